@@ -1,0 +1,39 @@
+from pathlib import Path
+
+import pytest
+
+from wsbench.catalog import load_catalog
+from wsbench.errors import WsbenchError
+
+
+def test_repository_catalog_has_every_runtime_of_the_matrix() -> None:
+    cat = load_catalog()
+    assert {"node-ws", "bun", "deno", "lws"} <= set(cat.servers)
+    assert {"node-ws", "node22", "bun", "deno"} <= set(cat.clients)
+    for program in [*cat.servers.values(), *cat.clients.values()]:
+        assert program.runtime in cat.runtimes
+
+
+def test_filters_by_runtime_and_name() -> None:
+    cat = load_catalog()
+    assert [p.name for p in cat.select("server", None, ["bun"])] == ["bun"]
+    assert [p.name for p in cat.select("client", ["deno"], None)] == ["deno"]
+    with pytest.raises(WsbenchError, match="unknown runtime 'ruby'"):
+        cat.select("client", None, ["ruby"])
+    with pytest.raises(WsbenchError, match="unknown server 'nginx'"):
+        cat.select("server", ["nginx"], None)
+
+
+def test_entry_with_unknown_runtime_is_named(tmp_path: Path) -> None:
+    f = tmp_path / "rt.toml"
+    f.write_text('[runtimes.a]\nlabel="A"\nversion=["a"]\n[servers.s]\nruntime="b"\nlabel="S"\n'
+                 'command=["s"]\n[clients]\n')
+    with pytest.raises(WsbenchError, match="server 's': unknown runtime 'b'"):
+        load_catalog(f)
+
+
+def test_missing_files_are_reported_not_built(tmp_path: Path) -> None:
+    f = tmp_path / "rt.toml"
+    f.write_text('[runtimes.a]\nlabel="A"\nversion=["a"]\n[servers]\n[clients.c]\nruntime="a"\n'
+                 'label="C"\ncommand=["c"]\nrequires=["build/does-not-exist"]\n')
+    assert load_catalog(f).clients["c"].missing() == ["build/does-not-exist"]

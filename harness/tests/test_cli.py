@@ -1,0 +1,116 @@
+"""The CLI end to end with Python fake servers and clients: bad input, failures, Ctrl-C."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, fake_catalog, load_run, tiny_workloads, wsbench
+
+
+def one_line_error(proc: subprocess.CompletedProcess[str], *needles: str) -> None:
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("wsbench: error: ")
+    for needle in needles:
+        assert needle in lines[0]
+
+
+@pytest.mark.parametrize("args, needles", [
+    (["run", "--runtime", "cobol"], ["unknown runtime 'cobol'"]),
+    (["run", "--workload", "bin_5g"], ["unknown workload 'bin_5g'"]),
+    (["run", "--suite", "everything"], ["unknown suite 'everything'"]),
+    (["run", "--client", "netcat"], ["unknown client 'netcat'"]),
+])
+def test_unknown_names_give_one_line(args: list[str], needles: list[str]) -> None:
+    one_line_error(wsbench(*args), *needles)
+
+
+def test_malformed_toml_names_the_file(tmp_path: Path) -> None:
+    (tmp_path / "broken.toml").write_text("[workload.x\ntype = 1\n")
+    one_line_error(wsbench("--workloads-dir", str(tmp_path), "list"), "broken.toml", "malformed TOML")
+
+
+def test_failures_are_isolated_named_and_non_zero(tmp_path: Path) -> None:
+    catalog = fake_catalog(tmp_path / "rt.toml",
+                           servers={"good": [], "silent": ["--behave", "silent"],
+                                    "corrupt": ["--behave", "corrupt"]},
+                           clients={"ok": {}, "crash": {"FAKE_CLIENT": "crash"},
+                                    "garbage": {"FAKE_CLIENT": "garbage"},
+                                    "error": {"FAKE_CLIENT": "error"}})
+    out = tmp_path / "out"
+    proc = wsbench("--catalog", str(catalog), "--workloads-dir", str(tiny_workloads(tmp_path / "w")),
+                   "run", "--suite", "t", "--out", str(out))
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+    run = load_run(out)
+    assert run["complete"] is True
+    cells = {(c["server"], c["client"]): c for c in run["cells"]}
+    ok = cells[("good", "ok")]
+    assert ok["status"] == "ok" and len(ok["samples"]) == 2
+    assert all(s["messages"] == 50 for s in ok["samples"])
+    assert ok["summary"]["msgs_per_s"]["median"] > 0
+    assert ok["summary"]["client_cpu_us_per_msg"]["median"] > 0
+    assert ok["summary"]["server_peak_rss_mib"]["median"] > 0
+    assert run["servers"]["silent"]["error"].startswith("did not start: printed no readiness line")
+    assert "failed verification: binary 11 B: echo differs at byte 10" in run["servers"]["corrupt"]["error"]
+    assert cells[("silent", "ok")]["status"] == "blocked"
+    assert "exited with code 3 without a JSON result line" in cells[("good", "crash")]["errors"][0]
+    assert "client 'crash' vs server 'good' on 'tiny'" in cells[("good", "crash")]["errors"][0]
+    assert "last stdout line: 'this is not json'" in cells[("good", "garbage")]["errors"][0]
+    assert "cannot connect on purpose" in cells[("good", "error")]["errors"][0]
+    assert "| 1 | ok | good |" in proc.stdout
+    md = list(out.glob("run-*.md"))
+    assert md and "## Problems" in md[0].read_text()
+    env = run["environment"]
+    assert env["cpu_model"] and env["kernel"] and env["runtimes"]["python"]["version"].startswith("Python 3")
+
+
+def listening(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_interrupt_keeps_what_was_measured_and_leaves_nothing_behind(tmp_path: Path) -> None:
+    catalog = fake_catalog(tmp_path / "rt.toml", servers={"good": []},
+                           clients={"ok": {}, "hang": {"FAKE_CLIENT": "hang"}})
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "wsbench", "--catalog", str(catalog), "--workloads-dir",
+         str(tiny_workloads(tmp_path / "w", timeout_s=60)), "run", "--suite", "t", "--out", str(out)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        run = None
+        while time.monotonic() < deadline:
+            files = list(out.glob("run-*.json"))
+            if files:
+                run = json.loads(files[0].read_text())
+                if any(c["samples"] for c in run["cells"]):
+                    break
+            time.sleep(0.2)
+        assert run is not None, "no sample was checkpointed"
+        time.sleep(1.0)  # the hanging client is now running
+        os.kill(proc.pid, signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    run = load_run(out)
+    assert run["complete"] is False
+    assert any(s["msgs_per_s"] for c in run["cells"] for s in c["samples"])
+    assert "incomplete run" in stdout
+    ports = [int(w.split()[-1].rstrip(",")) for w in stderr.split("ready on port")[1:]
+             for w in [w.split(",")[0]]]
+    assert ports and not any(listening(p) for p in ports)
+    leftovers = subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True)
+    assert leftovers.stdout.strip() == ""

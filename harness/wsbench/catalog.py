@@ -1,0 +1,103 @@
+"""The runtimes, servers and clients wsbench knows, read from ``harness/runtimes.toml``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import tomlfile
+from .errors import WsbenchError
+from .paths import ROOT, RUNTIMES_FILE
+
+
+@dataclass(frozen=True)
+class Runtime:
+    name: str
+    label: str
+    version_cmd: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Program:
+    """A server or a client: a command line run from the repository root."""
+
+    name: str
+    kind: str  # "server" or "client"
+    runtime: str
+    label: str
+    command: tuple[str, ...]
+    env: dict[str, str] = field(default_factory=dict)
+    requires: tuple[str, ...] = ()
+    ready_timeout_s: float = 20.0  # servers: how long to wait for the readiness line
+
+    def missing(self) -> list[str]:
+        """Files this program needs that are not there (not built yet)."""
+        return [r for r in self.requires if not (ROOT / r).exists()]
+
+
+@dataclass(frozen=True)
+class Catalog:
+    runtimes: dict[str, Runtime]
+    servers: dict[str, Program]
+    clients: dict[str, Program]
+
+    def select(self, kind: str, names: list[str] | None, runtimes: list[str] | None) -> list[Program]:
+        """Programs of ``kind`` filtered by name and by runtime; unknown names are errors."""
+        table = self.servers if kind == "server" else self.clients
+        for name in names or []:
+            if name not in table:
+                raise WsbenchError(f"unknown {kind} '{name}' (known: {', '.join(table)})")
+        for rt in runtimes or []:
+            if rt not in self.runtimes:
+                raise WsbenchError(f"unknown runtime '{rt}' (known: {', '.join(self.runtimes)})")
+        chosen = [p for p in table.values()
+                  if (not names or p.name in names) and (not runtimes or p.runtime in runtimes)]
+        return chosen
+
+
+def load_catalog(path: Path = RUNTIMES_FILE) -> Catalog:
+    data = tomlfile.load(path)
+    where = tomlfile.display(path)
+    tomlfile.check_keys(where, data, {"runtimes", "servers", "clients"}, set())
+    runtimes = {name: _runtime(f"{where}: runtime '{name}'", name, table)
+                for name, table in data["runtimes"].items()}
+    servers = {name: _program(f"{where}: server '{name}'", name, "server", table, runtimes)
+               for name, table in data["servers"].items()}
+    clients = {name: _program(f"{where}: client '{name}'", name, "client", table, runtimes)
+               for name, table in data["clients"].items()}
+    return Catalog(runtimes, servers, clients)
+
+
+def _runtime(where: str, name: str, table: Any) -> Runtime:
+    tomlfile.expect(where, table, dict, "the entry")
+    tomlfile.check_keys(where, table, {"label", "version"}, set())
+    return Runtime(name, tomlfile.expect(where, table["label"], str, "label"),
+                   tuple(_strings(where, table["version"], "version")))
+
+
+def _program(where: str, name: str, kind: str, table: Any, runtimes: dict[str, Runtime]) -> Program:
+    tomlfile.expect(where, table, dict, "the entry")
+    tomlfile.check_keys(where, table, {"runtime", "label", "command"}, {"env", "requires", "ready_timeout_s"})
+    runtime = tomlfile.expect(where, table["runtime"], str, "runtime")
+    if runtime not in runtimes:
+        raise WsbenchError(f"{where}: unknown runtime '{runtime}'")
+    env = tomlfile.expect(where, table.get("env", {}), dict, "env")
+    ready = tomlfile.expect(where, table.get("ready_timeout_s", 20.0), (int, float), "ready_timeout_s")
+    return Program(
+        name=name, kind=kind, runtime=runtime,
+        label=tomlfile.expect(where, table["label"], str, "label"),
+        command=tuple(_strings(where, table["command"], "command")),
+        env={str(k): str(v) for k, v in env.items()},
+        requires=tuple(_strings(where, table.get("requires", []), "requires", allow_empty=True)),
+        ready_timeout_s=float(ready),
+    )
+
+
+def _strings(where: str, value: Any, what: str, allow_empty: bool = False) -> list[str]:
+    tomlfile.expect(where, value, list, what)
+    if not value and not allow_empty:
+        raise WsbenchError(f"{where}: {what} must not be empty")
+    for item in value:
+        tomlfile.expect(where, item, str, f"every item of {what}")
+    return value

@@ -1,0 +1,180 @@
+"""Command line: ``wsbench run``, ``wsbench list``, ``wsbench verify``, ``wsbench report``."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import signal
+import sys
+from pathlib import Path
+from typing import NoReturn, Sequence
+
+from . import __version__, procs
+from .catalog import Catalog, load_catalog
+from .errors import WsbenchError
+from .paths import REPORTS_DIR, ROOT, RUNTIMES_FILE, WORKLOADS_DIR
+from .progress import Progress
+from .results import Run, read_json, write_json
+from .runner import Plan, execute, new_run
+from .server import start_server
+from .table import render_markdown
+from .verify import verify_echo
+from .workloads import load_workloads
+
+EXIT_FAILED_CELLS = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="wsbench", description="Benchmark WebSocket runtimes against each other, honestly.")
+    parser.add_argument("--version", action="version", version=f"wsbench {__version__}")
+    parser.add_argument("--catalog", type=Path, default=RUNTIMES_FILE,
+                        help="runtimes file (default: harness/runtimes.toml)")
+    parser.add_argument("--workloads-dir", type=Path, default=WORKLOADS_DIR,
+                        help="directory of workload and suite files (default: workloads/)")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="measure servers x clients x workloads")
+    run.add_argument("--suite", help="suite from workloads/*.toml (default: quick, unless --workload is given)")
+    run.add_argument("--workload", "-w", action="append", help="workload name (repeatable)")
+    run.add_argument("--runtime", "-r", action="append", help="keep servers and clients of this runtime (repeatable)")
+    run.add_argument("--server", "-s", action="append", help="server name (repeatable)")
+    run.add_argument("--client", "-c", action="append", help="client name (repeatable)")
+    run.add_argument("--repetitions", "-n", type=int, help="repetitions per cell (default: the suite's)")
+    run.add_argument("--out", type=Path, default=REPORTS_DIR, help="directory for the JSON and Markdown results")
+    run.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+
+    sub.add_parser("list", help="show runtimes, servers, clients, workloads and suites")
+
+    verify = sub.add_parser("verify", help="start servers and check them against the echo contract")
+    verify.add_argument("--server", "-s", action="append", help="server name (repeatable)")
+
+    report = sub.add_parser("report", help="print the ranked tables of a saved run")
+    report.add_argument("file", type=Path, help="a reports/*.json file")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        if args.command == "run":
+            return cmd_run(args, list(sys.argv if argv is None else ["wsbench", *argv]))
+        if args.command == "list":
+            return cmd_list(args)
+        if args.command == "verify":
+            return cmd_verify(args)
+        return cmd_report(args.file)
+    except WsbenchError as exc:
+        print(f"wsbench: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("wsbench: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        procs.kill_all()
+
+
+def _raise_interrupt(signum: int, frame: object) -> NoReturn:
+    raise KeyboardInterrupt
+
+
+def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
+    catalog = load_catalog(args.catalog)
+    workloads = load_workloads(args.workloads_dir)
+    suite_name = args.suite or (None if args.workload else "quick")
+    suite, chosen = workloads.select(suite_name, args.workload)
+    servers = catalog.select("server", args.server, args.runtime)
+    clients = catalog.select("client", args.client, args.runtime)
+    if not servers or not clients:
+        raise WsbenchError("the filters leave no " + ("server" if not servers else "client") + " to run")
+    reps = args.repetitions or (suite.repetitions if suite else 3)
+    if reps < 1:
+        raise WsbenchError(f"--repetitions must be at least 1, got {reps}")
+    plan = Plan(servers, clients, chosen, reps, suite)
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    json_path, md_path = out / f"run-{stamp}.json", out / f"run-{stamp}.md"
+    log_dir = out / "logs" / stamp
+
+    progress = Progress(total=0, quiet=args.quiet)
+    progress.note(f"wsbench: {len(servers)} servers x {len(clients)} clients x {len(chosen)} workloads, "
+                  f"{reps} repetitions; results: {_rel(json_path)}")
+    run = new_run(plan, catalog, argv)
+    interrupted = False
+    try:
+        execute(plan, run, log_dir, lambda r: write_json(r, json_path), progress)
+    except KeyboardInterrupt:
+        interrupted = True
+    markdown = render_markdown(run)
+    md_path.write_text(markdown)
+    print(markdown)
+    print(f"results: {_rel(json_path)} and {_rel(md_path)}", file=sys.stderr)
+    if interrupted:
+        raise KeyboardInterrupt
+    return EXIT_FAILED_CELLS if _any_failure(run) else 0
+
+
+def _any_failure(run: Run) -> bool:
+    return any(c.status != "ok" for c in run.cells)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    catalog = load_catalog(args.catalog)
+    workloads = load_workloads(args.workloads_dir)
+    print("runtimes:")
+    for rt in catalog.runtimes.values():
+        print(f"  {rt.name:<16} {rt.label}")
+    for kind, table in (("servers", catalog.servers), ("clients", catalog.clients)):
+        print(f"{kind}:")
+        for p in table.values():
+            state = "ready" if not p.missing() else f"not built ({p.missing()[0]}; run: make setup)"
+            print(f"  {p.name:<16} {p.label:<36} {state}")
+    print("workloads:")
+    for w in workloads.workloads.values():
+        print(f"  {w.name:<16} {w.description}")
+    print("suites:")
+    for s in workloads.suites.values():
+        print(f"  {s.name:<16} {s.description}")
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    catalog: Catalog = load_catalog(args.catalog)
+    failed = 0
+    for server in catalog.select("server", args.server, None):
+        try:
+            live = start_server(server, REPORTS_DIR / "logs" / "verify")
+        except WsbenchError as exc:
+            print(f"FAIL {server.name}: {exc}")
+            failed += 1
+            continue
+        try:
+            check = verify_echo(live.url())
+        finally:
+            live.stop()
+        if check.ok:
+            print(f"ok   {server.name}: {len(check.checks)} echoes byte-exact ({', '.join(check.checks)})")
+        else:
+            print(f"FAIL {server.name}: {check.error}")
+            failed += 1
+    return EXIT_FAILED_CELLS if failed else 0
+
+
+def cmd_report(path: Path) -> int:
+    print(render_markdown(read_json(path)))
+    return 0
+
+
+def _rel(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

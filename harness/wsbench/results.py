@@ -1,0 +1,163 @@
+"""The result data model and its JSON form (one file per run under reports/).
+
+Schema history: version 1 — first release.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import WsbenchError
+from .measure import Sample
+from .stats import Summary, summarize
+
+SCHEMA = "wsbench-run"
+SCHEMA_VERSION = 1
+
+# Derived per-repetition metrics, in the order the tables show them.
+METRICS = ("msgs_per_s", "mb_per_s", "client_cpu_us_per_msg", "server_cpu_us_per_msg",
+           "client_peak_rss_mib", "server_peak_rss_mib")
+
+
+def sample_metrics(s: Sample) -> dict[str, float | None]:
+    per_msg = 1e6 / s.messages if s.messages else None
+    return {
+        "msgs_per_s": s.msgs_per_s,
+        "mb_per_s": s.mb_per_s,
+        "client_cpu_us_per_msg": s.client_cpu_s * per_msg if per_msg and s.client_cpu_s is not None else None,
+        "server_cpu_us_per_msg": s.server_cpu_s * per_msg if per_msg and s.server_cpu_s is not None else None,
+        "client_peak_rss_mib": s.client_peak_rss_kib / 1024 if s.client_peak_rss_kib else None,
+        "server_peak_rss_mib": s.server_peak_rss_kib / 1024 if s.server_peak_rss_kib else None,
+    }
+
+
+@dataclass
+class Cell:
+    workload: str
+    server: str
+    client: str
+    blocked: str | None = None  # why the cell could not run at all
+    samples: list[Sample] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        return f"{self.workload}/{self.server}/{self.client}"
+
+    @property
+    def ok_samples(self) -> list[Sample]:
+        return [s for s in self.samples if s.ok]
+
+    @property
+    def status(self) -> str:
+        if self.blocked:
+            return "blocked"
+        if not self.samples:
+            return "pending"
+        ok = len(self.ok_samples)
+        return "ok" if ok == len(self.samples) else "failed" if ok == 0 else "partial"
+
+    @property
+    def errors(self) -> list[str]:
+        return [s.error for s in self.samples if s.error]
+
+    def summaries(self) -> dict[str, Summary | None]:
+        rows = [sample_metrics(s) for s in self.ok_samples]
+        return {m: summarize([r[m] for r in rows if r[m] is not None]) for m in METRICS}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "workload": self.workload, "server": self.server, "client": self.client,
+            "status": self.status, "blocked": self.blocked, "errors": self.errors,
+            "samples": [s.to_json() for s in self.samples],
+            "summary": {m: (v.to_json() if v else None) for m, v in self.summaries().items()},
+        }
+
+
+@dataclass
+class ProgramRecord:
+    """A server or client as it was in this run."""
+
+    name: str
+    label: str
+    runtime: str
+    command: list[str]
+    status: str = "ok"  # ok, failed
+    error: str | None = None
+    checks: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class Run:
+    created: str
+    command: list[str]
+    suite: str | None
+    repetitions: int
+    environment: dict[str, Any]
+    workloads: dict[str, dict[str, Any]]
+    servers: dict[str, ProgramRecord]
+    clients: dict[str, ProgramRecord]
+    cells: list[Cell]
+    finished: str | None = None
+    complete: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA, "schema_version": SCHEMA_VERSION,
+            "created": self.created, "finished": self.finished, "complete": self.complete,
+            "command": self.command, "suite": self.suite, "repetitions": self.repetitions,
+            "environment": self.environment, "workloads": self.workloads,
+            "servers": {k: v.to_json() for k, v in self.servers.items()},
+            "clients": {k: v.to_json() for k, v in self.clients.items()},
+            "cells": [c.to_json() for c in self.cells],
+        }
+
+
+def write_json(run: Run, path: Path) -> None:
+    """Write atomically, so an interrupted run never leaves a half-written file."""
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(run.to_json(), indent=1) + "\n")
+    os.replace(tmp, path)
+
+
+def read_json(path: Path) -> Run:
+    """Load a run file written by ``write_json`` (for re-rendering and comparison)."""
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise WsbenchError(f"{path}: file not found") from None
+    except json.JSONDecodeError as exc:
+        raise WsbenchError(f"{path}: not JSON: {exc}") from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise WsbenchError(f"{path}: not a wsbench run file")
+    if data.get("schema_version") != SCHEMA_VERSION:
+        raise WsbenchError(f"{path}: schema version {data.get('schema_version')} is not supported "
+                           f"(this wsbench reads {SCHEMA_VERSION})")
+    try:
+        return _run_from_json(data)
+    except (KeyError, TypeError) as exc:
+        raise WsbenchError(f"{path}: malformed run file ({exc})") from None
+
+
+def _run_from_json(data: dict[str, Any]) -> Run:
+    def program(d: dict[str, Any]) -> ProgramRecord:
+        return ProgramRecord(**d)
+
+    cells = []
+    for c in data["cells"]:
+        cell = Cell(c["workload"], c["server"], c["client"], blocked=c.get("blocked"))
+        cell.samples = [Sample(**s) for s in c["samples"]]
+        cells.append(cell)
+    return Run(
+        created=data["created"], command=data["command"], suite=data["suite"],
+        repetitions=data["repetitions"], environment=data["environment"],
+        workloads=data["workloads"],
+        servers={k: program(v) for k, v in data["servers"].items()},
+        clients={k: program(v) for k, v in data["clients"].items()},
+        cells=cells, finished=data.get("finished"), complete=data.get("complete", False))

@@ -1,0 +1,124 @@
+"""Running a matrix of servers x clients x workloads, repeated and interleaved."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from .catalog import Catalog, Program
+from .errors import WsbenchError
+from .measure import run_client
+from .progress import Progress
+from .results import Cell, ProgramRecord, Run
+from .server import RunningServer, start_server
+from .verify import verify_echo
+from .workloads import Suite, Workload
+from . import environment
+
+
+@dataclass
+class Plan:
+    servers: list[Program]
+    clients: list[Program]
+    workloads: list[Workload]
+    repetitions: int
+    suite: Suite | None
+
+
+def interleaved(cells: list[Cell], repetitions: int) -> list[tuple[int, Cell]]:
+    """Every cell once per repetition, the order rotated between repetitions so slow drift
+    of the machine spreads over all cells instead of hitting the last ones."""
+    n = len(cells)
+    shift = max(1, n // repetitions) if n else 0
+    order: list[tuple[int, Cell]] = []
+    for rep in range(repetitions):
+        start = (rep * shift) % n if n else 0
+        order.extend((rep + 1, c) for c in cells[start:] + cells[:start])
+    return order
+
+
+def now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def new_run(plan: Plan, catalog: Catalog, argv: list[str]) -> Run:
+    runtimes = {p.runtime for p in plan.servers + plan.clients}
+    env = environment.collect(catalog.runtimes[r] for r in sorted(runtimes))
+    cells = [Cell(w.name, s.name, c.name) for w in plan.workloads for s in plan.servers for c in plan.clients]
+    return Run(
+        created=now(), command=argv, suite=plan.suite.name if plan.suite else None,
+        repetitions=plan.repetitions, environment=env,
+        workloads={w.name: w.to_json() for w in plan.workloads},
+        servers={s.name: _record(s) for s in plan.servers},
+        clients={c.name: _record(c) for c in plan.clients},
+        cells=cells)
+
+
+def _record(p: Program) -> ProgramRecord:
+    return ProgramRecord(p.name, p.label, p.runtime, list(p.command))
+
+
+def execute(plan: Plan, run: Run, log_dir: Path, checkpoint: Callable[[Run], None],
+            progress: Progress) -> Run:
+    """Start and verify servers, then measure every cell; ``checkpoint`` after each sample."""
+    running: dict[str, RunningServer] = {}
+    try:
+        for server in plan.servers:
+            live = _start_verified(server, run.servers[server.name], log_dir, progress)
+            if live:
+                running[server.name] = live
+        for cell in run.cells:
+            record = run.servers[cell.server]
+            if record.status != "ok":
+                cell.blocked = f"server '{cell.server}' {record.error}"
+        for client in plan.clients:
+            missing = client.missing()
+            if missing:
+                run.clients[client.name].status = "failed"
+                run.clients[client.name].error = f"{missing[0]} is missing; run: make setup"
+                for cell in run.cells:
+                    if cell.client == client.name and not cell.blocked:
+                        cell.blocked = f"client '{client.name}': {missing[0]} is missing; run: make setup"
+        clients = {c.name: c for c in plan.clients}
+        workloads = {w.name: w for w in plan.workloads}
+        todo = [(rep, c) for rep, c in interleaved(run.cells, plan.repetitions) if not c.blocked]
+        progress.total = len(todo)
+        for rep, cell in todo:
+            progress.step(f"{cell.workload} server={cell.server} client={cell.client}", rep, plan.repetitions)
+            sample = run_client(clients[cell.client], running[cell.server], workloads[cell.workload],
+                                rep, log_dir)
+            cell.samples.append(sample)
+            if sample.error:
+                progress.note(f"! {sample.error}")
+            progress.advance()
+            checkpoint(run)
+        run.complete = True
+    finally:
+        for live in running.values():
+            live.stop()
+        run.finished = now()
+        progress.finish()
+        checkpoint(run)
+    return run
+
+
+def _start_verified(server: Program, record: ProgramRecord, log_dir: Path,
+                    progress: Progress) -> RunningServer | None:
+    try:
+        live = start_server(server, log_dir)
+    except WsbenchError as exc:
+        record.status, record.error = "failed", "did not start: " + str(exc).split(": ", 1)[-1]
+        progress.note(f"! {exc}")
+        return None
+    check = verify_echo(live.url())
+    record.checks = check.checks
+    if not check.ok:
+        live.stop()
+        record.status, record.error = "failed", f"failed verification: {check.error}"
+        progress.note(f"! server '{server.name}' failed verification: {check.error}")
+        return None
+    progress.note(f"server {server.name}: ready on port {live.port}, echo verified "
+                  f"({len(check.checks)} checks)")
+    return live

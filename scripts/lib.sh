@@ -1,0 +1,28 @@
+# Shared by the scripts/setup-*.sh steps: one-line progress, one-line failures with the
+# log to read and how to retry, and stamps keyed by what a step was done with.
+# The caller sets STEP_NAME before sourcing.
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+LOGS=$ROOT/build/logs
+STAMPS=$ROOT/build/stamps
+mkdir -p "$LOGS" "$STAMPS"
+
+say() { printf '%s: %s\n' "$STEP_NAME" "$*"; }
+
+fail() { # fail WHAT [LOG]
+    printf '%s: failed to %s%s; retry with: make setup\n' "$STEP_NAME" "$1" \
+        "${2:+ (see ${2#"$ROOT"/})}" >&2
+    exit 1
+}
+
+# quietly LOGNAME WHAT CMD...: run CMD with its output in build/logs/LOGNAME.log.
+quietly() {
+    local log=$LOGS/$1.log what=$2; shift 2
+    printf '+ %s\n' "$*" >>"$log"
+    "$@" >>"$log" 2>&1 </dev/null || fail "$what" "$log"
+}
+
+# A stamp holds the key (versions, file hashes) a step was done with.
+stamp_is() { [[ -f $STAMPS/$1 && $(<"$STAMPS/$1") == "$2" ]]; }
+stamp_set() { printf '%s\n' "$2" >"$STAMPS/$1"; }
+hash_of() { cat "$@" | sha256sum | cut -c1-16; }
