@@ -1,0 +1,65 @@
+// Echo server: Bun.serve with its websocket handler. Contract: servers/README.md.
+//   bun --no-install --no-env-file servers/bun/server.js --port 0
+
+function parsePort(argv) {
+  let port = 0;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    let v;
+    if (a.startsWith('--port=')) v = a.slice(7);
+    else if (a === '--port') v = argv[++i];
+    else continue; // no other argument is required; ignore the rest
+    if (v === undefined || !/^[0-9]+$/.test(v) || Number(v) > 65535) {
+      process.stderr.write(`invalid --port ${JSON.stringify(v)}\n`);
+      process.exit(2);
+    }
+    port = Number(v);
+  }
+  return port;
+}
+
+let dropped = 0;
+let server = null;
+
+// Installed before the READY line, so a signal right after it is handled.
+function shutdown() {
+  if (server !== null) server.stop(true);
+  process.exit(0);
+}
+process.on('SIGTERM', shutdown);
+process.on('SIGINT', shutdown);
+
+server = Bun.serve({
+  hostname: '127.0.0.1',
+  port: parsePort(process.argv.slice(2)),
+  fetch(req, srv) {
+    // Any path is accepted.
+    if (srv.upgrade(req)) return undefined;
+    return new Response('WebSocket upgrade expected\n', { status: 426 });
+  },
+  websocket: {
+    perMessageDeflate: false,
+    maxPayloadLength: 256 * 1024 * 1024,
+    // The default limit (16 MiB) silently drops sends once that much is queued for a
+    // slow reader (send() returns 0), e.g. a 16 MiB echo behind a burst. Echoes must
+    // never be dropped, so allow the maximum and never close on it.
+    backpressureLimit: 4294967295,
+    closeOnBackpressureLimit: false,
+    // No idle timeout and no server pings: nothing but echoes on the wire.
+    idleTimeout: 0,
+    sendPings: false,
+    message(ws, message) {
+      // message is a string for text frames and a Buffer for binary ones;
+      // send() keeps the type accordingly.
+      // send() returns the bytes written, -1 when queued under backpressure, and 0
+      // when dropped; an empty message is sent but also reports 0.
+      if (ws.send(message) === 0 && message.length > 0) {
+        dropped++;
+        process.stderr.write(`echo dropped (backpressure); ${dropped} so far\n`);
+      }
+    },
+  },
+});
+
+process.stdout.write(`WSBENCH-READY port=${server.port}\n`);
+

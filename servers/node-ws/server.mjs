@@ -1,0 +1,53 @@
+// Echo server: Node.js 20 (system `node`) + the `ws` package. Contract: servers/README.md.
+//   node servers/node-ws/server.mjs --port 0
+import { WebSocketServer } from 'ws';
+
+function parsePort(argv) {
+  let port = 0;
+  for (let i = 0; i < argv.length; i++) {
+    let a = argv[i];
+    let v;
+    if (a.startsWith('--port=')) v = a.slice(7);
+    else if (a === '--port') v = argv[++i];
+    else continue; // no other argument is required; ignore the rest
+    if (v === undefined || !/^[0-9]+$/.test(v) || Number(v) > 65535) {
+      process.stderr.write(`invalid --port ${JSON.stringify(v)}\n`);
+      process.exit(2);
+    }
+    port = Number(v);
+  }
+  return port;
+}
+
+const wss = new WebSocketServer({
+  host: '127.0.0.1',
+  port: parsePort(process.argv.slice(2)),
+  perMessageDeflate: false,
+  maxPayload: 256 * 1024 * 1024,
+  clientTracking: false,
+  // no `path`: the upgrade is accepted on any request path
+});
+
+wss.on('connection', (ws) => {
+  // data is a Buffer holding the message bytes as received (text is not decoded),
+  // so the echo is byte-exact; isBinary keeps the type.
+  ws.on('message', (data, isBinary) => ws.send(data, { binary: isBinary }));
+  ws.on('error', (err) => process.stderr.write(`connection error: ${err.message}\n`));
+});
+
+wss.on('error', (err) => {
+  process.stderr.write(`server error: ${err.message}\n`);
+  process.exit(1);
+});
+
+wss.on('listening', () => {
+  // stdout writes are synchronous for pipes and files on Linux: the line is flushed.
+  process.stdout.write(`WSBENCH-READY port=${wss.address().port}\n`);
+});
+
+function shutdown() {
+  wss.close();
+  process.exit(0);
+}
+process.on('SIGTERM', shutdown);
+process.on('SIGINT', shutdown);
