@@ -1,6 +1,7 @@
 // Adapter: Bun with its built-in WebSocket.
 //   bun --no-install --no-env-file clients/bun.mjs --url ws://127.0.0.1:PORT/ ...
-import { parseArgs, run } from './workload.js';
+import { hold } from './node-hold.mjs';
+import { main } from './workload.js';
 
 const env = {
   WebSocket: globalThis.WebSocket,
@@ -9,12 +10,7 @@ const env = {
   setTimeout: (fn, ms) => setTimeout(fn, ms),
   clearTimeout: (t) => clearTimeout(t),
   binaryType: 'arraybuffer', // Bun's default would be 'nodebuffer'
+  hold,
 };
 
-try {
-  await run(env, parseArgs(process.argv.slice(2)));
-  process.exit(0);
-} catch (e) {
-  process.stdout.write(JSON.stringify({ error: String((e && e.message) || e).replace(/\s+/g, ' ') }) + '\n');
-  process.exit(1);
-}
+process.exit(await main(env, process.argv.slice(2)));

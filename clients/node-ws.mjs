@@ -1,7 +1,8 @@
 // Adapter: Node.js 20 (system `node`) with the `ws` package.
 //   node clients/node-ws.mjs --url ws://127.0.0.1:PORT/ --type binary --size 32 --count 50000
 import WebSocket from 'ws';
-import { parseArgs, run } from './workload.js';
+import { hold } from './node-hold.mjs';
+import { main } from './workload.js';
 
 // Same behaviour as the other clients: offer no compression; accept large echoes.
 function WsClient(url) {
@@ -15,12 +16,7 @@ const env = {
   setTimeout: (fn, ms) => setTimeout(fn, ms),
   clearTimeout: (t) => clearTimeout(t),
   binaryType: 'arraybuffer', // ws would otherwise deliver Buffer
+  hold,
 };
 
-try {
-  await run(env, parseArgs(process.argv.slice(2)));
-  process.exit(0);
-} catch (e) {
-  process.stdout.write(JSON.stringify({ error: String((e && e.message) || e).replace(/\s+/g, ' ') }) + '\n');
-  process.exit(1);
-}
+process.exit(await main(env, process.argv.slice(2)));

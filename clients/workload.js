@@ -8,6 +8,8 @@
 //   env.print(line)    write one line to stdout and flush it
 //   env.setTimeout     (fn, ms) => handle; env.clearTimeout is optional
 //   env.binaryType     optional, defaults to 'arraybuffer'
+//   env.hold()         optional; resolves when the harness has taken its readings
+//                      (stdin reaches end-of-file), see README.md
 //
 // The per-message path (onMessage below) is kept as small as possible and is the same
 // for every runtime: what gets measured is the runtime's WebSocket, not this loop.
@@ -245,4 +247,23 @@ export function run(env, opts) {
       }
     };
   });
+}
+
+function oneLine(e) {
+  return String((e && e.message) || e).replace(/\s+/g, ' ');
+}
+
+// The whole client: parse, run, report a failure as {"error": ...}, then wait for the
+// harness (env.hold) so it can read this process's CPU time and memory while it is
+// still alive. Resolves to the exit code; the adapter exits with it.
+export async function main(env, argv) {
+  let code = 0;
+  try {
+    await run(env, parseArgs(argv));
+  } catch (e) {
+    env.print(JSON.stringify({ error: oneLine(e) }));
+    code = 1;
+  }
+  if (env.hold) await env.hold();
+  return code;
 }

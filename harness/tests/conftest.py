@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
+import socket
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -67,6 +67,11 @@ def load_run(out: Path) -> dict[str, Any]:
     return json.loads(files[0].read_text())
 
 
-@pytest.fixture
-def scratch(tmp_path: Path) -> Path:
-    return tmp_path
+def announced_ports(stderr: str) -> list[int]:
+    """The ports the harness reported its servers ready on."""
+    return [int(p) for p in re.findall(r"ready on port (\d+)", stderr)]
+
+
+def listening(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0

@@ -3,7 +3,6 @@
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -11,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, fake_catalog, load_run, tiny_workloads, wsbench
+from conftest import ROOT, announced_ports, fake_catalog, listening, load_run, tiny_workloads, wsbench
 
 
 def one_line_error(proc: subprocess.CompletedProcess[str], *needles: str) -> None:
@@ -73,11 +72,6 @@ def test_failures_are_isolated_named_and_non_zero(tmp_path: Path) -> None:
     assert env["cpu_model"] and env["kernel"] and env["runtimes"]["python"]["version"].startswith("Python 3")
 
 
-def listening(port: int) -> bool:
-    with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) == 0
-
-
 def test_interrupt_keeps_what_was_measured_and_leaves_nothing_behind(tmp_path: Path) -> None:
     catalog = fake_catalog(tmp_path / "rt.toml", servers={"good": []},
                            clients={"ok": {}, "hang": {"FAKE_CLIENT": "hang"}})
@@ -109,8 +103,7 @@ def test_interrupt_keeps_what_was_measured_and_leaves_nothing_behind(tmp_path: P
     assert run["complete"] is False
     assert any(s["msgs_per_s"] for c in run["cells"] for s in c["samples"])
     assert "incomplete run" in stdout
-    ports = [int(w.split()[-1].rstrip(",")) for w in stderr.split("ready on port")[1:]
-             for w in [w.split(",")[0]]]
+    ports = announced_ports(stderr)
     assert ports and not any(listening(p) for p in ports)
     leftovers = subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True)
     assert leftovers.stdout.strip() == ""

@@ -1,9 +1,12 @@
 """One repetition of one cell: run a client against a running server and take readings.
 
-Readings (see procfs for the clocks):
-- client CPU: rusage of the reaped client minus its utime+stime at ``WSBENCH-START``;
-- server CPU: the server's thread run time between ``WSBENCH-START`` and the result line;
-- peak RSS: the client's ``ru_maxrss``; the server's VmHWM, reset before the run.
+Readings are taken at the client's ``WSBENCH-START`` line and at its result line, while
+the client is held alive (``WSBENCH_HOLD=1``, released by closing its stdin):
+- CPU of either side: the run time of its threads between the two lines (nanoseconds).
+  A client that does not hold falls back to rusage at reaping minus its utime+stime at
+  the start line (clock-tick resolution); ``client_cpu_method`` says which was used.
+- peak RSS: each side's VmHWM; the server's is reset before the run. A client that did
+  not hold reports ``ru_maxrss``.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ class Sample:
     mb_per_s: float | None = None
     errors: int | None = None
     client_cpu_s: float | None = None
+    client_cpu_method: str | None = None  # "threads" (held client) or "rusage" (fallback)
     server_cpu_s: float | None = None
     client_peak_rss_kib: int | None = None
     server_peak_rss_kib: int | None = None
@@ -70,13 +74,14 @@ def run_client(client: Program, server: RunningServer, workload: Workload, rep: 
     procfs.reset_peak_rss(server.pid)
     began = time.monotonic()
     try:
-        proc = procs.spawn(argv, cwd=ROOT, env={**os.environ, **client.env}, stderr_path=log)
+        proc = procs.spawn(argv, cwd=ROOT, env={**os.environ, "WSBENCH_HOLD": "1", **client.env},
+                           stderr_path=log, stdin_pipe=True)
     except OSError as exc:
         sample.error = f"{culprit}: cannot start {argv[0]}: {exc.strerror}"
         return sample
     deadline = began + workload.timeout_s + STARTUP_ALLOWANCE_S
     reader = procs.LineReader(proc)
-    client_cpu0 = server_ns0 = server_ns1 = None
+    client_ticks0 = client_ns0 = client_ns1 = server_ns0 = server_ns1 = client_hwm = None
     result: dict[str, Any] | None = None
     stray = ""  # the last line that was neither the start marker nor a result
     try:
@@ -85,11 +90,17 @@ def run_client(client: Program, server: RunningServer, workload: Workload, rep: 
             if line is None:
                 break
             if line == START_LINE:
-                client_cpu0 = procfs.process_cpu_s(proc.pid)
+                client_ns0 = procfs.thread_cpu_ns(proc.pid)
+                client_ticks0 = procfs.process_cpu_s(proc.pid)
                 server_ns0 = procfs.thread_cpu_ns(server.pid)
             elif line.startswith("{"):
                 server_ns1 = procfs.thread_cpu_ns(server.pid)
                 sample.server_peak_rss_kib = procfs.peak_rss_kib(server.pid)
+                client_ns1 = procfs.thread_cpu_ns(proc.pid)
+                client_hwm = procfs.peak_rss_kib(proc.pid)
+                if not procfs.running(proc.pid):  # it did not hold: readings may be partial
+                    client_ns1 = client_hwm = None
+                procs.release(proc)
                 result = _parse(line)
             elif line.strip():
                 stray = line.strip()
@@ -103,10 +114,12 @@ def run_client(client: Program, server: RunningServer, workload: Workload, rep: 
     rusage = _reap(proc, deadline=time.monotonic() + 10.0)
     sample.wall_s = time.monotonic() - began
     sample.exit_code = proc.returncode
-    if rusage is not None:
-        sample.client_peak_rss_kib = rusage.ru_maxrss
-        if client_cpu0 is not None:
-            sample.client_cpu_s = rusage.ru_utime + rusage.ru_stime - client_cpu0
+    if client_ns0 is not None and client_ns1 is not None:
+        sample.client_cpu_s, sample.client_cpu_method = (client_ns1 - client_ns0) / 1e9, "threads"
+    elif rusage is not None and client_ticks0 is not None:
+        sample.client_cpu_s = rusage.ru_utime + rusage.ru_stime - client_ticks0
+        sample.client_cpu_method = "rusage"
+    sample.client_peak_rss_kib = client_hwm or (rusage.ru_maxrss if rusage is not None else None)
     if server_ns0 is not None and server_ns1 is not None:
         sample.server_cpu_s = (server_ns1 - server_ns0) / 1e9
     sample.error = _judge(culprit, result, proc.returncode, log, stray)

@@ -34,6 +34,12 @@ def process_cpu_s(pid: int) -> float | None:
     return (utime + stime) / CLOCK_TICKS
 
 
+def running(pid: int) -> bool:
+    """True while ``pid`` exists and is neither a zombie nor dead."""
+    text = _read(Path(f"/proc/{pid}/stat"))
+    return text is not None and text[text.rindex(")") + 2] not in "ZXx"
+
+
 def thread_cpu_ns(pid: int) -> int | None:
     """Sum of the run time of every live thread of ``pid``, in nanoseconds."""
     task_dir = Path(f"/proc/{pid}/task")

@@ -21,12 +21,12 @@ _live: dict[int, subprocess.Popen[bytes]] = {}
 
 
 def spawn(argv: Sequence[str], cwd: Path, env: dict[str, str] | None = None,
-          stderr_path: Path | None = None) -> subprocess.Popen[bytes]:
-    """Start ``argv`` as the leader of a new process group, stdout piped."""
+          stderr_path: Path | None = None, stdin_pipe: bool = False) -> subprocess.Popen[bytes]:
+    """Start ``argv`` as the leader of a new process group, stdout (and optionally stdin) piped."""
     stderr = open(stderr_path, "wb") if stderr_path else subprocess.DEVNULL
     try:
         proc = subprocess.Popen(
-            list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+            list(argv), cwd=cwd, env=env, stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=stderr, start_new_session=True)
     finally:
         if stderr_path:
@@ -38,6 +38,7 @@ def spawn(argv: Sequence[str], cwd: Path, env: dict[str, str] | None = None,
 def terminate(proc: subprocess.Popen[bytes], grace_s: float = 2.0) -> None:
     """SIGTERM the process group, then SIGKILL it if it is still there after ``grace_s``."""
     pgid = proc.pid
+    release(proc)
     if proc.poll() is None:
         _signal_group(pgid, signal.SIGTERM)
         deadline = time.monotonic() + grace_s
@@ -52,8 +53,18 @@ def terminate(proc: subprocess.Popen[bytes], grace_s: float = 2.0) -> None:
     _live.pop(proc.pid, None)
 
 
+def release(proc: subprocess.Popen[bytes]) -> None:
+    """Close the child's stdin (a held client takes end-of-file as its cue to exit)."""
+    if proc.stdin and not proc.stdin.closed:
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
+
+
 def forget(proc: subprocess.Popen[bytes]) -> None:
     """The process was reaped by the caller; kill anything left in its group."""
+    release(proc)
     _signal_group(proc.pid, signal.SIGKILL)
     if proc.stdout:
         proc.stdout.close()

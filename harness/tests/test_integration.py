@@ -1,0 +1,44 @@
+"""The real servers and clients of the matrix, on loopback, with small counts.
+
+These need `make setup` (which `make test` runs first); a missing piece is a failure here,
+not a skip, because the product is the matrix.
+"""
+
+from pathlib import Path
+
+from conftest import announced_ports, listening, load_run, wsbench
+
+from wsbench.catalog import load_catalog
+
+CATALOG = load_catalog()
+
+
+def test_every_server_passes_the_echo_contract() -> None:
+    proc = wsbench("verify", timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for name in CATALOG.servers:
+        assert f"ok   {name}: 8 echoes byte-exact" in proc.stdout
+
+
+def test_smoke_suite_runs_every_client_against_every_server(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = wsbench("run", "--suite", "smoke", "--out", str(out), timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    run = load_run(out)
+    assert run["complete"] and run["schema_version"] == 1
+    pairs = {(c["server"], c["client"]) for c in run["cells"]}
+    assert pairs == {(s, c) for s in CATALOG.servers for c in CATALOG.clients}
+    for cell in run["cells"]:
+        assert cell["status"] == "ok", cell["errors"] or cell["blocked"]
+        sample = cell["samples"][0]
+        assert sample["messages"] == 200 and sample["errors"] == 0
+        assert sample["client_peak_rss_kib"] > 0 and sample["server_peak_rss_kib"] > 0
+        assert sample["client_cpu_s"] is not None and sample["server_cpu_s"] is not None
+    versions = run["environment"]["runtimes"]
+    assert all(not v["version"].startswith("unavailable") for v in versions.values()), versions
+    table = proc.stdout
+    assert table.count("| 1 |") >= 1 and "smoke_text" in table
+    # Every server is gone: none of the ports they announced is still listening.
+    ports = announced_ports(proc.stderr)
+    assert len(ports) == len(CATALOG.servers)
+    assert not any(listening(p) for p in ports)

@@ -1,0 +1,291 @@
+#!/usr/bin/env bash
+# Build the native pieces of wsbench into build/prefix:
+#   * QuickJS 2025-04-26   (bin/qjs, bin/qjsc, include/quickjs/*.h, lib/libquickjs.a)
+#   * libwebsockets 4.3.5  (lib/libwebsockets.so, include/libwebsockets*.h)
+#   * the lws echo server  (build/bin/lws-echo, via servers/lws/Makefile)
+#
+# Sources come from Debian trixie *source* packages, fetched with a private apt
+# configuration under build/apt/ (the system's apt sources are never touched and
+# no trixie binary package is installed). The orig tarballs are pinned by sha256.
+#
+# Idempotent: every finished step leaves a stamp in build/stamps/; a second run
+# only re-checks the stamps and lets make confirm lws-echo is up to date.
+# Verbose output goes to build/logs/<step>.log.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=$ROOT/build
+APT_DIR=$BUILD/apt
+SRC=$BUILD/src
+PREFIX=$BUILD/prefix
+LOGS=$BUILD/logs
+STAMPS=$BUILD/stamps
+JOBS=$(nproc 2>/dev/null || echo 2)
+
+SUITE=trixie
+KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
+
+LWS_PKG=libwebsockets
+LWS_VER=4.3.5-1+deb13u2
+LWS_ORIG=libwebsockets_4.3.5.orig.tar.gz
+LWS_SHA=87f99ad32803ed325fceac5327aae1f5c1b417d54ee61ad36cffc8df5f5ab276
+LWS_DIR=$SRC/libwebsockets-4.3.5
+
+QJS_PKG=quickjs
+QJS_VER=2025.04.26-1
+QJS_ORIG=quickjs_2025.04.26.orig.tar.xz
+QJS_SHA=ec81da5b3249ed648dbc7df4a1654988910e66a118d9b71cb63534216efcfbbe
+QJS_DIR=$SRC/quickjs-2025.04.26
+
+# ---------------------------------------------------------------- helpers
+
+say() { printf 'setup-native: %s\n' "$*"; }
+
+fail() { # fail STEP
+    printf 'setup-native: failed to %s (see build/logs/%s.log); retry with: make setup\n' \
+        "$1" "$1" >&2
+    exit 1
+}
+
+# run STEP CMD...: append CMD's output to the step's log, fail the step on error.
+run() {
+    local step=$1; shift
+    printf '+ %s\n' "$*" >>"$LOGS/$step.log"
+    "$@" >>"$LOGS/$step.log" 2>&1 || fail "$step"
+}
+
+# A stamp's content is the "key" (versions, options) the step was done with;
+# a different key means the step must run again.
+done_with() { [[ -f $STAMPS/$1 && $(<"$STAMPS/$1") == "$2" ]]; }
+mark() { printf '%s\n' "$2" >"$STAMPS/$1"; }
+
+sha_ok() { [[ -f $1 ]] && [[ $(sha256sum "$1" | cut -d' ' -f1) == "$2" ]]; }
+
+require_tools() {
+    local missing=() t
+    for t in cc make cmake ninja tar xz gzip patch sha256sum apt-get nm; do
+        command -v "$t" >/dev/null 2>&1 || missing+=("$t")
+    done
+    [[ -f /usr/include/openssl/ssl.h ]] || missing+=("libssl-dev")
+    [[ -f /usr/include/zlib.h ]] || missing+=("zlib1g-dev")
+    [[ -f $KEYRING ]] || missing+=("debian-archive-keyring")
+    if ((${#missing[@]})); then
+        printf 'setup-native: missing: %s (install: apt-get install build-essential cmake ninja-build libssl-dev zlib1g-dev xz-utils dpkg-dev)\n' \
+            "${missing[*]}" >&2
+        exit 1
+    fi
+}
+
+# ---------------------------------------------------------------- fetch
+
+# Private apt configuration: own sources list (trixie deb-src only), own state,
+# cache and (empty) preferences, so nothing of the system's apt setup is used
+# or changed.
+APT_OPTS=()
+setup_private_apt() {
+    mkdir -p "$APT_DIR"/etc/sources.list.d "$APT_DIR"/etc/preferences.d \
+        "$APT_DIR"/state/lists/partial "$APT_DIR"/cache/archives/partial
+    printf 'deb-src [signed-by=%s] http://deb.debian.org/debian %s main\n' \
+        "$KEYRING" "$SUITE" >"$APT_DIR/etc/sources.list"
+    : >"$APT_DIR/etc/preferences"
+    : >"$APT_DIR/state/status"
+    APT_OPTS=(
+        -o "Dir::Etc::SourceList=$APT_DIR/etc/sources.list"
+        -o "Dir::Etc::SourceParts=$APT_DIR/etc/sources.list.d"
+        -o "Dir::Etc::Preferences=$APT_DIR/etc/preferences"
+        -o "Dir::Etc::PreferencesParts=$APT_DIR/etc/preferences.d"
+        -o "Dir::State=$APT_DIR/state"
+        -o "Dir::State::status=$APT_DIR/state/status"
+        -o "Dir::Cache=$APT_DIR/cache"
+        # build/ is root-owned: download as the invoking user, not _apt.
+        -o "APT::Sandbox::User=$(id -un)"
+    )
+}
+
+# fetch_sources: download both source packages into build/src unless both
+# pinned orig tarballs are already there.
+fetch_sources() {
+    if sha_ok "$SRC/$LWS_ORIG" "$LWS_SHA" && sha_ok "$SRC/$QJS_ORIG" "$QJS_SHA"; then
+        return
+    fi
+    say "fetching $LWS_PKG $LWS_VER and $QJS_PKG $QJS_VER sources ($SUITE)"
+    setup_private_apt
+    run fetch apt-get "${APT_OPTS[@]}" -q update
+    fetch_one "$LWS_PKG" "$LWS_VER" "$LWS_ORIG" "$LWS_SHA"
+    fetch_one "$QJS_PKG" "$QJS_VER" "$QJS_ORIG" "$QJS_SHA"
+}
+
+# fetch_one PKG VERSION ORIG SHA256
+# apt-get's exit status is not trusted either way: the .dsc has been seen to
+# 404 while the tarballs arrive fine. What counts is the pinned orig tarball.
+fetch_one() {
+    local pkg=$1 ver=$2 orig=$3 sha=$4
+    sha_ok "$SRC/$orig" "$sha" && return
+    rm -f "$SRC/$orig"
+    (cd "$SRC" && apt-get "${APT_OPTS[@]}" -q source --download-only "$pkg=$ver") \
+        >>"$LOGS/fetch.log" 2>&1 || true
+    if [[ ! -f $SRC/$orig ]]; then
+        # The pinned Debian revision may have been superseded; any revision
+        # with the same upstream tarball will do (the sha256 pin still holds).
+        (cd "$SRC" && apt-get "${APT_OPTS[@]}" -q source --download-only "$pkg") \
+            >>"$LOGS/fetch.log" 2>&1 || true
+    fi
+    if ! sha_ok "$SRC/$orig" "$sha"; then
+        echo "sha256 mismatch or missing: $orig (want $sha)" >>"$LOGS/fetch.log"
+        fail fetch
+    fi
+}
+
+# debian_tarball PKG VERSION: path of the Debian packaging tarball, preferring
+# the pinned revision; empty if none was downloaded.
+debian_tarball() {
+    local f=$SRC/${1}_${2}.debian.tar.xz
+    if [[ -f $f ]]; then echo "$f"; return; fi
+    { ls -1 "$SRC/${1}"_*.debian.tar.xz 2>/dev/null || true; } | sort -V | tail -n1
+}
+
+# ---------------------------------------------------------------- unpack
+
+# unpack_lws: orig tarball + the Debian security patches (debian/patches/series),
+# applied with patch(1). All patches are dry-run first so the tree is either
+# fully patched or left as plain orig.
+unpack_lws() {
+    local deb key
+    deb=$(debian_tarball "$LWS_PKG" "$LWS_VER")
+    key="$LWS_SHA ${deb##*/}"
+    done_with unpack-lws "$key" && [[ -d $LWS_DIR ]] && return
+    say "unpacking libwebsockets"
+    rm -rf "$LWS_DIR" "$STAMPS/build-lws"
+    mkdir -p "$LWS_DIR"
+    run unpack-lws tar -xzf "$SRC/$LWS_ORIG" -C "$LWS_DIR" --strip-components=1
+    if [[ -n $deb ]]; then
+        run unpack-lws tar -xJf "$deb" -C "$LWS_DIR"
+        apply_series unpack-lws "$LWS_DIR"
+    fi
+    mark unpack-lws "$key"
+}
+
+apply_series() { # apply_series STEP DIR
+    local step=$1 dir=$2 series=$2/debian/patches/series p
+    [[ -f $series ]] || return 0
+    local patches=()
+    while read -r p _; do
+        [[ -z $p || $p == \#* ]] || patches+=("$p")
+    done <"$series"
+    for p in "${patches[@]}"; do
+        run "$step" patch -d "$dir" -p1 --dry-run -N -i "debian/patches/$p"
+    done
+    for p in "${patches[@]}"; do
+        run "$step" patch -d "$dir" -p1 -N -i "debian/patches/$p"
+    done
+}
+
+# unpack_quickjs: orig tarball only. Debian's two quickjs patches are packaging
+# tweaks (multiarch install path, -latomic for armel) and are not needed here.
+unpack_quickjs() {
+    done_with unpack-quickjs "$QJS_SHA" && [[ -d $QJS_DIR ]] && return
+    say "unpacking quickjs"
+    rm -rf "$QJS_DIR" "$STAMPS/build-quickjs"
+    mkdir -p "$QJS_DIR"
+    run unpack-quickjs tar -xJf "$SRC/$QJS_ORIG" -C "$QJS_DIR" --strip-components=1
+    [[ -f $QJS_DIR/quickjs.h ]] || { echo "no $QJS_DIR/quickjs.h" >>"$LOGS/unpack-quickjs.log"; fail unpack-quickjs; }
+    mark unpack-quickjs "$QJS_SHA"
+}
+
+# ---------------------------------------------------------------- build
+
+# build_quickjs: upstream Makefile. Only the targets we need are built (the
+# full "all" also builds run-test262 and a CONFIG_CHECK_JSVALUE copy of
+# quickjs.c). qjs is linked with -rdynamic by upstream (LDEXPORT), which is
+# what lets it dlopen native .so modules; we check that below. Binaries are
+# installed unstripped so profiles get symbols.
+QJS_KEY="$QJS_VER prefix=$PREFIX"
+quickjs_built() {
+    done_with build-quickjs "$QJS_KEY" && [[ -x $PREFIX/bin/qjs && -f $PREFIX/lib/libquickjs.a ]]
+}
+
+build_quickjs() {
+    quickjs_built && return
+    say "building quickjs (make -j$JOBS)"
+    local t0=$SECONDS
+    run build-quickjs make -C "$QJS_DIR" -j"$JOBS" PREFIX="$PREFIX" qjs qjsc libquickjs.a
+    run build-quickjs install -d "$PREFIX/bin" "$PREFIX/lib/quickjs" "$PREFIX/include/quickjs"
+    run build-quickjs install -m755 "$QJS_DIR/qjs" "$QJS_DIR/qjsc" "$PREFIX/bin/"
+    run build-quickjs install -m644 "$QJS_DIR/libquickjs.a" "$PREFIX/lib/quickjs/"
+    run build-quickjs ln -sf quickjs/libquickjs.a "$PREFIX/lib/libquickjs.a"
+    run build-quickjs install -m644 "$QJS_DIR/quickjs.h" "$QJS_DIR/quickjs-libc.h" \
+        "$PREFIX/include/quickjs/"
+    # (no grep -q in a pipe here: with pipefail, nm's SIGPIPE would fail it)
+    if [[ $(nm -D "$PREFIX/bin/qjs") != *JS_NewCFunction* ]]; then
+        echo "qjs does not export JS_NewCFunction* (-rdynamic missing?)" >>"$LOGS/build-quickjs.log"
+        fail build-quickjs
+    fi
+    mark build-quickjs "$QJS_KEY"
+    say "quickjs done in $((SECONDS - t0)) s"
+}
+
+LWS_CMAKE_OPTS=(
+    -G Ninja
+    -DCMAKE_BUILD_TYPE=Release
+    -DCMAKE_INSTALL_PREFIX="$PREFIX"
+    -DCMAKE_INSTALL_LIBDIR=lib
+    -DCMAKE_INSTALL_RPATH="$PREFIX/lib"
+    -DLWS_WITH_EXTERNAL_POLL=ON
+    -DLWS_WITH_SSL=ON
+    -DLWS_WITH_SHARED=ON
+    -DLWS_WITH_STATIC=OFF
+    -DLWS_WITHOUT_TESTAPPS=ON
+    -DLWS_WITH_MINIMAL_EXAMPLES=OFF
+    -DLWS_WITHOUT_EXTENSIONS=ON
+    -DDISABLE_WERROR=ON
+)
+
+LWS_KEY="$LWS_VER recipe=2 ${LWS_CMAKE_OPTS[*]}"
+lws_built() {
+    done_with build-lws "$LWS_KEY" && [[ -f $PREFIX/include/lws_config.h ]]
+}
+
+build_lws() {
+    lws_built && return
+    say "building libwebsockets (cmake + ninja -j$JOBS)"
+    local t0=$SECONDS bdir=$LWS_DIR/build
+    rm -rf "$bdir"
+    # lws stamps its version with `git describe` of its source dir; stop git
+    # from finding the wsbench repository around build/ (else "4.3.5-<our hash>").
+    run build-lws env GIT_CEILING_DIRECTORIES="$SRC" \
+        cmake -S "$LWS_DIR" -B "$bdir" "${LWS_CMAKE_OPTS[@]}"
+    run build-lws ninja -C "$bdir" -j"$JOBS"
+    run build-lws ninja -C "$bdir" install
+    if ! grep -q '^#define LWS_WITH_EXTERNAL_POLL' "$PREFIX/include/lws_config.h"; then
+        echo "LWS_WITH_EXTERNAL_POLL not defined in lws_config.h" >>"$LOGS/build-lws.log"
+        fail build-lws
+    fi
+    mark build-lws "$LWS_KEY"
+    say "libwebsockets done in $((SECONDS - t0)) s"
+}
+
+# build_echo: make tracks its own dependencies; quiet when up to date.
+build_echo() {
+    : >"$LOGS/build-lws-echo.log"
+    run build-lws-echo make -C "$ROOT/servers/lws" PREFIX="$PREFIX" BINDIR="$BUILD/bin"
+    if grep -qE '^(cc|gcc)' "$LOGS/build-lws-echo.log"; then
+        say "built build/bin/lws-echo"
+    fi
+}
+
+# ---------------------------------------------------------------- main
+
+main() {
+    mkdir -p "$SRC" "$PREFIX" "$LOGS" "$STAMPS" "$BUILD/bin"
+    require_tools
+    if ! quickjs_built || ! lws_built; then
+        fetch_sources
+        unpack_quickjs
+        unpack_lws
+        build_quickjs
+        build_lws
+    fi
+    build_echo
+}
+
+main "$@"

@@ -1,0 +1,292 @@
+/*
+ * The echo protocol: reassemble each incoming message, queue it, and send it
+ * back (optionally split into N frames) from the WRITEABLE callback.
+ */
+#include "echo.h"
+#include "msgq.h"
+
+#include <libwebsockets.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Largest message we accept (contract: at least 64 MiB). */
+#define MAX_MESSAGE ((size_t)256 << 20)
+#define MAX_FRAGMENTS 64
+
+/*
+ * Receive flow control: stop reading from a client whose echoes pile up, and
+ * resume once the queue has drained well below that point. The byte limit
+ * still lets one maximum-size message through.
+ */
+#define PAUSE_MSGS 4096
+#define PAUSE_BYTES ((size_t)64 << 20)
+#define RESUME_MSGS 1024
+#define RESUME_BYTES ((size_t)16 << 20)
+
+/*
+ * Coalescing: when several small messages are queued (and no ?fragments),
+ * one WRITEABLE callback sends them all in a single lws_write() of
+ * pre-framed bytes, instead of one send() + one poll() per message.
+ */
+#define COALESCE_MSG_MAX (16 * 1024)	/* only messages up to this size */
+#define COALESCE_BYTES (64 * 1024)	/* payload+headers per batch */
+#define WS_HEADER_MAX 10		/* unmasked server frame header */
+
+int echo_coalesce = 1;
+
+struct conn {
+	struct msg rx;		/* message being reassembled */
+	struct msgq txq;	/* complete messages waiting to be echoed */
+	unsigned frags;		/* frames per echo, 1..MAX_FRAGMENTS */
+	unsigned next_frag;	/* next frame of the queue head to send */
+	int rx_paused;		/* we switched rx flow control off */
+	struct msg batch;	/* reused buffer for coalesced frames */
+};
+
+/* Read ?fragments=N from the request; -1 if present but invalid. */
+static int parse_fragments(struct lws *wsi, unsigned *out)
+{
+	char val[16], *end;
+	long n;
+
+	*out = 1;
+	if (lws_get_urlarg_by_name_safe(wsi, "fragments=", val, sizeof(val)) < 0)
+		return 0;
+	n = strtol(val, &end, 10);
+	if (end == val || *end || n < 1 || n > MAX_FRAGMENTS)
+		return -1;
+	*out = (unsigned)n;
+	return 0;
+}
+
+static int on_established(struct lws *wsi, struct conn *c)
+{
+	memset(c, 0, sizeof(*c));
+	if (parse_fragments(wsi, &c->frags)) {
+		fprintf(stderr, "lws-echo: rejecting connection: bad fragments=\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* Pause rx when the queue is too long; resume once it has drained. */
+static void update_rx_flow(struct lws *wsi, struct conn *c)
+{
+	if (!c->rx_paused &&
+	    (c->txq.count >= PAUSE_MSGS || c->txq.bytes >= PAUSE_BYTES)) {
+		c->rx_paused = 1;
+		lws_rx_flow_control(wsi, 0);
+	} else if (c->rx_paused &&
+		   c->txq.count <= RESUME_MSGS && c->txq.bytes <= RESUME_BYTES) {
+		c->rx_paused = 0;
+		lws_rx_flow_control(wsi, 1);
+	}
+}
+
+/*
+ * lws hands us a message in pieces: one call per frame, or per rx-buffer-full
+ * chunk of a frame. lws_is_first_fragment() marks the start of a message (the
+ * opcode frame, not a continuation) and lws_is_final_fragment() is true only
+ * for the last chunk of the FIN frame, i.e. the end of the message. 0-byte
+ * frames are delivered too, with len == 0.
+ */
+static int on_receive(struct lws *wsi, struct conn *c, const void *in,
+		      size_t len)
+{
+	size_t whole_frame;
+
+	if (lws_is_first_fragment(wsi)) {
+		c->rx.len = 0;
+		c->rx.binary = lws_frame_is_binary(wsi);
+	}
+	/* what we hold once the rest of the current frame has arrived */
+	whole_frame = c->rx.len + len + lws_remaining_packet_payload(wsi);
+	if (whole_frame > MAX_MESSAGE) {
+		lws_close_reason(wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, NULL, 0);
+		return -1;
+	}
+	/* size for the whole frame up front so big frames grow only once */
+	if (msg_reserve(&c->rx, whole_frame))
+		return -1;
+	if (msg_append(&c->rx, in, len))
+		return -1;
+	if (!lws_is_final_fragment(wsi))
+		return 0;
+
+	if (msgq_push_swap(&c->txq, &c->rx))
+		return -1;
+	/*
+	 * Invariant: while the queue is non-empty a WRITEABLE callback is
+	 * pending. So we only need to ask when the queue was empty.
+	 */
+	if (c->txq.count == 1)
+		lws_callback_on_writable(wsi);
+	update_rx_flow(wsi, c);
+	return 0;
+}
+
+/* Byte range of frame `i` of `n` when `len` bytes are split evenly. */
+static void frame_span(size_t len, unsigned n, unsigned i, size_t *off,
+		       size_t *size)
+{
+	size_t base = len / n, extra = len % n;
+
+	*off = i * base + (i < extra ? i : extra);
+	*size = base + (i < extra ? 1 : 0);
+}
+
+/* Write an unmasked, FIN-set frame header; returns its length. */
+static size_t put_frame_header(unsigned char *p, int binary, size_t len)
+{
+	int i;
+
+	p[0] = 0x80 | (binary ? 0x2 : 0x1);
+	if (len < 126) {
+		p[1] = (unsigned char)len;
+		return 2;
+	}
+	if (len <= 0xffff) {
+		p[1] = 126;
+		p[2] = (unsigned char)(len >> 8);
+		p[3] = (unsigned char)len;
+		return 4;
+	}
+	p[1] = 127;
+	for (i = 0; i < 8; i++)
+		p[2 + i] = (unsigned char)((uint64_t)len >> (56 - 8 * i));
+	return 10;
+}
+
+static int batch_fits(const struct msg *batch, const struct msg *m)
+{
+	return m->len <= COALESCE_MSG_MAX &&
+	       batch->len + WS_HEADER_MAX + m->len <= COALESCE_BYTES;
+}
+
+/*
+ * Frame as many small queued messages as fit into one buffer and send it
+ * with a single LWS_WRITE_RAW lws_write() (raw bytes, no framing by lws).
+ * Only whole, unfragmented messages go in, so control frames lws sends
+ * between our writes (pong, close) stay legal.
+ */
+static int send_batch(struct lws *wsi, struct conn *c)
+{
+	struct msg *b = &c->batch, *m;
+
+	if (msg_reserve(b, COALESCE_BYTES))
+		return -1;
+	b->len = 0;
+	while ((m = msgq_front(&c->txq)) && batch_fits(b, m)) {
+		b->len += put_frame_header(msg_payload(b) + b->len, m->binary,
+					   m->len);
+		memcpy(msg_payload(b) + b->len, msg_payload(m), m->len);
+		b->len += m->len;
+		msgq_pop(&c->txq);
+	}
+	if (lws_write(wsi, msg_payload(b), b->len, LWS_WRITE_RAW) < (int)b->len)
+		return -1;
+	return 0;
+}
+
+/*
+ * Send the next frame of the oldest queued message. lws allows one lws_write()
+ * per WRITEABLE callback: if the kernel takes only part of it, lws keeps the
+ * rest and flushes it before our next WRITEABLE callback.
+ */
+static int send_frame(struct lws *wsi, struct conn *c)
+{
+	struct msg *m = msgq_front(&c->txq);
+	size_t off, size;
+	int first, last, flags;
+
+	frame_span(m->len, c->frags, c->next_frag, &off, &size);
+	first = c->next_frag == 0;
+	last = c->next_frag + 1 == c->frags;
+	flags = lws_write_ws_flags(m->binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT,
+				   first, last);
+	/*
+	 * lws puts the frame header in the LWS_PRE bytes before the pointer.
+	 * For frames after the first those bytes are payload we already handed
+	 * to lws_write() (which copies anything the kernel did not take), so
+	 * overwriting them is fine.
+	 */
+	if (lws_write(wsi, msg_payload(m) + off, size, (enum lws_write_protocol)flags) <
+	    (int)size)
+		return -1;
+
+	if (last) {
+		c->next_frag = 0;
+		msgq_pop(&c->txq);
+	} else {
+		c->next_frag++;
+	}
+	return 0;
+}
+
+static int should_coalesce(struct conn *c)
+{
+	struct msg *m = msgq_front(&c->txq);
+
+	return echo_coalesce && c->frags == 1 && c->txq.count > 1 &&
+	       m->len <= COALESCE_MSG_MAX;
+}
+
+static int on_writeable(struct lws *wsi, struct conn *c)
+{
+	int ret;
+
+	if (!c->txq.count)	/* lws may call us unasked, e.g. after a flush */
+		return 0;
+	ret = should_coalesce(c) ? send_batch(wsi, c) : send_frame(wsi, c);
+	if (ret)
+		return ret;
+	update_rx_flow(wsi, c);
+	if (c->txq.count)
+		lws_callback_on_writable(wsi);
+	return 0;
+}
+
+static void on_closed(struct conn *c)
+{
+	msg_free(&c->rx);
+	msgq_free(&c->txq);
+	msg_free(&c->batch);
+}
+
+static int echo_callback(struct lws *wsi, enum lws_callback_reasons reason,
+			 void *user, void *in, size_t len)
+{
+	struct conn *c = user;
+
+	switch (reason) {
+	case LWS_CALLBACK_ESTABLISHED:
+		return on_established(wsi, c);
+	case LWS_CALLBACK_RECEIVE:
+		return on_receive(wsi, c, in, len);
+	case LWS_CALLBACK_SERVER_WRITEABLE:
+		return on_writeable(wsi, c);
+	case LWS_CALLBACK_CLOSED:
+		on_closed(c);
+		return 0;
+	default:
+		/* plain HTTP requests and other housekeeping */
+		return lws_callback_http_dummy(wsi, reason, user, in, len);
+	}
+}
+
+/*
+ * The first protocol is also the default one: clients that name no
+ * subprotocol get it. rx_buffer_size caps how much lws reads from the socket
+ * per poll, so it is large to absorb bursts of small messages in few reads.
+ */
+const struct lws_protocols echo_protocols[] = {
+	{
+		.name = "wsbench-echo",
+		.callback = echo_callback,
+		.per_session_data_size = sizeof(struct conn),
+		.rx_buffer_size = ECHO_RX_BUFFER,
+	},
+	LWS_PROTOCOL_LIST_TERM
+};

@@ -1,0 +1,147 @@
+/*
+ * lws-echo: the native reference echo server of wsbench (see servers/README.md).
+ *
+ *   lws-echo --port N [--no-coalesce]
+ *   lws-echo --version
+ *
+ * --port 0 lets the kernel pick a free port. --no-coalesce sends one write per
+ * message even when several small ones are queued (for comparison runs).
+ *
+ * Listens on 127.0.0.1 only, prints "WSBENCH-READY port=<port>" once
+ * listening, echoes every message, and exits 0 on SIGTERM/SIGINT.
+ */
+#include "echo.h"
+
+#include <libwebsockets.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static volatile sig_atomic_t stop_requested;
+static struct lws_context *volatile running_context;
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: lws-echo --port N [--no-coalesce] | --version\n");
+	exit(2);
+}
+
+/* The version of the libwebsockets we run with, e.g. "libwebsockets 4.3.5-unknown". */
+static void print_version(void)
+{
+	printf("libwebsockets %s\n", lws_get_library_version());
+	exit(0);
+}
+
+static int parse_port(const char *s)
+{
+	char *end;
+	long n = strtol(s, &end, 10);
+
+	if (end == s || *end || n < 0 || n > 65535)
+		usage();
+	return (int)n;
+}
+
+static int parse_args(int argc, char **argv)
+{
+	int i, port = -1;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--port") && i + 1 < argc)
+			port = parse_port(argv[++i]);
+		else if (!strncmp(argv[i], "--port=", 7))
+			port = parse_port(argv[i] + 7);
+		else if (!strcmp(argv[i], "--no-coalesce"))
+			echo_coalesce = 0;
+		else if (!strcmp(argv[i], "--version"))
+			print_version();
+		else
+			usage();
+	}
+	if (port < 0)
+		usage();
+	return port;
+}
+
+/*
+ * Besides setting the flag, wake the event loop: lws_cancel_service() only
+ * writes to lws' internal event pipe, so it is safe here, and it covers a
+ * signal that lands just before poll() is entered.
+ */
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+	if (running_context)
+		lws_cancel_service(running_context);
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;	/* no SA_RESTART: let poll() return */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static struct lws_context *create_context(int port)
+{
+	struct lws_context_creation_info info;
+
+	memset(&info, 0, sizeof(info));
+	info.port = port;
+	info.iface = "127.0.0.1";
+	info.vhost_name = "default";
+	info.protocols = echo_protocols;
+	/* per-thread rx buffer; lws reads min(this, rx_buffer_size) per poll */
+	info.pt_serv_buf_size = ECHO_RX_BUFFER;
+	info.count_threads = 1;
+	/* no info.extensions: permessage-deflate is never offered */
+	return lws_create_context(&info);
+}
+
+static int announce_port(struct lws_context *ctx)
+{
+	struct lws_vhost *vh = lws_get_vhost_by_name(ctx, "default");
+	int port = vh ? lws_get_vhost_listen_port(vh) : -1;
+
+	if (port <= 0)
+		return -1;
+	printf("WSBENCH-READY port=%d\n", port);
+	fflush(stdout);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int port = parse_args(argc, argv), rc = 0;
+	struct lws_context *ctx;
+
+	lws_set_log_level(LLL_ERR | LLL_WARN, NULL);
+	install_signals();
+
+	ctx = create_context(port);
+	if (!ctx) {
+		fprintf(stderr, "lws-echo: cannot listen on 127.0.0.1:%d\n", port);
+		return 1;
+	}
+	running_context = ctx;
+	if (announce_port(ctx)) {
+		fprintf(stderr, "lws-echo: cannot determine the listening port\n");
+		rc = 1;
+	}
+
+	while (!rc && !stop_requested)
+		if (lws_service(ctx, 0) < 0)
+			rc = 1;
+
+	running_context = NULL;
+	lws_context_destroy(ctx);
+	return rc;
+}
