@@ -7,7 +7,7 @@ PYTEST := .venv/bin/python -m pytest
 SUITE ?= quick
 ARGS ?=
 
-.PHONY: setup bench test test-harness list clean
+.PHONY: setup bench test list clean
 
 setup:
 	@scripts/setup-apt.sh
@@ -19,7 +19,7 @@ bench: setup
 	@$(WSBENCH) run --suite $(SUITE) $(ARGS)
 
 test: setup
-	@$(PYTEST) -q harness/tests
+	@$(PYTEST) -q harness/tests quickjs-websocket/tests
 
 list: setup
 	@$(WSBENCH) list

@@ -18,8 +18,6 @@ BUILD=$ROOT/build
 APT_DIR=$BUILD/apt
 SRC=$BUILD/src
 PREFIX=$BUILD/prefix
-LOGS=$BUILD/logs
-STAMPS=$BUILD/stamps
 JOBS=$(nproc 2>/dev/null || echo 2)
 
 SUITE=trixie
@@ -39,25 +37,13 @@ QJS_DIR=$SRC/quickjs-2025.04.26
 
 # ---------------------------------------------------------------- helpers
 
-say() { printf 'setup-native: %s\n' "$*"; }
+STEP_NAME=setup-native
+source "$ROOT/scripts/lib.sh"
 
-fail() { # fail STEP
-    printf 'setup-native: failed to %s (see build/logs/%s.log); retry with: make setup\n' \
-        "$1" "$1" >&2
-    exit 1
-}
-
-# run STEP CMD...: append CMD's output to the step's log, fail the step on error.
-run() {
+run() { # run STEP CMD...: CMD's output goes to build/logs/STEP.log; failure stops the step
     local step=$1; shift
-    printf '+ %s\n' "$*" >>"$LOGS/$step.log"
-    "$@" >>"$LOGS/$step.log" 2>&1 || fail "$step"
+    quietly "$step" "$step" "$@"
 }
-
-# A stamp's content is the "key" (versions, options) the step was done with;
-# a different key means the step must run again.
-done_with() { [[ -f $STAMPS/$1 && $(<"$STAMPS/$1") == "$2" ]]; }
-mark() { printf '%s\n' "$2" >"$STAMPS/$1"; }
 
 sha_ok() { [[ -f $1 ]] && [[ $(sha256sum "$1" | cut -d' ' -f1) == "$2" ]]; }
 
@@ -132,7 +118,7 @@ fetch_one() {
     fi
     if ! sha_ok "$SRC/$orig" "$sha"; then
         echo "sha256 mismatch or missing: $orig (want $sha)" >>"$LOGS/fetch.log"
-        fail fetch
+        fail fetch "$LOGS/fetch.log"
     fi
 }
 
@@ -153,7 +139,7 @@ unpack_lws() {
     local deb key
     deb=$(debian_tarball "$LWS_PKG" "$LWS_VER")
     key="$LWS_SHA ${deb##*/}"
-    done_with unpack-lws "$key" && [[ -d $LWS_DIR ]] && return
+    stamp_is unpack-lws "$key" && [[ -d $LWS_DIR ]] && return
     say "unpacking libwebsockets"
     rm -rf "$LWS_DIR" "$STAMPS/build-lws"
     mkdir -p "$LWS_DIR"
@@ -162,7 +148,7 @@ unpack_lws() {
         run unpack-lws tar -xJf "$deb" -C "$LWS_DIR"
         apply_series unpack-lws "$LWS_DIR"
     fi
-    mark unpack-lws "$key"
+    stamp_set unpack-lws "$key"
 }
 
 apply_series() { # apply_series STEP DIR
@@ -183,13 +169,13 @@ apply_series() { # apply_series STEP DIR
 # unpack_quickjs: orig tarball only. Debian's two quickjs patches are packaging
 # tweaks (multiarch install path, -latomic for armel) and are not needed here.
 unpack_quickjs() {
-    done_with unpack-quickjs "$QJS_SHA" && [[ -d $QJS_DIR ]] && return
+    stamp_is unpack-quickjs "$QJS_SHA" && [[ -d $QJS_DIR ]] && return
     say "unpacking quickjs"
     rm -rf "$QJS_DIR" "$STAMPS/build-quickjs"
     mkdir -p "$QJS_DIR"
     run unpack-quickjs tar -xJf "$SRC/$QJS_ORIG" -C "$QJS_DIR" --strip-components=1
-    [[ -f $QJS_DIR/quickjs.h ]] || { echo "no $QJS_DIR/quickjs.h" >>"$LOGS/unpack-quickjs.log"; fail unpack-quickjs; }
-    mark unpack-quickjs "$QJS_SHA"
+    [[ -f $QJS_DIR/quickjs.h ]] || { echo "no $QJS_DIR/quickjs.h" >>"$LOGS/unpack-quickjs.log"; fail unpack-quickjs "$LOGS/unpack-quickjs.log"; }
+    stamp_set unpack-quickjs "$QJS_SHA"
 }
 
 # ---------------------------------------------------------------- build
@@ -201,7 +187,7 @@ unpack_quickjs() {
 # installed unstripped so profiles get symbols.
 QJS_KEY="$QJS_VER prefix=$PREFIX"
 quickjs_built() {
-    done_with build-quickjs "$QJS_KEY" && [[ -x $PREFIX/bin/qjs && -f $PREFIX/lib/libquickjs.a ]]
+    stamp_is build-quickjs "$QJS_KEY" && [[ -x $PREFIX/bin/qjs && -f $PREFIX/lib/libquickjs.a ]]
 }
 
 build_quickjs() {
@@ -218,9 +204,9 @@ build_quickjs() {
     # (no grep -q in a pipe here: with pipefail, nm's SIGPIPE would fail it)
     if [[ $(nm -D "$PREFIX/bin/qjs") != *JS_NewCFunction* ]]; then
         echo "qjs does not export JS_NewCFunction* (-rdynamic missing?)" >>"$LOGS/build-quickjs.log"
-        fail build-quickjs
+        fail build-quickjs "$LOGS/build-quickjs.log"
     fi
-    mark build-quickjs "$QJS_KEY"
+    stamp_set build-quickjs "$QJS_KEY"
     say "quickjs done in $((SECONDS - t0)) s"
 }
 
@@ -242,7 +228,7 @@ LWS_CMAKE_OPTS=(
 
 LWS_KEY="$LWS_VER recipe=2 ${LWS_CMAKE_OPTS[*]}"
 lws_built() {
-    done_with build-lws "$LWS_KEY" && [[ -f $PREFIX/include/lws_config.h ]]
+    stamp_is build-lws "$LWS_KEY" && [[ -f $PREFIX/include/lws_config.h ]]
 }
 
 build_lws() {
@@ -258,9 +244,9 @@ build_lws() {
     run build-lws ninja -C "$bdir" install
     if ! grep -q '^#define LWS_WITH_EXTERNAL_POLL' "$PREFIX/include/lws_config.h"; then
         echo "LWS_WITH_EXTERNAL_POLL not defined in lws_config.h" >>"$LOGS/build-lws.log"
-        fail build-lws
+        fail build-lws "$LOGS/build-lws.log"
     fi
-    mark build-lws "$LWS_KEY"
+    stamp_set build-lws "$LWS_KEY"
     say "libwebsockets done in $((SECONDS - t0)) s"
 }
 
@@ -270,6 +256,15 @@ build_echo() {
     run build-lws-echo make -C "$ROOT/servers/lws" PREFIX="$PREFIX" BINDIR="$BUILD/bin"
     if grep -qE '^(cc|gcc)' "$LOGS/build-lws-echo.log"; then
         say "built build/bin/lws-echo"
+    fi
+}
+
+# build_qjs_module: the QuickJS WebSocket client under test (quickjs-websocket/).
+build_qjs_module() {
+    : >"$LOGS/build-quickjs-websocket.log"
+    run build-quickjs-websocket make -C "$ROOT/quickjs-websocket" PREFIX="$PREFIX"
+    if grep -qE '^(cc|gcc)' "$LOGS/build-quickjs-websocket.log"; then
+        say "built build/quickjs-websocket"
     fi
 }
 
@@ -286,6 +281,7 @@ main() {
         build_lws
     fi
     build_echo
+    build_qjs_module
 }
 
 main "$@"

@@ -55,7 +55,7 @@ def test_table_shows_per_message_cpu_rss_and_failures() -> None:
     assert "| A | S | 1,000 |" in row
     assert "| 500.00 | 250.00 | 10.0 | 20.0 |" in row  # µs/msg client, server; RSS MiB
     assert "failed: client 'b' vs server 's' on 'w': crashed" in text
-    assert "## Problems" in text and "RT 1.0" in text
+    assert "## Problems" in text and "rt: 1.0" in text
 
 
 def test_high_spread_is_flagged() -> None:

@@ -46,7 +46,7 @@ def _environment(run: Run) -> list[str]:
         f"- suite: {run.suite or '(ad hoc)'}, {run.repetitions} interleaved repetitions per cell; "
         f"commit {str(env.get('git_commit'))[:12]}{' (dirty)' if env.get('git_dirty') else ''}",
     ]
-    versions = ", ".join(f"{v['label']} {v['version']}" for v in env.get("runtimes", {}).values())
+    versions = "; ".join(f"{name}: {v['version']}" for name, v in env.get("runtimes", {}).items())
     out.append(f"- runtimes: {versions}")
     if not run.complete:
         out.append("- **incomplete run**: interrupted before every cell was measured")

@@ -1,0 +1,251 @@
+// Test programs for quickjs-websocket, run under qjs:
+//   qjs run.js MODE URL [ARGS...]
+// Prints one JSON line with the results and exits 0 (the pytest side judges).
+import * as std from 'std'
+import * as os from 'os'
+import { WebSocket, poolStats, options } from '../../../build/quickjs-websocket/websocket.js'
+
+const [, mode, url, ...rest] = scriptArgs
+
+function out (obj) {
+  std.out.puts(JSON.stringify(obj) + '\n')
+  std.out.flush()
+}
+
+// natural: let the event loop run dry (runtime teardown runs, for valgrind)
+function done (obj, natural) {
+  out(obj)
+  if (natural) os.clearTimeout(watchdog)
+  else std.exit(0)
+}
+
+// hard stop so a hung test never hangs pytest
+const watchdog = os.setTimeout(() => done({ error: 'timeout in qjs test program', mode }), Number(std.getenv('QJSWS_TEST_TIMEOUT') || 60000))
+
+function pattern (n, seed) {
+  const u = new Uint8Array(n)
+  for (let i = 0; i < n; i++) u[i] = (i * 31 + seed) & 255
+  return u
+}
+
+function textPattern (n) {
+  let s = 'The quick brown fox jumps over the lazy dog 0123456789. '
+  while (s.length < n) s += s
+  return s.slice(0, n)
+}
+
+function sameBytes (ab, u) {
+  if (!(ab instanceof ArrayBuffer) || ab.byteLength !== u.length) return false
+  const a = new Uint8Array(ab)
+  for (let i = 0; i < u.length; i++) if (a[i] !== u[i]) return false
+  return true
+}
+
+// sequential echo of a list of [label, payload] cases
+function echoCases (cases, fin) {
+  const ws = new WebSocket(url)
+  const results = []
+  let i = 0
+  const next = () => {
+    if (i === cases.length) { ws.close(1000, 'done'); return }
+    ws.send(cases[i][1])
+  }
+  ws.onopen = next
+  ws.onmessage = (e) => {
+    const [label, sent] = cases[i]
+    let ok
+    if (typeof sent === 'string') ok = typeof e.data === 'string' && e.data === sent
+    else {
+      const u = sent instanceof ArrayBuffer ? new Uint8Array(sent) : new Uint8Array(sent.buffer, sent.byteOffset, sent.byteLength)
+      ok = sameBytes(e.data, u)
+    }
+    results.push({ label, ok, got: typeof e.data === 'string' ? 'text:' + e.data.length : 'binary:' + e.data.byteLength })
+    i++
+    next()
+  }
+  ws.onerror = (e) => results.push({ label: 'error', ok: false, got: e.message })
+  ws.onclose = (e) => fin({ results, close: { code: e.code, reason: e.reason, wasClean: e.wasClean } })
+}
+
+const modes = {
+  echo () {
+    const sizes = (rest[0] || '0,1,125,126,127,65536,1048576,16777216').split(',').map(Number)
+    const cases = []
+    for (const n of sizes) {
+      cases.push(['text-' + n, textPattern(n)])
+      cases.push(['binary-' + n, pattern(n, n & 255).buffer])
+    }
+    cases.push(['view-offset', new Uint8Array(pattern(300, 7).buffer, 10, 200)])
+    cases.push(['utf8-2byte', 'é ñ ü ß ©'.repeat(50)])
+    cases.push(['utf8-3byte', '€ 中文 日本語 ☃'.repeat(50)])
+    cases.push(['utf8-4byte', '😀 𝄞 🚀 𐍈'.repeat(50)])
+    cases.push(['utf8-mixed-big', ('aé€😀').repeat(40000)])
+    echoCases(cases, (r) => done({ mode, options, ...r, pool: poolStats() }))
+  },
+
+  // messages the server fragments; we only check reassembly
+  frag () {
+    const sizes = (rest[0] || '0,1,2,3,100,4096,65536,200000,1048576').split(',').map(Number)
+    const cases = []
+    for (const n of sizes) {
+      cases.push(['text-' + n, textPattern(n)])
+      cases.push(['binary-' + n, pattern(n, 3).buffer])
+    }
+    cases.push(['utf8-4byte', '😀𝄞🚀'.repeat(1000)])
+    echoCases(cases, (r) => done({ mode, ...r }))
+  },
+
+  // server sends invalid UTF-8 in a text frame
+  badutf8 () {
+    const ws = new WebSocket(url)
+    const ev = []
+    ws.onmessage = (e) => ev.push({ type: 'message', data: String(e.data) })
+    ws.onerror = () => ev.push({ type: 'error' })
+    ws.onclose = (e) => done({ mode, events: ev, close: { code: e.code, reason: e.reason, wasClean: e.wasClean } })
+  },
+
+  // server closes; URL carries code & reason
+  serverclose () {
+    const ws = new WebSocket(url)
+    let opened = false
+    ws.onopen = () => { opened = true }
+    ws.onclose = (e) => done({ mode, opened, readyState: ws.readyState, close: { code: e.code, reason: e.reason, wasClean: e.wasClean } })
+  },
+
+  // client closes with code/reason from args
+  clientclose () {
+    const code = rest[0] === undefined ? undefined : Number(rest[0])
+    const reason = rest[1]
+    const ws = new WebSocket(url)
+    const states = []
+    ws.onopen = () => {
+      ws.send('x')
+    }
+    ws.onmessage = () => {
+      if (code === undefined) ws.close()
+      else ws.close(code, reason)
+      states.push(ws.readyState)
+    }
+    ws.onclose = (e) => done({ mode, states, readyState: ws.readyState, close: { code: e.code, reason: e.reason, wasClean: e.wasClean } })
+  },
+
+  ping () {
+    const ws = new WebSocket(url)
+    const msgs = []
+    ws.onmessage = (e) => {
+      msgs.push(e.data)
+      if (e.data === 'pong-ok') ws.close(1000)
+    }
+    ws.onclose = (e) => done({ mode, msgs, close: { code: e.code, wasClean: e.wasClean } })
+  },
+
+  refused () {
+    const ws = new WebSocket(url)
+    const ev = []
+    ws.onopen = () => ev.push('open')
+    ws.onerror = () => ev.push('error')
+    ws.onclose = (e) => { ev.push('close'); done({ mode, events: ev, readyState: ws.readyState, close: { code: e.code, wasClean: e.wasClean } }) }
+  },
+
+  // API errors; url is a live echo server
+  api () {
+    const r = {}
+    const name = (f) => { try { f(); return 'none' } catch (e) { return e.name + (e instanceof Error ? '' : '(not Error)') } }
+    r.badScheme = name(() => new WebSocket('http:/x'))
+    r.ftp = name(() => new WebSocket('ftp://127.0.0.1/'))
+    r.fragment = name(() => new WebSocket('ws://127.0.0.1/#frag'))
+    r.badPort = name(() => new WebSocket('ws://127.0.0.1:99999/'))
+    r.badProto = name(() => new WebSocket(url, ['a b']))
+    r.dupProto = name(() => new WebSocket(url, ['chat', 'chat']))
+    r.constants = [WebSocket.CONNECTING, WebSocket.OPEN, WebSocket.CLOSING, WebSocket.CLOSED]
+    const ws = new WebSocket(url + 'proto', ['superchat', 'chat'])
+    r.url = ws.url
+    r.initialState = ws.readyState
+    r.binaryType = ws.binaryType
+    r.sendConnecting = name(() => ws.send('x'))
+    r.bufferedAmount = ws.bufferedAmount
+    let n = 0
+    ws.addEventListener('message', (e) => {
+      n++
+      if (n === 1) {
+        r.protocol = ws.protocol
+        r.protocolMsg = e.data
+        r.extensions = ws.extensions
+        r.closeBadCode = name(() => ws.close(1001))
+        r.closeBadCode2 = name(() => ws.close(5000))
+        r.closeLongReason = name(() => ws.close(1000, 'x'.repeat(124)))
+        ws.send(new Uint8Array([9, 8, 7]))
+      } else if (n === 2) {
+        r.viewEcho = Array.from(new Uint8Array(e.data))
+        r.listenerWorks = true
+        ws.close(4000, 'ünïcödé')
+        r.afterClose = ws.readyState
+        r.sendClosing = name(() => ws.send('late'))
+      }
+    })
+    ws.onclose = (e) => {
+      r.close = { code: e.code, reason: e.reason, wasClean: e.wasClean }
+      r.finalState = ws.readyState
+      done({ mode, ...r })
+    }
+  },
+
+  // many sequential connections; fd count must not grow
+  manyconn () {
+    const total = Number(rest[0] || 1000)
+    const fds = () => os.readdir('/proc/self/fd')[0].length
+    let i = 0
+    let opened = 0
+    let before = -1
+    let mid = -1
+    const one = () => {
+      if (i === total) {
+        // let lws finish tearing down
+        os.setTimeout(() => done({ mode, total, opened, before, mid, after: fds() }), 300)
+        return
+      }
+      i++
+      const ws = new WebSocket(url)
+      ws.onopen = () => { opened++; ws.send('hi') }
+      ws.onmessage = () => ws.close()
+      ws.onerror = () => {}
+      ws.onclose = () => {
+        if (i === 10) before = fds()
+        if (i === Math.floor(total / 2)) mid = fds()
+        os.setTimeout(one, 0)
+      }
+    }
+    one()
+  },
+
+  // leak test: N messages (text and binary, several sizes) then pool stats
+  leak () {
+    const total = Number(rest[0] || 10000)
+    const ws = new WebSocket(url)
+    const sizes = [10, 300, 3000, 10000, 70000]
+    let sent = 0
+    let got = 0
+    let bad = 0
+    const payloads = sizes.map((n) => [textPattern(n), pattern(n, 1).buffer])
+    const sendOne = () => {
+      const p = payloads[sent % sizes.length][sent & 1]
+      sent++
+      ws.send(p)
+    }
+    ws.onopen = () => { for (let k = 0; k < 16 && sent < total; k++) sendOne() }
+    ws.onmessage = (e) => {
+      got++
+      const n = typeof e.data === 'string' ? e.data.length : e.data.byteLength
+      if (n !== sizes[(got - 1) % sizes.length]) bad++
+      if (sent < total) sendOne()
+      else if (got === total) ws.close(1000)
+    }
+    ws.onclose = (e) => {
+      // give lws a moment, then report
+      os.setTimeout(() => done({ mode, got, bad, close: e.code, pool: poolStats() }, true), 50)
+    }
+  },
+}
+
+if (!modes[mode]) done({ error: 'unknown mode ' + mode })
+modes[mode]()

@@ -1,0 +1,122 @@
+"""Behavioural tests for quickjs-websocket (run: python -m pytest quickjs-websocket/tests)."""
+import pytest
+
+from conftest import run_qjs
+
+PEERS = ["python", "lws", "node"]
+
+
+def assert_all_ok(res):
+    bad = [r for r in res["results"] if not r["ok"]]
+    assert not bad, bad
+    assert res["close"]["code"] == 1000, res["close"]
+
+
+@pytest.mark.parametrize("kind", PEERS)
+def test_echo_sizes_and_utf8(peer_factory, variant, kind):
+    peer = peer_factory(kind)
+    res = run_qjs("echo", peer.url, env_extra=variant)
+    assert len(res["results"]) == 2 * 8 + 5
+    assert_all_ok(res)
+    assert res["close"]["wasClean"] is True
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_fragments_lws(peer_factory, variant, n):
+    peer = peer_factory("lws")
+    res = run_qjs("frag", peer.url + "?fragments=%d" % n, env_extra=variant)
+    assert_all_ok(res)
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_fragments_python(peer_factory, variant, n):
+    peer = peer_factory("python")
+    res = run_qjs("frag", peer.url + "frag?n=%d" % n, env_extra=variant)
+    assert_all_ok(res)
+
+
+def test_invalid_utf8_closes_1007(peer_factory, variant):
+    peer = peer_factory("python")
+    res = run_qjs("badutf8", peer.url + "badutf8", env_extra=variant)
+    assert res["close"]["code"] == 1007
+    assert not any(e["type"] == "message" for e in res["events"]), res["events"]
+    assert any(l.startswith("CLOSE 1007") for l in peer.wait_line("CLOSE ")), peer.lines
+
+
+@pytest.mark.parametrize("code,reason", [(1000, "bye"), (4001, "custom reason")])
+def test_server_initiated_close(peer_factory, variant, code, reason):
+    peer = peer_factory("python")
+    res = run_qjs("serverclose", peer.url + "close?code=%d&reason=%s" % (code, reason.replace(" ", "%20")),
+                  env_extra=variant)
+    assert res["opened"] is True
+    assert res["readyState"] == 3
+    assert res["close"] == {"code": code, "reason": reason, "wasClean": True}
+
+
+@pytest.mark.parametrize("args,expect", [((), (1000, "")), ((1000, "normal"), (1000, "normal")),
+                                         ((3000, "app"), (3000, "app")),
+                                         ((4999, "ünïcode ✓"), (4999, "ünïcode ✓"))])
+def test_client_close_codes(peer_factory, variant, args, expect):
+    peer = peer_factory("python")
+    res = run_qjs("clientclose", peer.url, *args, env_extra=variant)
+    assert res["states"] == [2]
+    assert res["close"]["code"] == expect[0]
+    assert res["close"]["wasClean"] is True
+    lines = peer.wait_line("CLOSE ")
+    assert lines == ["CLOSE %d %s" % expect], lines
+
+
+def test_ping_answered(peer_factory, variant):
+    peer = peer_factory("python")
+    res = run_qjs("ping", peer.url + "ping", env_extra=variant)
+    assert res["msgs"] == ["pong-ok"]
+    assert res["close"]["code"] == 1000
+
+
+def test_connection_refused(variant):
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there now
+    res = run_qjs("refused", "ws://127.0.0.1:%d/" % port, env_extra=variant)
+    assert res["events"] == ["error", "close"]
+    assert res["close"] == {"code": 1006, "wasClean": False}
+    assert res["readyState"] == 3
+
+
+def test_api_errors(peer_factory, variant):
+    peer = peer_factory("python")
+    res = run_qjs("api", peer.url, env_extra=variant)
+    assert res["badScheme"] == "SyntaxError"
+    assert res["ftp"] == "SyntaxError"
+    assert res["fragment"] == "SyntaxError"
+    assert res["badPort"] == "SyntaxError"
+    assert res["badProto"] == "SyntaxError"
+    assert res["dupProto"] == "SyntaxError"
+    assert res["constants"] == [0, 1, 2, 3]
+    assert res["url"] == peer.url + "proto"
+    assert res["initialState"] == 0
+    assert res["binaryType"] == "arraybuffer"
+    assert res["sendConnecting"] == "InvalidStateError"
+    assert res["bufferedAmount"] == 0
+    assert res["protocol"] == "superchat"
+    assert res["protocolMsg"] == "superchat"
+    assert res["extensions"] == ""
+    assert res["closeBadCode"] == "InvalidAccessError"
+    assert res["closeBadCode2"] == "InvalidAccessError"
+    assert res["closeLongReason"] == "SyntaxError"
+    assert res["viewEcho"] == [9, 8, 7]
+    assert res["afterClose"] == 2
+    assert res["sendClosing"] == "none"
+    assert res["close"] == {"code": 4000, "reason": "ünïcödé", "wasClean": True}
+    assert res["finalState"] == 3
+
+
+@pytest.mark.parametrize("kind", ["lws", "python"])
+def test_many_sequential_connections(peer_factory, variant, kind):
+    peer = peer_factory(kind)
+    res = run_qjs("manyconn", peer.url, 1000, env_extra=variant, timeout=180)
+    assert res["opened"] == 1000
+    assert res["after"] <= res["before"], res
+    assert res["mid"] <= res["before"], res

@@ -1,0 +1,426 @@
+/*
+ * Browser-style WebSocket for the stock QuickJS `qjs`, on libwebsockets.
+ *
+ *   import { WebSocket } from './websocket.js'
+ *
+ * The native half (lws.so, next to this file) does the protocol work and
+ * talks to the qjs event loop through os.setReadHandler/os.setWriteHandler
+ * and os.setTimeout.  Optimizations are switched off with the environment
+ * variable QJSWS_DISABLE (see README.md); lws.options() reports them.
+ */
+import * as os from 'os'
+import * as std from 'std'
+import * as lws from './lws.so'
+
+const OPT = lws.options()
+
+const CONNECTING = 0
+const OPEN = 1
+const CLOSING = 2
+const CLOSED = 3
+
+/* lws timers (connect/close-ack timeouts) only need coarse service */
+const HOUSEKEEP_MS = 200
+
+export class DOMException extends Error {
+  constructor (message, name) {
+    super(message)
+    this.name = name || 'Error'
+  }
+}
+
+function reportError (e) {
+  try {
+    std.err.puts('Uncaught exception in WebSocket event handler: ' + e + '\n')
+    if (e && e.stack) std.err.puts(e.stack + '\n')
+    std.err.flush()
+  } catch (_) {}
+}
+
+/* ------------------------------------------------------------------ */
+/* event loop glue                                                      */
+
+let timer = null
+let timerImmediate = false
+
+function onTimer () {
+  timer = null
+  schedule(lws.tick())
+}
+
+/*
+ * Keep lws' timers serviced while connections exist.
+ * scheduler on:  one timer; re-armed only when it fired or when an
+ *                immediate service is needed and the armed one is not.
+ * scheduler off: the naive way, clearTimeout + setTimeout after every
+ *                service call.
+ */
+function schedule (pending) {
+  if (lws.active() === 0) {
+    if (timer !== null) {
+      os.clearTimeout(timer)
+      timer = null
+    }
+    return
+  }
+  if (OPT.scheduler) {
+    if (timer !== null && (timerImmediate || !pending)) return
+    if (timer !== null) os.clearTimeout(timer)
+  } else if (timer !== null) {
+    os.clearTimeout(timer)
+  }
+  timerImmediate = !!pending
+  timer = os.setTimeout(onTimer, pending ? 0 : HOUSEKEEP_MS)
+}
+
+function onEpoll () {
+  schedule(lws.service())
+}
+
+/* called from C when lws (un)registers interest in a socket */
+function pollfn (fd, mask) {
+  if (OPT.batch) {
+    /* fd is the epoll fd holding every lws socket */
+    os.setReadHandler(fd, mask ? onEpoll : null)
+  } else {
+    os.setReadHandler(fd, (mask & 1) ? () => schedule(lws.service_fd(fd, 1)) : null)
+    os.setWriteHandler(fd, (mask & 2) ? () => schedule(lws.service_fd(fd, 2)) : null)
+  }
+}
+
+let handle = null
+function ensureInit () {
+  if (handle === null) handle = lws.init(pollfn)
+}
+
+/* ------------------------------------------------------------------ */
+/* URL parsing (naive JS fallback for opt "urlparse")                   */
+
+const URL_RE = /^\s*(wss?|https?):\/\/(\[[^\]\/?#@]+\]|[^\/?#:@\[\]]+)(?::(\d*))?([\/?][^#]*)?\s*$/i
+
+function parseUrlJS (url) {
+  if (url.indexOf('#') >= 0) throw new SyntaxError('Invalid WebSocket URL')
+  const m = URL_RE.exec(url)
+  if (m === null) throw new SyntaxError('Invalid WebSocket URL')
+  const scheme = m[1].toLowerCase()
+  const secure = scheme === 'wss' || scheme === 'https'
+  let host = m[2].toLowerCase()
+  if (host[0] === '[') host = host.slice(1, -1)
+  if (/[\s%<>\\^|]/.test(host)) throw new SyntaxError('Invalid WebSocket URL')
+  let port = secure ? 443 : 80
+  if (m[3] !== undefined && m[3] !== '') {
+    port = parseInt(m[3], 10)
+    if (!(port >= 0 && port <= 65535)) throw new SyntaxError('Invalid WebSocket URL')
+  }
+  let path = m[4] === undefined ? '/' : m[4]
+  if (path[0] === '?') path = '/' + path
+  if (/\s/.test(path)) throw new SyntaxError('Invalid WebSocket URL')
+  return { secure, host, port, path }
+}
+
+/* ------------------------------------------------------------------ */
+/* naive reassembly (opt "join" off): JS collects chunks and joins them */
+
+function arrayBufferJoinNaive (bufs) {
+  const total = bufs.reduce((n, b) => n + b.byteLength, 0)
+  const out = new Uint8Array(total)
+  let off = 0
+  for (let i = 0; i < bufs.length; i++) {
+    const u = new Uint8Array(bufs[i])
+    out.set(u, off)
+    off += u.length
+  }
+  return out.buffer
+}
+
+const TOKEN_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
+
+function utf8Length (s) {
+  return lws.encode_utf8(s).byteLength
+}
+
+/* ------------------------------------------------------------------ */
+
+export class WebSocket {
+  constructor (url, protocols) {
+    if (arguments.length < 1) throw new TypeError('WebSocket: 1 argument required')
+    url = String(url)
+    const u = OPT.urlparse ? lws.parse_url(url) : parseUrlJS(url)
+
+    let list = []
+    if (protocols !== undefined) {
+      list = typeof protocols === 'string' ? [protocols] : Array.from(protocols, String)
+      const seen = new Set()
+      for (const p of list) {
+        if (!TOKEN_RE.test(p) || seen.has(p.toLowerCase())) {
+          throw new DOMException('Invalid subprotocol: ' + p, 'SyntaxError')
+        }
+        seen.add(p.toLowerCase())
+      }
+    }
+
+    const hostpart = u.host.indexOf(':') >= 0 ? '[' + u.host + ']' : u.host
+    const defport = u.secure ? 443 : 80
+    this._url = (u.secure ? 'wss://' : 'ws://') + hostpart +
+      (u.port === defport ? '' : ':' + u.port) + u.path
+    this._readyState = CONNECTING
+    this._protocol = ''
+    this._binaryType = 'arraybuffer'
+    this._onopen = null
+    this._onmessage = null
+    this._onerror = null
+    this._onclose = null
+    this._listeners = null
+    this._lsMessage = null
+    this._inbuf = null
+    this._inCount = 0
+    this._inBinary = false
+    this._deferred = null
+    if (OPT.eventpool) {
+      /* reused for every dispatch: handlers must not keep them */
+      this._evOpen = { type: 'open', target: this, currentTarget: this }
+      this._evMessage = { type: 'message', target: this, currentTarget: this, data: null, origin: '' }
+      this._evError = { type: 'error', target: this, currentTarget: this, message: '' }
+      this._evClose = { type: 'close', target: this, currentTarget: this, code: 1005, reason: '', wasClean: false }
+    }
+
+    ensureInit()
+    let constructing = true
+    const evfn = (kind, a, b, c, d) => {
+      if (constructing) {
+        /* events raised synchronously by connect(): deliver them later */
+        if (this._deferred === null) this._deferred = []
+        this._deferred.push([kind, a, b, c, d])
+        return
+      }
+      this._event(kind, a, b, c, d)
+    }
+    const msgfn = (data) => this._emitMessage(data)
+    this._conn = lws.connect(u.secure, u.host, u.port, u.path,
+      list.length ? list.join(', ') : null, evfn, msgfn)
+    constructing = false
+    if (this._deferred !== null) {
+      const q = this._deferred
+      this._deferred = null
+      os.setTimeout(() => { for (const e of q) this._event(e[0], e[1], e[2], e[3], e[4]) }, 0)
+    }
+    schedule(false)
+  }
+
+  get url () { return this._url }
+  get readyState () { return this._readyState }
+  get protocol () { return this._protocol }
+  get extensions () { return '' }
+  get binaryType () { return this._binaryType }
+  set binaryType (v) {
+    /* only ArrayBuffer delivery exists in qjs (no Blob); other values ignored */
+    if (v === 'arraybuffer') this._binaryType = v
+  }
+
+  get bufferedAmount () {
+    const c = this._conn
+    return c === null ? 0 : c.buffered()
+  }
+
+  get onopen () { return this._onopen }
+  set onopen (f) { this._onopen = typeof f === 'function' ? f : null }
+  get onmessage () { return this._onmessage }
+  set onmessage (f) { this._onmessage = typeof f === 'function' ? f : null }
+  get onerror () { return this._onerror }
+  set onerror (f) { this._onerror = typeof f === 'function' ? f : null }
+  get onclose () { return this._onclose }
+  set onclose (f) { this._onclose = typeof f === 'function' ? f : null }
+
+  send (data, options) {
+    const st = this._readyState
+    if (st === CONNECTING) throw new DOMException('WebSocket is still CONNECTING', 'InvalidStateError')
+    if (st !== OPEN) return /* CLOSING/CLOSED: discarded, as in browsers */
+    const c = this._conn
+    if (typeof data === 'string') {
+      if (OPT.strsend) c.send(data, true)
+      else c.send(lws.encode_utf8(data), true) /* naive: intermediate copy */
+    } else if (data instanceof ArrayBuffer) {
+      /* C copies synchronously into the frame buffer, so no defensive
+         copy is needed; {transfer: true} is accepted either way. */
+      if (OPT.transfer) c.send(data, false)
+      else c.send(data.slice(0), false)
+    } else if (ArrayBuffer.isView(data)) {
+      if (OPT.transfer) {
+        c.send(data.buffer, false, data.byteOffset, data.byteLength)
+      } else {
+        c.send(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength), false)
+      }
+    } else {
+      const s = String(data)
+      if (OPT.strsend) c.send(s, true)
+      else c.send(lws.encode_utf8(s), true)
+    }
+    void options
+  }
+
+  close (code, reason) {
+    if (code !== undefined) {
+      code = Number(code)
+      if (!(code === 1000 || (Number.isInteger(code) && code >= 3000 && code <= 4999))) {
+        throw new DOMException('Invalid close code: ' + code, 'InvalidAccessError')
+      }
+    }
+    if (reason !== undefined) {
+      reason = String(reason)
+      if (utf8Length(reason) > 123) throw new DOMException('Close reason too long', 'SyntaxError')
+    }
+    const st = this._readyState
+    if (st === CLOSING || st === CLOSED) return
+    this._readyState = CLOSING
+    if (this._conn !== null) this._conn.close(code, reason)
+    schedule(st === CONNECTING)
+  }
+
+  addEventListener (type, listener, options) {
+    if (listener === null || listener === undefined) return
+    type = String(type)
+    const once = typeof options === 'object' && options !== null && !!options.once
+    if (this._listeners === null) this._listeners = Object.create(null)
+    let ls = this._listeners[type]
+    if (ls === undefined) ls = this._listeners[type] = []
+    for (const l of ls) if (l.fn === listener) return
+    ls.push({ fn: listener, once })
+    if (type === 'message') this._lsMessage = ls
+  }
+
+  removeEventListener (type, listener) {
+    if (this._listeners === null) return
+    type = String(type)
+    const ls = this._listeners[type]
+    if (ls === undefined) return
+    const i = ls.findIndex(l => l.fn === listener)
+    if (i >= 0) ls.splice(i, 1)
+  }
+
+  dispatchEvent (ev) {
+    this._dispatch(ev.type, this['_on' + ev.type] || null, ev)
+    return true
+  }
+
+  _dispatch (type, handler, ev) {
+    if (handler !== null) {
+      try { handler.call(this, ev) } catch (e) { reportError(e) }
+    }
+    const all = this._listeners
+    if (all === null) return
+    const ls = all[type]
+    if (ls === undefined || ls.length === 0) return
+    for (const l of ls.slice()) {
+      if (l.once) this.removeEventListener(type, l.fn)
+      try {
+        if (typeof l.fn === 'function') l.fn.call(this, ev)
+        else l.fn.handleEvent(ev)
+      } catch (e) { reportError(e) }
+    }
+  }
+
+  _emitMessage (data) {
+    let ev
+    if (OPT.eventpool) {
+      ev = this._evMessage
+      ev.data = data
+    } else {
+      ev = { type: 'message', target: this, currentTarget: this, data, origin: '' }
+    }
+    const h = this._onmessage
+    if (h !== null) {
+      try { h.call(this, ev) } catch (e) { reportError(e) }
+    }
+    if (this._lsMessage !== null && this._lsMessage.length) this._dispatch('message', null, ev)
+    if (OPT.eventpool) ev.data = null
+  }
+
+  _event (kind, a, b, c, d) {
+    switch (kind) {
+      case 1: { /* open */
+        if (this._readyState !== CONNECTING) return
+        this._readyState = OPEN
+        this._protocol = a
+        const ev = OPT.eventpool ? this._evOpen : { type: 'open', target: this, currentTarget: this }
+        this._dispatch('open', this._onopen, ev)
+        break
+      }
+      case 2: /* chunk (naive receive path) */
+        this._chunk(a, b, c, d)
+        break
+      case 3: { /* error */
+        let ev
+        if (OPT.eventpool) {
+          ev = this._evError
+          ev.message = a
+        } else {
+          ev = { type: 'error', target: this, currentTarget: this, message: a }
+        }
+        this._dispatch('error', this._onerror, ev)
+        break
+      }
+      case 4: { /* close */
+        if (this._readyState === CLOSED) return
+        this._readyState = CLOSED
+        this._conn = null
+        this._inbuf = null
+        let ev
+        if (OPT.eventpool) {
+          ev = this._evClose
+          ev.code = a
+          ev.reason = b
+          ev.wasClean = c
+        } else {
+          ev = { type: 'close', target: this, currentTarget: this, code: a, reason: b, wasClean: c }
+        }
+        this._dispatch('close', this._onclose, ev)
+        break
+      }
+    }
+  }
+
+  _chunk (ab, first, final, binary) {
+    if (first) {
+      if (OPT.fragbuf) {
+        /* pre-size: guess 2 pieces for small first chunks, 4 otherwise */
+        this._inbuf = new Array(ab.byteLength < 1024 ? 2 : 4)
+      } else {
+        this._inbuf = []
+      }
+      this._inCount = 0
+      this._inBinary = binary
+    }
+    if (this._inbuf === null) return
+    if (OPT.fragbuf) {
+      if (this._inCount >= this._inbuf.length) this._inbuf.length = this._inbuf.length * 2
+      this._inbuf[this._inCount++] = ab
+    } else {
+      this._inbuf.push(ab)
+    }
+    if (!final) return
+    const bufs = this._inbuf
+    if (OPT.fragbuf) bufs.length = this._inCount
+    this._inbuf = null
+    const buf = arrayBufferJoinNaive(bufs)
+    if (this._inBinary) {
+      this._emitMessage(buf)
+    } else {
+      const s = lws.decode_utf8(buf)
+      if (s === null) {
+        if (this._conn !== null) this._conn.fail(1007)
+      } else {
+        this._emitMessage(s)
+      }
+    }
+  }
+}
+
+for (const [k, v] of [['CONNECTING', CONNECTING], ['OPEN', OPEN], ['CLOSING', CLOSING], ['CLOSED', CLOSED]]) {
+  Object.defineProperty(WebSocket, k, { value: v, enumerable: true })
+  Object.defineProperty(WebSocket.prototype, k, { value: v, enumerable: true })
+}
+
+/* introspection for tests and the harness */
+export const options = OPT
+export function poolStats () { return lws.pool_stats() }
+export default WebSocket
