@@ -6,7 +6,7 @@
  * (created by init()).  Each connection is a JS "conn" object wrapping a
  * struct conn.  websocket.js provides the browser API on top of this.
  *
- * The ten optimizations can be switched off at run time with the environment
+ * The eleven optimizations can be switched off at run time with the environment
  * variable QJSWS_DISABLE (comma separated short names, or "all"); see
  * README.md.  The switch state is read once, at module load.
  */
@@ -18,6 +18,9 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/epoll.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <libwebsockets.h>
@@ -41,12 +44,13 @@ enum {
     OPT_BATCH = 1 << 7,
     OPT_EVENTPOOL = 1 << 8,
     OPT_URLPARSE = 1 << 9,
-    OPT_ALL = (1 << 10) - 1,
+    OPT_FRAMING = 1 << 10,
+    OPT_ALL = (1 << 11) - 1,
 };
 
 static const char *const opt_names[] = {
     "join", "buffered", "pool", "scheduler", "transfer",
-    "fragbuf", "strsend", "batch", "eventpool", "urlparse",
+    "fragbuf", "strsend", "batch", "eventpool", "urlparse", "framing",
 };
 
 static unsigned g_opts = OPT_ALL;
@@ -259,7 +263,14 @@ static struct {
     int nconns;          /* live connections */
     int destroying;
     uint64_t services, service_fds, ticks;
+    uint64_t own_writes, own_reads;
+    int in_service;      /* depth: inside service()/service_fd()/tick() */
+    conn *dirty;         /* "framing" conns with output to flush / to kill */
 } G = { .epfd = -1 };
+
+/* "framing": fd -> conn for the sockets whose I/O we do ourselves */
+#define FDMAP_MAX 4096
+static conn *g_fdmap[FDMAP_MAX];
 
 typedef struct {
     JSValue pollfn; /* (fd, mask) => void, mask: 1 read, 2 write, 0 remove */
@@ -297,9 +308,31 @@ struct conn {
     uint8_t *rx;
     size_t rxlen, rxcap;
     char protocol[64];
+    int secure;
+    /* opt "framing": our own RFC 6455 framing on the raw socket (ws:// only) */
+    int fd;
+    int own;           /* tx: we frame, mask and write the socket */
+    int own_rx;        /* rx: we read and parse the socket */
+    struct oblk *ohead, *otail; /* queued frames, written with one sendmsg */
+    size_t obytes;
+    int dirty;         /* on G.dirty: flush (and maybe kill) after service */
+    struct conn *dnext;
+    int close_sent, kill_pending;
+    int msg_op;        /* data message in progress: 0 none, 1 text, 2 binary */
+    int msg_first;     /* next data chunk is the first of its message */
+    uint8_t hdr[14];
+    int hdrlen, hdrneed; /* hdrneed 0: between frames */
+    int in_payload;
+    int f_fin, f_op;
+    uint64_t f_left;   /* payload bytes of the current frame still to come */
+    uint8_t ctl[128];
+    size_t ctllen;
 };
 
 enum { EV_OPEN = 1, EV_CHUNK = 2, EV_ERROR = 3, EV_CLOSE = 4 };
+
+static int own_append(conn *c, int opcode, const uint8_t *p, size_t len);
+static void own_kick(conn *c);
 
 static void call_js(JSContext *ctx, JSValueConst fn, int argc, JSValueConst *argv)
 {
@@ -349,9 +382,12 @@ static void conn_free_queue(conn *c)
 }
 
 /* the wsi is gone: drop everything that ties the conn to lws */
+static void own_release(conn *c);
+
 static void conn_detach(conn *c)
 {
     JSValue self;
+    own_release(c);
     conn_free_queue(c);
     free(c->rx);
     c->rx = NULL;
@@ -402,6 +438,13 @@ static void epoll_set(int op, int fd, int events)
         lwsl_err("epoll_ctl(%d, fd %d): %s\n", op, fd, strerror(errno));
 }
 
+static int own_events(int fd, int events)
+{
+    if (fd >= 0 && fd < FDMAP_MAX && g_fdmap[fd] && g_fdmap[fd]->own_rx)
+        events |= POLLIN;
+    return events;
+}
+
 static void poll_add(struct lws_pollargs *pa)
 {
     G.nfds++;
@@ -430,9 +473,10 @@ static void poll_del(struct lws_pollargs *pa)
 static void poll_change(struct lws_pollargs *pa)
 {
     if (OPT(OPT_BATCH)) {
-        epoll_set(EPOLL_CTL_MOD, pa->fd, pa->events);
-    } else if (lws_to_mask(pa->events) != lws_to_mask(pa->prev_events)) {
-        poll_notify(pa->fd, lws_to_mask(pa->events));
+        epoll_set(EPOLL_CTL_MOD, pa->fd, own_events(pa->fd, pa->events));
+    } else if (lws_to_mask(own_events(pa->fd, pa->events)) !=
+               lws_to_mask(own_events(pa->fd, pa->prev_events))) {
+        poll_notify(pa->fd, lws_to_mask(own_events(pa->fd, pa->events)));
     }
 }
 
@@ -482,6 +526,17 @@ static int conn_send(JSContext *ctx, conn *c, const uint8_t *p, size_t len, int 
 {
     if (!c->wsi || c->state != ST_OPEN || c->close_requested)
         return 0; /* browsers silently discard */
+
+    if (c->own) {
+        if (c->kill_pending || c->close_sent)
+            return 0;
+        if (own_append(c, text ? 1 : 2, p, len) < 0) {
+            JS_ThrowOutOfMemory(ctx);
+            return -1;
+        }
+        own_kick(c);
+        return 0;
+    }
 
     /* fast path: nothing queued and socket not backed up -> write now */
     if (!c->qhead && !lws_partial_buffered(c->wsi)) {
@@ -554,13 +609,17 @@ static void free_rx(JSRuntime *rt, void *opaque, void *ptr)
     free(ptr);
 }
 
-/* returns -1 to make lws close the connection */
-static int conn_receive(conn *c, struct lws *wsi, const uint8_t *in, size_t len)
+static void own_fail(conn *c, int code, const char *reason, size_t rlen);
+
+/*
+ * One chunk of a data message.  `remain` is what the current frame still
+ * owes after this chunk.  Returns -1 when the connection is to be failed
+ * (c->fail_code set).
+ */
+static int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
+                        int binary, size_t remain)
 {
     JSContext *ctx = c->jsctx;
-    int first = lws_is_first_fragment(wsi);
-    int final = lws_is_final_fragment(wsi);
-    int binary = lws_frame_is_binary(wsi);
 
     if (c->state != ST_OPEN && c->state != ST_CLOSING)
         return 0;
@@ -600,7 +659,6 @@ static int conn_receive(conn *c, struct lws *wsi, const uint8_t *in, size_t len)
         uint8_t *nb;
         if (OPT(OPT_FRAGBUF)) {
             /* size from the frame header: what we have + what this frame still owes */
-            size_t remain = (size_t)lws_remaining_packet_payload(wsi);
             ncap = need + remain;
             if (!first && ncap < c->rxcap * 2)
                 ncap = c->rxcap * 2;
@@ -646,23 +704,641 @@ static int conn_receive(conn *c, struct lws *wsi, const uint8_t *in, size_t len)
     }
 
 check_fail:
-    if (c->fail_code) {
-        static const char bad[] = "invalid UTF-8 in text message";
-        static const char big[] = "message too big";
-        const char *r = c->fail_code == 1007 ? bad : big;
-        size_t rl = c->fail_code == 1007 ? sizeof(bad) - 1 : sizeof(big) - 1;
+    return c->fail_code ? -1 : 0;
+}
+
+static const char *fail_text(int code)
+{
+    switch (code) {
+    case 1007: return "invalid UTF-8 in text message";
+    case 1009: return "message too big";
+    default: return "protocol error";
+    }
+}
+
+/* lws path: an lws rx callback; returns -1 to make lws close the connection */
+static int conn_receive(conn *c, struct lws *wsi, const uint8_t *in, size_t len)
+{
+    int first = lws_is_first_fragment(wsi);
+    int final = lws_is_final_fragment(wsi);
+    int binary = lws_frame_is_binary(wsi);
+    size_t remain = (size_t)lws_remaining_packet_payload(wsi);
+
+    if (first)
+        c->msg_op = binary ? 2 : 1;
+    if (final && !remain)
+        c->msg_op = 0;
+    if (conn_deliver(c, in, len, first, final, binary, remain) < 0) {
+        const char *r = fail_text(c->fail_code);
+        size_t rl = strlen(r);
         c->close_code = c->fail_code;
         memcpy(c->close_reason, r, rl);
         c->close_reason_len = rl;
         lws_close_reason(wsi, (enum lws_close_status)c->fail_code, (unsigned char *)c->close_reason,
                          c->close_reason_len);
         if (!c->closed_dispatched && c->wsi) {
-            conn_dispatch_error(c, c->fail_code == 1007 ? bad : big);
+            conn_dispatch_error(c, r);
             c->state = ST_CLOSING;
         }
         return -1;
     }
     return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* opt "framing": RFC 6455 client framing on the raw socket              */
+
+/*
+ * For ws:// connections lws does the connect and the opening handshake;
+ * once the connection is established we frame, mask and write ourselves
+ * (queued frames are coalesced into one sendmsg per wakeup), and, as soon
+ * as lws holds no buffered rx and is between frames, read and parse the
+ * socket ourselves (lws' own parser handles one byte per call).  lws still
+ * owns the wsi: writable notifications, timeouts and the final close.
+ */
+
+typedef struct oblk {
+    struct oblk *next;
+    size_t off, len, cap;
+    uint8_t d[];
+} oblk;
+
+#define OBLK_CAP (64 * 1024)
+#define OBLK_SPARES 8
+#define RXBUF_SIZE (256 * 1024)
+#define OWN_FLUSH_AT (256 * 1024)
+
+static struct {
+    oblk *spare;
+    int nspare;
+    uint8_t *rxbuf;
+    uint8_t rnd[256];
+    size_t rndpos;
+} F = { .rndpos = 256 };
+
+static oblk *oblk_new(size_t need)
+{
+    oblk *b;
+    if (need <= OBLK_CAP && F.spare) {
+        b = F.spare;
+        F.spare = b->next;
+        F.nspare--;
+    } else {
+        size_t cap = need <= OBLK_CAP ? OBLK_CAP : need;
+        b = malloc(sizeof(oblk) + cap);
+        if (!b)
+            return NULL;
+        b->cap = cap;
+    }
+    b->next = NULL;
+    b->off = b->len = 0;
+    return b;
+}
+
+static void oblk_free(oblk *b)
+{
+    if (b->cap == OBLK_CAP && F.nspare < OBLK_SPARES) {
+        b->next = F.spare;
+        F.spare = b;
+        F.nspare++;
+    } else {
+        free(b);
+    }
+}
+
+static void framing_destroy(void)
+{
+    while (F.spare) {
+        oblk *n = F.spare->next;
+        free(F.spare);
+        F.spare = n;
+    }
+    F.nspare = 0;
+    free(F.rxbuf);
+    F.rxbuf = NULL;
+}
+
+static void own_free_queue(conn *c)
+{
+    oblk *b = c->ohead, *n;
+    while (b) {
+        n = b->next;
+        oblk_free(b);
+        b = n;
+    }
+    c->ohead = c->otail = NULL;
+    c->obytes = 0;
+}
+
+/* 4 unpredictable bytes per frame, from a getrandom() refilled buffer */
+static void mask_key(uint8_t key[4])
+{
+    if (F.rndpos + 4 > sizeof(F.rnd)) {
+        size_t got = 0;
+        while (got < sizeof(F.rnd)) {
+            ssize_t n = getrandom(F.rnd + got, sizeof(F.rnd) - got, 0);
+            if (n < 0) {
+                if (errno == EINTR)
+                    continue;
+                abort(); /* no entropy: never send predictable masks */
+            }
+            got += (size_t)n;
+        }
+        F.rndpos = 0;
+    }
+    memcpy(key, F.rnd + F.rndpos, 4);
+    F.rndpos += 4;
+}
+
+/* dst = src ^ key (repeating), 8 bytes at a time */
+static void mask_copy(uint8_t *dst, const uint8_t *src, size_t len, const uint8_t key[4])
+{
+    uint64_t k8;
+    uint32_t k4;
+    size_t i = 0;
+    memcpy(&k4, key, 4);
+    k8 = ((uint64_t)k4 << 32) | k4;
+    for (; i + 32 <= len; i += 32) {
+        uint64_t a, b, cc, d;
+        memcpy(&a, src + i, 8);
+        memcpy(&b, src + i + 8, 8);
+        memcpy(&cc, src + i + 16, 8);
+        memcpy(&d, src + i + 24, 8);
+        a ^= k8;
+        b ^= k8;
+        cc ^= k8;
+        d ^= k8;
+        memcpy(dst + i, &a, 8);
+        memcpy(dst + i + 8, &b, 8);
+        memcpy(dst + i + 16, &cc, 8);
+        memcpy(dst + i + 24, &d, 8);
+    }
+    for (; i + 8 <= len; i += 8) {
+        uint64_t a;
+        memcpy(&a, src + i, 8);
+        a ^= k8;
+        memcpy(dst + i, &a, 8);
+    }
+    for (; i < len; i++)
+        dst[i] = src[i] ^ key[i & 3];
+}
+
+/* append one complete masked frame to the output queue; -1 out of memory */
+static int own_append(conn *c, int opcode, const uint8_t *p, size_t len)
+{
+    uint8_t h[14], key[4];
+    size_t hl = 2, need;
+    oblk *b = c->otail;
+    h[0] = (uint8_t)(0x80 | opcode);
+    if (len < 126) {
+        h[1] = (uint8_t)(0x80 | len);
+    } else if (len <= 0xffff) {
+        h[1] = 0x80 | 126;
+        h[2] = (uint8_t)(len >> 8);
+        h[3] = (uint8_t)len;
+        hl = 4;
+    } else {
+        int i;
+        h[1] = 0x80 | 127;
+        for (i = 0; i < 8; i++)
+            h[2 + i] = (uint8_t)((uint64_t)len >> (56 - 8 * i));
+        hl = 10;
+    }
+    mask_key(key);
+    memcpy(h + hl, key, 4);
+    hl += 4;
+    need = hl + len;
+    if (!b || b->cap - b->len < need) {
+        b = oblk_new(need);
+        if (!b)
+            return -1;
+        if (c->otail)
+            c->otail->next = b;
+        else
+            c->ohead = b;
+        c->otail = b;
+    }
+    memcpy(b->d + b->len, h, hl);
+    if (len)
+        mask_copy(b->d + b->len + hl, p, len, key);
+    b->len += need;
+    c->obytes += need;
+    return 0;
+}
+
+/* write as much of the queue as the socket takes: 0 ok, -1 broken */
+static int own_flush(conn *c)
+{
+    while (c->ohead) {
+        struct iovec iov[64];
+        struct msghdr mh;
+        oblk *b;
+        int n = 0;
+        ssize_t w;
+        for (b = c->ohead; b && n < (int)countof(iov); b = b->next, n++) {
+            iov[n].iov_base = b->d + b->off;
+            iov[n].iov_len = b->len - b->off;
+        }
+        memset(&mh, 0, sizeof(mh));
+        mh.msg_iov = iov;
+        mh.msg_iovlen = (size_t)n;
+        w = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return 0;
+            return -1;
+        }
+        G.own_writes++;
+        c->obytes -= (size_t)w;
+        while (w > 0) {
+            b = c->ohead;
+            if ((size_t)w >= b->len - b->off) {
+                w -= (ssize_t)(b->len - b->off);
+                c->ohead = b->next;
+                if (!c->ohead)
+                    c->otail = NULL;
+                oblk_free(b);
+            } else {
+                b->off += (size_t)w;
+                w = 0;
+            }
+        }
+        if (c->ohead && c->ohead->off)
+            return 0; /* socket full */
+    }
+    return 0;
+}
+
+static void own_mark_dirty(conn *c)
+{
+    if (c->dirty)
+        return;
+    c->dirty = 1;
+    c->dnext = G.dirty;
+    G.dirty = c;
+}
+
+static void own_unlink_dirty(conn *c)
+{
+    conn **pp;
+    if (!c->dirty)
+        return;
+    for (pp = &G.dirty; *pp; pp = &(*pp)->dnext) {
+        if (*pp == c) {
+            *pp = c->dnext;
+            break;
+        }
+    }
+    c->dirty = 0;
+    c->dnext = NULL;
+}
+
+/*
+ * Output was queued (or a kill requested).  Inside a service call the
+ * flush is deferred to its end, so a burst of sends becomes one sendmsg;
+ * outside, it happens now.
+ */
+static void own_kick(conn *c)
+{
+    if (!c->wsi)
+        return;
+    if (G.in_service) {
+        own_mark_dirty(c);
+        /* small frames wait for the end of the service call (coalescing);
+         * once a lot is queued, write now so the kernel drains a big burst
+         * while it is being queued (bounds the queue, i.e. peak RSS) */
+        if (c->obytes < OWN_FLUSH_AT)
+            return;
+        if (own_flush(c) < 0) {
+            own_free_queue(c);
+            c->kill_pending = 1;
+        }
+        return;
+    }
+    if (own_flush(c) < 0) {
+        own_free_queue(c);
+        c->kill_pending = 1;
+    }
+    if (c->ohead || c->kill_pending)
+        lws_callback_on_writable(c->wsi); /* the kill happens in WRITEABLE */
+}
+
+/* end of a service call: flush what was queued, kill what is finished */
+static void own_post_service(void)
+{
+    while (G.dirty) {
+        conn *c = G.dirty;
+        G.dirty = c->dnext;
+        c->dirty = 0;
+        c->dnext = NULL;
+        if (!c->wsi)
+            continue;
+        if (own_flush(c) < 0) {
+            own_free_queue(c);
+            c->kill_pending = 1;
+        }
+        if (c->ohead) {
+            lws_callback_on_writable(c->wsi);
+        } else if (c->kill_pending) {
+            /* outside any lws callback: close now; may free c */
+            lws_set_timeout(c->wsi, PENDING_TIMEOUT_KILLED_BY_PARENT, LWS_TO_KILL_SYNC);
+        }
+    }
+}
+
+/* send a close frame (once) */
+static void own_send_close(conn *c, int code, const char *reason, size_t rlen)
+{
+    uint8_t b[125];
+    size_t n = 0;
+    if (c->close_sent)
+        return;
+    c->close_sent = 1;
+    if (code != 1005 && code > 0) {
+        b[0] = (uint8_t)(code >> 8);
+        b[1] = (uint8_t)code;
+        if (rlen > 123)
+            rlen = 123;
+        if (rlen)
+            memcpy(b + 2, reason, rlen);
+        n = 2 + rlen;
+    }
+    if (own_append(c, 8, b, n) < 0)
+        c->kill_pending = 1;
+}
+
+/* fail the connection: close frame with code, then drop the TCP connection */
+static void own_fail(conn *c, int code, const char *reason, size_t rlen)
+{
+    if (!c->fail_code)
+        c->fail_code = code;
+    c->close_code = code;
+    if (rlen > sizeof(c->close_reason))
+        rlen = sizeof(c->close_reason);
+    memcpy(c->close_reason, reason, rlen);
+    c->close_reason_len = rlen;
+    if (!c->closed_dispatched && c->state != ST_CLOSED) {
+        conn_dispatch_error(c, reason);
+        c->state = ST_CLOSING;
+    }
+    own_send_close(c, code, reason, rlen);
+    c->kill_pending = 1;
+    own_kick(c);
+}
+
+static int close_code_ok(int code)
+{
+    return (code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014) ||
+           (code >= 3000 && code <= 4999);
+}
+
+static void own_control(conn *c)
+{
+    switch (c->f_op) {
+    case 9: /* ping -> pong */
+        if (!c->close_sent && own_append(c, 10, c->ctl, c->ctllen) < 0)
+            c->kill_pending = 1;
+        own_kick(c);
+        break;
+    case 10: /* pong */
+        break;
+    case 8: { /* close */
+        int code = 1005;
+        size_t rl = 0;
+        if (c->ctllen == 1) {
+            own_fail(c, 1002, "bad close frame", 15);
+            return;
+        }
+        if (c->ctllen >= 2) {
+            code = (c->ctl[0] << 8) | c->ctl[1];
+            rl = c->ctllen - 2;
+            if (!close_code_ok(code)) {
+                own_fail(c, 1002, "bad close code", 14);
+                return;
+            }
+            if (!utf8_valid(c->ctl + 2, rl)) {
+                own_fail(c, 1007, "invalid UTF-8 in close reason", 29);
+                return;
+            }
+        }
+        c->peer_closed = 1;
+        c->peer_code = code;
+        memcpy(c->peer_reason, c->ctl + 2, rl);
+        c->peer_reason_len = rl;
+        if (c->state == ST_OPEN)
+            c->state = ST_CLOSING;
+        /* echo the code (RFC 6455 5.5.1), then drop the connection */
+        own_send_close(c, code, NULL, 0);
+        c->kill_pending = 1;
+        own_kick(c);
+        break;
+    }
+    }
+}
+
+/* parse a run of bytes from the socket */
+static void own_parse(conn *c, const uint8_t *p, size_t n)
+{
+    while (n && !c->kill_pending && !c->fail_code) {
+        if (!c->in_payload) {
+            size_t take;
+            if (!c->hdrneed) {
+                c->hdrneed = 2;
+                c->hdrlen = 0;
+            }
+            take = (size_t)(c->hdrneed - c->hdrlen);
+            if (take > n)
+                take = n;
+            memcpy(c->hdr + c->hdrlen, p, take);
+            c->hdrlen += (int)take;
+            p += take;
+            n -= take;
+            if (c->hdrlen < c->hdrneed)
+                break;
+            if (c->hdrneed == 2) {
+                uint8_t l7 = c->hdr[1] & 0x7f;
+                if (c->hdr[1] & 0x80) {
+                    own_fail(c, 1002, "masked frame from server", 24);
+                    return;
+                }
+                if (l7 == 126 || l7 == 127) {
+                    c->hdrneed = l7 == 126 ? 4 : 10;
+                    continue;
+                }
+            }
+            /* header complete */
+            {
+                uint8_t b0 = c->hdr[0], l7 = c->hdr[1] & 0x7f;
+                uint64_t len = l7;
+                int op = b0 & 0x0f, i;
+                if (l7 == 126) {
+                    len = ((uint64_t)c->hdr[2] << 8) | c->hdr[3];
+                } else if (l7 == 127) {
+                    len = 0;
+                    for (i = 0; i < 8; i++)
+                        len = (len << 8) | c->hdr[2 + i];
+                    if (len >> 63) {
+                        own_fail(c, 1002, "bad frame length", 16);
+                        return;
+                    }
+                }
+                c->f_fin = !!(b0 & 0x80);
+                c->f_op = op;
+                c->f_left = len;
+                c->hdrneed = 0;
+                if (b0 & 0x70) {
+                    own_fail(c, 1002, "reserved bits set", 17);
+                    return;
+                }
+                if (op >= 8) {
+                    if (op > 10 || !c->f_fin || len > 125) {
+                        own_fail(c, 1002, "bad control frame", 17);
+                        return;
+                    }
+                    c->ctllen = 0;
+                } else if (op == 0) {
+                    if (!c->msg_op) {
+                        own_fail(c, 1002, "unexpected continuation", 23);
+                        return;
+                    }
+                } else if (op == 1 || op == 2) {
+                    if (c->msg_op) {
+                        own_fail(c, 1002, "expected continuation", 21);
+                        return;
+                    }
+                    c->msg_op = op;
+                    c->msg_first = 1;
+                } else {
+                    own_fail(c, 1002, "unknown opcode", 14);
+                    return;
+                }
+                c->in_payload = 1;
+                if (len)
+                    continue;
+            }
+        }
+        /* payload (possibly empty) */
+        {
+            size_t take = c->f_left < n ? (size_t)c->f_left : n;
+            if (c->f_op >= 8) {
+                memcpy(c->ctl + c->ctllen, p, take);
+                c->ctllen += take;
+            } else {
+                int first = c->msg_first;
+                int final = c->f_fin && take == c->f_left;
+                int binary = c->msg_op == 2;
+                if (final)
+                    c->msg_op = 0;
+                c->msg_first = 0;
+                if (c->f_left - take > SIZE_MAX / 2) {
+                    own_fail(c, 1009, "message too big", 15);
+                    return;
+                }
+                if (conn_deliver(c, p, take, first, final, binary, (size_t)(c->f_left - take)) < 0) {
+                    const char *r = fail_text(c->fail_code);
+                    int code = c->fail_code;
+                    c->fail_code = 0;
+                    own_fail(c, code, r, strlen(r));
+                    return;
+                }
+            }
+            p += take;
+            n -= take;
+            c->f_left -= take;
+            if (!c->f_left) {
+                c->in_payload = 0;
+                if (c->f_op >= 8)
+                    own_control(c);
+            }
+        }
+    }
+}
+
+/* the socket is readable: read and parse everything there is (bounded) */
+static void own_read(conn *c)
+{
+    int i;
+    if (!F.rxbuf) {
+        F.rxbuf = malloc(RXBUF_SIZE);
+        if (!F.rxbuf)
+            return;
+    }
+    for (i = 0; i < 16 && c->wsi && !c->kill_pending; i++) {
+        ssize_t n = recv(c->fd, F.rxbuf, RXBUF_SIZE, MSG_DONTWAIT);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return;
+            n = 0;
+        }
+        if (n == 0) {
+            /* peer gone (clean only if the close handshake was done) */
+            own_free_queue(c);
+            c->kill_pending = 1;
+            own_mark_dirty(c);
+            return;
+        }
+        G.own_reads++;
+        if (c->peer_closed)
+            continue; /* nothing after a close frame counts */
+        own_parse(c, F.rxbuf, (size_t)n);
+        if ((size_t)n < RXBUF_SIZE)
+            return;
+    }
+}
+
+/*
+ * Service one socket: for "framing" connections rx (and hangups) are
+ * handled here and only what is left goes to lws.
+ */
+static void own_release(conn *c)
+{
+    own_unlink_dirty(c);
+    own_free_queue(c);
+    if (c->own && c->fd >= 0 && c->fd < FDMAP_MAX && g_fdmap[c->fd] == c)
+        g_fdmap[c->fd] = NULL;
+    c->own = c->own_rx = 0;
+}
+
+/* lws timers are about to run lws' own poll(): read our sockets first */
+static void own_read_all(void)
+{
+    int fd;
+    for (fd = 0; fd < FDMAP_MAX; fd++) {
+        conn *c = g_fdmap[fd];
+        if (c && c->own_rx && c->wsi && !c->kill_pending)
+            own_read(c);
+    }
+}
+
+static void service_one(int fd, short events, short revents)
+{
+    struct lws_pollfd pfd;
+    conn *c = (fd >= 0 && fd < FDMAP_MAX) ? g_fdmap[fd] : NULL;
+    if (c && c->own && !c->own_rx && (revents & (POLLIN | POLLHUP | POLLERR))) {
+        /* take over rx only when lws holds nothing and is between frames */
+        if (lws_service_adjust_timeout(G.ctx, 1, 0) && !lws_remaining_packet_payload(c->wsi)) {
+            /* lws must never read this socket again (its own poll() in
+             * lws_service would): rx flow control drops its POLLIN, while
+             * our registration keeps it (own_events) */
+            c->own_rx = 1;
+            lws_rx_flow_control(c->wsi, 0);
+        }
+    }
+    if (c && c->own_rx) {
+        if (revents & (POLLIN | POLLHUP | POLLERR))
+            own_read(c);
+        revents &= (short)~(POLLIN | POLLHUP | POLLERR);
+        if (!revents)
+            return;
+    }
+    pfd.fd = fd;
+    pfd.events = events;
+    pfd.revents = revents;
+    lws_service_fd(G.ctx, &pfd);
 }
 
 /* ------------------------------------------------------------------ */
@@ -703,6 +1379,14 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
     case LWS_CALLBACK_CLIENT_ESTABLISHED: {
         JSValue argv[2];
         c->state = ST_OPEN;
+        if (OPT(OPT_FRAMING) && !c->secure) {
+            int fd = (int)lws_get_socket_fd(wsi);
+            if (fd >= 0 && fd < FDMAP_MAX && !g_fdmap[fd] && !lws_partial_buffered(wsi)) {
+                c->fd = fd;
+                c->own = 1;
+                g_fdmap[fd] = c;
+            }
+        }
         argv[0] = JS_NewInt32(c->jsctx, EV_OPEN);
         argv[1] = JS_NewString(c->jsctx, c->protocol);
         call_js(c->jsctx, c->evfn, 2, (JSValueConst *)argv);
@@ -716,6 +1400,15 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
         return conn_receive(c, wsi, (const uint8_t *)in, len);
 
     case LWS_CALLBACK_CLIENT_WRITEABLE:
+        if (c->own) {
+            if (own_flush(c) < 0)
+                return -1;
+            if (c->ohead) {
+                lws_callback_on_writable(wsi);
+                return 0;
+            }
+            return c->kill_pending ? -1 : 0;
+        }
         if (c->fail_code)
             return -1;
         if (conn_drain(c) < 0)
@@ -820,6 +1513,7 @@ static void handle_finalizer(JSRuntime *rt, JSValue val)
         G.epfd = -1;
     }
     pool_destroy();
+    framing_destroy();
     JS_FreeValueRT(rt, hd->pollfn);
     js_free_rt(rt, hd);
     G.jsctx = NULL;
@@ -918,18 +1612,21 @@ static JSValue js_service(JSContext *ctx, JSValueConst this_val, int argc, JSVal
     if (!G.ctx)
         return JS_FALSE;
     G.services++;
+    G.in_service++;
     n = epoll_wait(G.epfd, evs, (int)countof(evs), 0);
     for (i = 0; i < n; i++) {
-        struct lws_pollfd pfd;
         uint32_t e = evs[i].events;
-        pfd.fd = (int)(uint32_t)(evs[i].data.u64 & 0xffffffffu);
-        pfd.events = (short)(evs[i].data.u64 >> 32);
-        pfd.revents = (short)(((e & EPOLLIN) ? POLLIN : 0) | ((e & EPOLLOUT) ? POLLOUT : 0) |
-                              ((e & EPOLLHUP) ? POLLHUP : 0) | ((e & EPOLLERR) ? POLLERR : 0));
+        int fd = (int)(uint32_t)(evs[i].data.u64 & 0xffffffffu);
+        short events = (short)(evs[i].data.u64 >> 32);
+        short revents = (short)(((e & EPOLLIN) ? POLLIN : 0) | ((e & EPOLLOUT) ? POLLOUT : 0) |
+                                ((e & EPOLLHUP) ? POLLHUP : 0) | ((e & EPOLLERR) ? POLLERR : 0));
         G.service_fds++;
-        lws_service_fd(G.ctx, &pfd);
+        service_one(fd, events, revents);
     }
-    return JS_NewBool(ctx, service_pending());
+    n = service_pending();
+    G.in_service--;
+    own_post_service();
+    return JS_NewBool(ctx, n);
 }
 
 /* service_fd(fd, revents_mask): non-batch mode, one socket per wakeup */
@@ -945,24 +1642,32 @@ static JSValue js_service_fd(JSContext *ctx, JSValueConst this_val, int argc, JS
         return JS_EXCEPTION;
     G.services++;
     G.service_fds++;
-    pfd.fd = fd;
+    G.in_service++;
     pfd.events = (short)(((mask & 1) ? POLLIN : 0) | ((mask & 2) ? POLLOUT : 0));
-    pfd.revents = pfd.events;
-    lws_service_fd(G.ctx, &pfd);
-    return JS_NewBool(ctx, service_pending());
+    service_one(fd, pfd.events, pfd.events);
+    mask = service_pending();
+    G.in_service--;
+    own_post_service();
+    return JS_NewBool(ctx, mask);
 }
 
 /* tick(): lws timers + anything pending; returns 1 if more pending */
 static JSValue js_tick(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
 {
+    int r;
     UNUSED(this_val);
     UNUSED(argc);
     UNUSED(argv);
     if (!G.ctx)
         return JS_FALSE;
     G.ticks++;
+    G.in_service++;
+    own_read_all();
     lws_service(G.ctx, -1);
-    return JS_NewBool(ctx, service_pending());
+    r = service_pending();
+    G.in_service--;
+    own_post_service();
+    return JS_NewBool(ctx, r);
 }
 
 /* active(): number of live connections */
@@ -988,6 +1693,7 @@ static void conn_finalizer(JSRuntime *rt, JSValue val)
         c->wsi = NULL;
         G.nconns--;
     }
+    own_release(c);
     conn_free_queue(c);
     free(c->rx);
     JS_FreeValueRT(rt, c->evfn);
@@ -1056,6 +1762,8 @@ static JSValue js_connect(JSContext *ctx, JSValueConst this_val, int argc, JSVal
     c->self = JS_DupValue(ctx, obj);
     c->state = ST_CONNECTING;
     c->close_code = 1005;
+    c->secure = secure;
+    c->fd = -1;
     JS_SetOpaque(obj, c);
     G.nconns++;
 
@@ -1170,6 +1878,12 @@ static JSValue js_conn_close(JSContext *ctx, JSValueConst this_val, int argc, JS
     if (c->state == ST_CONNECTING) {
         c->aborted = 1;
         conn_kill_async(c);
+    } else if (c->own) {
+        c->state = ST_CLOSING;
+        own_send_close(c, c->close_code, c->close_reason, c->close_reason_len);
+        if (!c->kill_pending)
+            lws_set_timeout(c->wsi, PENDING_TIMEOUT_CLOSE_ACK, 5);
+        own_kick(c);
     } else {
         c->state = ST_CLOSING;
         lws_callback_on_writable(c->wsi);
@@ -1187,7 +1901,10 @@ static JSValue js_conn_fail(JSContext *ctx, JSValueConst this_val, int argc, JSV
         return JS_EXCEPTION;
     if (JS_ToInt32(ctx, &code, argv[0]))
         return JS_EXCEPTION;
-    if (c->wsi && !c->fail_code) {
+    if (c->wsi && c->own) {
+        const char *r = fail_text(code);
+        own_fail(c, code, r, strlen(r));
+    } else if (c->wsi && !c->fail_code) {
         c->fail_code = code;
         lws_callback_on_writable(c->wsi);
     }
@@ -1202,6 +1919,8 @@ static JSValue js_conn_buffered(JSContext *ctx, JSValueConst this_val, int argc,
     UNUSED(argv);
     if (!c)
         return JS_EXCEPTION;
+    if (c->own)
+        return JS_NewInt64(ctx, (int64_t)c->obytes); /* framed bytes, O(1) */
     if (OPT(OPT_BUFFERED))
         return JS_NewInt64(ctx, (int64_t)c->qbytes);
     {
@@ -1402,6 +2121,8 @@ static JSValue js_pool_stats(JSContext *ctx, JSValueConst this_val, int argc, JS
     JS_SetPropertyStr(ctx, o, "services", JS_NewInt64(ctx, (int64_t)G.services));
     JS_SetPropertyStr(ctx, o, "service_fds", JS_NewInt64(ctx, (int64_t)G.service_fds));
     JS_SetPropertyStr(ctx, o, "ticks", JS_NewInt64(ctx, (int64_t)G.ticks));
+    JS_SetPropertyStr(ctx, o, "own_writes", JS_NewInt64(ctx, (int64_t)G.own_writes));
+    JS_SetPropertyStr(ctx, o, "own_reads", JS_NewInt64(ctx, (int64_t)G.own_reads));
     JS_SetPropertyStr(ctx, o, "connections", JS_NewInt32(ctx, G.nconns));
     return o;
 }

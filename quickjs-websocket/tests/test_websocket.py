@@ -21,6 +21,27 @@ def test_echo_sizes_and_utf8(peer_factory, variant, kind):
     assert res["close"]["wasClean"] is True
 
 
+@pytest.mark.parametrize("kind", PEERS)
+def test_burst_many_sends(peer_factory, variant, kind):
+    peer = peer_factory(kind)
+    res = run_qjs("burst", peer.url, 3000, env_extra=variant)
+    assert res["got"] == 3000 and res["bad"] == 0, res
+    assert res["close"] == {"code": 1000, "wasClean": True}, res
+    if res["options"]["framing"]:
+        # our own framing was used, and the burst was coalesced into far fewer writes
+        assert 0 < res["pool"]["own_writes"] < 3000, res["pool"]
+        assert res["pool"]["own_reads"] > 0, res["pool"]
+    else:
+        assert res["pool"]["own_writes"] == 0, res["pool"]
+
+
+def test_echo_uses_framing_path(peer_factory):
+    peer = peer_factory("lws")
+    res = run_qjs("echo", peer.url, "0,1,125,126,127,65535,65536,65537", env_extra={})
+    assert_all_ok(res)
+    assert res["pool"]["own_writes"] > 0 and res["pool"]["own_reads"] > 0, res["pool"]
+
+
 @pytest.mark.parametrize("n", [2, 4])
 def test_fragments_lws(peer_factory, variant, n):
     peer = peer_factory("lws")

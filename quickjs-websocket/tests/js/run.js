@@ -83,6 +83,35 @@ const modes = {
     echoCases(cases, (r) => done({ mode, options, ...r, pool: poolStats() }))
   },
 
+  // many sends in one burst (coalesced into few socket writes with "framing"):
+  // every echo must come back intact and in order; sizes straddle the 7/16/64-bit
+  // length encodings
+  burst () {
+    const n = Number(rest[0] || 3000)
+    const sizes = [0, 1, 11, 32, 125, 126, 127, 200, 4096, 65535, 65536, 65537, 70000]
+    const msgs = []
+    for (let i = 0; i < n; i++) {
+      const len = sizes[i % sizes.length]
+      msgs.push(i & 1 ? textPattern(len + (i % 7)).slice(0, len) : pattern(len, i & 255).buffer)
+    }
+    const ws = new WebSocket(url)
+    let got = 0
+    let bad = 0
+    let maxBuffered = 0
+    ws.onopen = () => {
+      for (const m of msgs) ws.send(m)
+      maxBuffered = ws.bufferedAmount
+    }
+    ws.onmessage = (e) => {
+      const sent = msgs[got++]
+      const ok = typeof sent === 'string' ? e.data === sent : sameBytes(e.data, new Uint8Array(sent))
+      if (!ok) bad++
+      if (got === n) ws.close(1000)
+    }
+    ws.onclose = (e) => done({ mode, options, got, bad, maxBuffered, bufferedAfter: ws.bufferedAmount,
+      close: { code: e.code, wasClean: e.wasClean }, pool: poolStats() })
+  },
+
   // messages the server fragments; we only check reassembly
   frag () {
     const sizes = (rest[0] || '0,1,2,3,100,4096,65536,200000,1048576').split(',').map(Number)
