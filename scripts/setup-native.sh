@@ -259,6 +259,15 @@ build_echo() {
     fi
 }
 
+# build_loadgen: the native load generator (clients/loadgen/).
+build_loadgen() {
+    : >"$LOGS/build-loadgen.log"
+    run build-loadgen make -C "$ROOT/clients/loadgen" BINDIR="$BUILD/bin"
+    if grep -qE '^(cc|gcc)' "$LOGS/build-loadgen.log"; then
+        say "built build/bin/wsbench-loadgen"
+    fi
+}
+
 # build_qjs_module: the QuickJS WebSocket client under test (quickjs-websocket/).
 build_qjs_module() {
     : >"$LOGS/build-quickjs-websocket.log"
@@ -281,6 +290,7 @@ main() {
         build_lws
     fi
     build_echo
+    build_loadgen
     build_qjs_module
 }
 

@@ -4,6 +4,7 @@
  */
 #include "echo.h"
 #include "msgq.h"
+#include "prepared.h"
 
 #include <libwebsockets.h>
 #include <stdint.h>
@@ -43,6 +44,8 @@ struct conn {
 	unsigned next_frag;	/* next frame of the queue head to send */
 	int rx_paused;		/* we switched rx flow control off */
 	struct msg batch;	/* reused buffer for coalesced frames */
+	struct prepared *serve;	/* ?serve=: reply with this, not an echo */
+	size_t serve_pending;	/* prepared replies still to send */
 };
 
 /* Read ?fragments=N from the request; -1 if present but invalid. */
@@ -61,6 +64,43 @@ static int parse_fragments(struct lws *wsi, unsigned *out)
 	return 0;
 }
 
+/* Number of name=value arguments in the request's query string. */
+static int count_urlargs(struct lws *wsi)
+{
+	char frag[256];
+	int n = 0;
+
+	while (lws_hdr_copy_fragment(wsi, frag, sizeof(frag),
+				     WSI_TOKEN_HTTP_URI_ARGS, n) >= 0)
+		n++;
+	return n;
+}
+
+/*
+ * Read ?serve=NAME&bytes=N (both or neither, and nothing else in the query)
+ * and take a reference to the prepared message; -1 if invalid.
+ */
+static int parse_serve(struct lws *wsi, struct conn *c)
+{
+	char name[16], bytes[24], *end;
+	int has_name, has_bytes;
+	long long n;
+
+	has_name = lws_get_urlarg_by_name_safe(wsi, "serve=", name,
+					       sizeof(name)) >= 0;
+	has_bytes = lws_get_urlarg_by_name_safe(wsi, "bytes=", bytes,
+						sizeof(bytes)) >= 0;
+	if (!has_name && !has_bytes)
+		return 0;
+	if (!has_name || !has_bytes || count_urlargs(wsi) != 2)
+		return -1;
+	n = strtoll(bytes, &end, 10);
+	if (end == bytes || *end || n < 1 || (unsigned long long)n > PREPARED_MAX)
+		return -1;
+	c->serve = prepared_get(name, (size_t)n);
+	return c->serve ? 0 : -1;
+}
+
 static int on_established(struct lws *wsi, struct conn *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -68,6 +108,38 @@ static int on_established(struct lws *wsi, struct conn *c)
 		fprintf(stderr, "lws-echo: rejecting connection: bad fragments=\n");
 		return -1;
 	}
+	if (parse_serve(wsi, c)) {
+		fprintf(stderr, "lws-echo: rejecting connection: bad serve=/bytes=\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* ?serve=: every complete incoming message asks for one prepared reply. */
+static int on_receive_serve(struct lws *wsi, struct conn *c)
+{
+	if (!lws_is_final_fragment(wsi))
+		return 0;
+	if (!c->serve_pending++)
+		lws_callback_on_writable(wsi);
+	return 0;
+}
+
+/*
+ * One prepared reply per WRITEABLE callback; lws keeps whatever the kernel
+ * did not take and flushes it before calling us again.
+ */
+static int on_writeable_serve(struct lws *wsi, struct conn *c)
+{
+	size_t len = prepared_len(c->serve);
+
+	if (!c->serve_pending)
+		return 0;
+	if (lws_write(wsi, prepared_payload(c->serve), len, LWS_WRITE_TEXT) <
+	    (int)len)
+		return -1;
+	if (--c->serve_pending)
+		lws_callback_on_writable(wsi);
 	return 0;
 }
 
@@ -97,6 +169,8 @@ static int on_receive(struct lws *wsi, struct conn *c, const void *in,
 {
 	size_t whole_frame;
 
+	if (c->serve)
+		return on_receive_serve(wsi, c);
 	if (lws_is_first_fragment(wsi)) {
 		c->rx.len = 0;
 		c->rx.binary = lws_frame_is_binary(wsi);
@@ -237,6 +311,8 @@ static int on_writeable(struct lws *wsi, struct conn *c)
 {
 	int ret;
 
+	if (c->serve)
+		return on_writeable_serve(wsi, c);
 	if (!c->txq.count)	/* lws may call us unasked, e.g. after a flush */
 		return 0;
 	ret = should_coalesce(c) ? send_batch(wsi, c) : send_frame(wsi, c);
@@ -253,6 +329,8 @@ static void on_closed(struct conn *c)
 	msg_free(&c->rx);
 	msgq_free(&c->txq);
 	msg_free(&c->batch);
+	prepared_put(c->serve);
+	c->serve = NULL;
 }
 
 static int echo_callback(struct lws *wsi, enum lws_callback_reasons reason,

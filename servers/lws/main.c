@@ -11,6 +11,7 @@
  * listening, echoes every message, and exits 0 on SIGTERM/SIGINT.
  */
 #include "echo.h"
+#include "prepared.h"
 
 #include <libwebsockets.h>
 #include <signal.h>
@@ -143,5 +144,6 @@ int main(int argc, char **argv)
 
 	running_context = NULL;
 	lws_context_destroy(ctx);
+	prepared_free_all();
 	return rc;
 }

@@ -1,0 +1,456 @@
+#include "conn.h"
+#include "util.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define RBUF_SIZE (256 * 1024)
+#define READS_PER_EVENT 4
+#define IOV_BATCH 1024
+#define HEAD_MAX 8192
+#define MAX_EVENTS 256
+
+static int epfd = -1, tfd = -1;
+static unsigned char *rbuf;
+static uint64_t deadline, timeout_ms;
+static char phase[256] = "connect";
+static struct conn *dirty_list;
+static uint64_t armed_at;
+/* marks the timer in epoll events (connections are their own pointers) */
+static char timer_tag;
+
+void loop_init(uint64_t timeout)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &timer_tag };
+
+	timeout_ms = timeout;
+	deadline = now_ns() + timeout * 1000000u;
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (epfd < 0 || tfd < 0)
+		fail("epoll/timerfd: %s", strerror(errno));
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, tfd, &ev))
+		fail("epoll_ctl: %s", strerror(errno));
+	rbuf = xmalloc(RBUF_SIZE);
+}
+
+void loop_free(void)
+{
+	close(tfd);
+	close(epfd);
+	free(rbuf);
+	rbuf = NULL;
+}
+
+void loop_phase(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(phase, sizeof(phase), fmt, ap);
+	va_end(ap);
+}
+
+void loop_wake_at(uint64_t t)
+{
+	struct itimerspec its;
+
+	if (t == armed_at)
+		return;
+	memset(&its, 0, sizeof(its));
+	its.it_value.tv_sec = (time_t)(t / 1000000000u);
+	its.it_value.tv_nsec = (long)(t % 1000000000u);
+	if (t && !its.it_value.tv_sec && !its.it_value.tv_nsec)
+		its.it_value.tv_nsec = 1;
+	timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL);
+	armed_at = t;
+}
+
+static void set_events(struct conn *c, int want_out)
+{
+	struct epoll_event ev = {
+		.events = EPOLLIN | (want_out ? EPOLLOUT : 0),
+		.data.ptr = c,
+	};
+
+	if (c->want_out == want_out)
+		return;
+	c->want_out = want_out;
+	if (epoll_ctl(epfd, EPOLL_CTL_MOD, c->fd, &ev))
+		fail("epoll_ctl: %s", strerror(errno));
+}
+
+static void mark_dirty(struct conn *c)
+{
+	if (c->dirty)
+		return;
+	c->dirty = 1;
+	c->next_dirty = dirty_list;
+	dirty_list = c;
+}
+
+static void queue_push(struct conn *c, const unsigned char *p, size_t len,
+		       unsigned char *owned)
+{
+	struct outq_item *it;
+
+	if (c->qcount == c->qcap) {
+		size_t ncap = c->qcap ? c->qcap * 2 : 16, i;
+		struct outq_item *nq = xmalloc(ncap * sizeof(*nq));
+
+		for (i = 0; i < c->qcount; i++)
+			nq[i] = c->q[(c->qhead + i) & (c->qcap - 1)];
+		free(c->q);
+		c->q = nq;
+		c->qcap = ncap;
+		c->qhead = 0;
+	}
+	it = &c->q[(c->qhead + c->qcount) & (c->qcap - 1)];
+	it->p = p;
+	it->len = len;
+	it->owned = owned;
+	c->qcount++;
+	mark_dirty(c);
+}
+
+void conn_send_ref(struct conn *c, const unsigned char *p, size_t len)
+{
+	queue_push(c, p, len, NULL);
+}
+
+void conn_send_control(struct conn *c, int opcode, const void *payload,
+		       size_t len)
+{
+	unsigned char *f = xmalloc(FRAME_HEADER_MAX + len);
+
+	queue_push(c, f, frame_build(f, opcode, payload, len), f);
+}
+
+void conn_close(struct conn *c, int code)
+{
+	unsigned char b[2] = { (unsigned char)(code >> 8), (unsigned char)code };
+
+	if (c->close_sent || c->state == C_DONE || c->state < C_OPEN)
+		return;
+	c->close_sent = 1;
+	c->state = C_CLOSING;
+	conn_send_control(c, OP_CLOSE, b, 2);
+}
+
+static void queue_clear(struct conn *c)
+{
+	while (c->qcount) {
+		free(c->q[c->qhead].owned);
+		c->qhead = (c->qhead + 1) & (c->qcap - 1);
+		c->qcount--;
+	}
+	free(c->q);
+	c->q = NULL;
+	c->qcap = c->qhead = c->off = 0;
+}
+
+/* The socket is gone: tell the workload. */
+static void finish(struct conn *c)
+{
+	if (c->state == C_DONE)
+		return;
+	if (c->fd >= 0) {
+		epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
+		close(c->fd);
+		c->fd = -1;
+	}
+	c->state = C_DONE;
+	if (!c->close_code)
+		c->close_code = 1006;
+	if (c->ops->on_closed)
+		c->ops->on_closed(c);
+}
+
+void conn_free(struct conn *c)
+{
+	if (c->fd >= 0) {
+		epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
+		close(c->fd);
+		c->fd = -1;
+	}
+	queue_clear(c);
+	free(c->head);
+	c->head = NULL;
+	c->state = C_DONE;
+}
+
+void conn_start(struct conn *c, const struct url *u,
+		const struct conn_ops *ops, void *user)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT, .data.ptr = c };
+	int one = 1;
+	char *req;
+	size_t n;
+
+	memset(c, 0, sizeof(*c));
+	c->ops = ops;
+	c->user = user;
+	c->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (c->fd < 0)
+		fail("socket: %s", strerror(errno));
+	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(c->fd, (const struct sockaddr *)&u->addr, sizeof(u->addr)) &&
+	    errno != EINPROGRESS)
+		fail("connect: %s", strerror(errno));
+	c->want_out = 1;
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, c->fd, &ev))
+		fail("epoll_ctl: %s", strerror(errno));
+	c->state = C_CONNECTING;
+	req = xmalloc(4096 + sizeof(u->target));
+	n = http_request(u, req, 4096 + sizeof(u->target), c->accept);
+	/* stays queued (flush_dirty skips C_CONNECTING) until connected */
+	queue_push(c, (unsigned char *)req, n, (unsigned char *)req);
+	c->head = xmalloc(HEAD_MAX);
+}
+
+/* Write as much of the queue as the socket takes. */
+static void flush(struct conn *c)
+{
+	struct iovec iov[IOV_BATCH];
+
+	while (c->qcount && c->fd >= 0) {
+		size_t i, n = c->qcount < IOV_BATCH ? c->qcount : IOV_BATCH;
+		ssize_t w;
+
+		for (i = 0; i < n; i++) {
+			struct outq_item *it = &c->q[(c->qhead + i) & (c->qcap - 1)];
+
+			iov[i].iov_base = (void *)(it->p + (i ? 0 : c->off));
+			iov[i].iov_len = it->len - (i ? 0 : c->off);
+		}
+		w = writev(c->fd, iov, (int)n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				break;
+			if (c->state == C_CLOSING) {	/* peer already gone */
+				finish(c);
+				return;
+			}
+			fail("send: %s", strerror(errno));
+		}
+		while (w > 0) {
+			struct outq_item *it = &c->q[c->qhead];
+			size_t rest = it->len - c->off;
+
+			if ((size_t)w < rest) {
+				c->off += (size_t)w;
+				break;
+			}
+			w -= (ssize_t)rest;
+			free(it->owned);
+			c->off = 0;
+			c->qhead = (c->qhead + 1) & (c->qcap - 1);
+			c->qcount--;
+		}
+	}
+	if (c->fd >= 0)
+		set_events(c, c->qcount > 0);
+}
+
+static int on_parsed_data(void *ctx, const unsigned char *p, size_t n)
+{
+	struct conn *c = ctx;
+
+	if (c->ops->on_data && c->state == C_OPEN)
+		c->ops->on_data(c, p, n);
+	return 0;
+}
+
+static int on_parsed_message(void *ctx, int opcode, uint64_t len)
+{
+	struct conn *c = ctx;
+
+	if (c->ops->on_message && c->state == C_OPEN)
+		c->ops->on_message(c, opcode, len);
+	return c->state == C_DONE;
+}
+
+static int on_parsed_control(void *ctx, int opcode, const unsigned char *p,
+			     size_t n)
+{
+	struct conn *c = ctx;
+	int code;
+
+	if (opcode == OP_PING) {
+		if (!c->close_sent)
+			conn_send_control(c, OP_PONG, p, n);
+		return 0;
+	}
+	if (opcode == OP_PONG)
+		return 0;
+	/* close */
+	if (n == 1)
+		fail("close frame with a 1-byte payload");
+	code = n >= 2 ? (p[0] << 8 | p[1]) : 1005;
+	c->close_code = code;
+	if (!c->close_sent) {
+		unsigned char b[2] = { p[0], p[1] };
+
+		c->close_sent = 1;
+		conn_send_control(c, OP_CLOSE, b, n >= 2 ? 2 : 0);
+	}
+	c->state = C_CLOSING;
+	if (c->ops->on_close_frame)
+		c->ops->on_close_frame(c, code);
+	return 0;
+}
+
+static const struct wsparser_cb parser_cb = {
+	.data = on_parsed_data,
+	.message = on_parsed_message,
+	.control = on_parsed_control,
+};
+
+static void feed_frames(struct conn *c, const unsigned char *p, size_t n)
+{
+	if (wsparser_feed(&c->parser, p, n, &parser_cb, c) < 0)
+		fail("protocol error from server: %s", c->parser.error);
+}
+
+/* Collect the response head; once complete, check it and go on to frames. */
+static void feed_head(struct conn *c, const unsigned char *p, size_t n)
+{
+	size_t take = n < HEAD_MAX - c->head_len ? n : HEAD_MAX - c->head_len;
+	size_t from = c->head_len > 3 ? c->head_len - 3 : 0, hlen;
+	const char *end, *why;
+
+	memcpy(c->head + c->head_len, p, take);
+	c->head_len += take;
+	end = memmem(c->head + from, c->head_len - from, "\r\n\r\n", 4);
+	if (!end) {
+		if (c->head_len == HEAD_MAX)
+			fail("upgrade response head too long");
+		return;
+	}
+	hlen = (size_t)(end + 4 - c->head);
+	if ((why = http_check_response(c->head, hlen, c->accept)))
+		fail("upgrade failed: %s", why);
+	/* bytes after the head are the first frames */
+	take = c->head_len - hlen;
+	memmove(c->head, c->head + hlen, take);
+	c->state = C_OPEN;
+	if (c->ops->on_open)
+		c->ops->on_open(c);
+	if (take && c->state != C_DONE)
+		feed_frames(c, (unsigned char *)c->head, take);
+	free(c->head);
+	c->head = NULL;
+}
+
+static void on_readable(struct conn *c)
+{
+	int i;
+
+	for (i = 0; i < READS_PER_EVENT && c->fd >= 0; i++) {
+		ssize_t r = read(c->fd, rbuf, RBUF_SIZE);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				return;
+			if (c->state == C_CLOSING) {
+				finish(c);
+				return;
+			}
+			fail("recv: %s (phase %s)", strerror(errno), phase);
+		}
+		if (r == 0) {
+			finish(c);
+			return;
+		}
+		if (c->state == C_UPGRADING)
+			feed_head(c, rbuf, (size_t)r);
+		else if (c->state == C_OPEN || c->state == C_CLOSING)
+			feed_frames(c, rbuf, (size_t)r);
+		if ((size_t)r < RBUF_SIZE)
+			return;
+	}
+}
+
+static void on_event(struct conn *c, uint32_t events)
+{
+	if (c->state == C_CONNECTING) {
+		int err = 0;
+		socklen_t len = sizeof(err);
+
+		if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) || err)
+			fail("connect: %s", strerror(err ? err : errno));
+		if (!(events & EPOLLOUT))
+			return;
+		c->state = C_UPGRADING;
+		mark_dirty(c);
+		return;
+	}
+	if (events & (EPOLLIN | EPOLLERR | EPOLLHUP))
+		on_readable(c);
+	if (c->fd >= 0 && (events & EPOLLOUT))
+		mark_dirty(c);
+}
+
+static void flush_dirty(void)
+{
+	while (dirty_list) {
+		struct conn *c = dirty_list;
+
+		dirty_list = c->next_dirty;
+		c->dirty = 0;
+		if (c->state != C_CONNECTING && c->fd >= 0)
+			flush(c);
+	}
+}
+
+void loop_run(int (*done)(void *ctx), void (*tick)(void *ctx), void *ctx)
+{
+	struct epoll_event ev[MAX_EVENTS];
+
+	for (;;) {
+		int n, i, wait_ms;
+		uint64_t now;
+
+		if (tick)
+			tick(ctx);
+		flush_dirty();
+		if (done(ctx))
+			return;
+		now = now_ns();
+		if (now >= deadline)
+			fail("timeout after %llu ms (phase %s)",
+			     (unsigned long long)timeout_ms, phase);
+		wait_ms = (int)((deadline - now) / 1000000u) + 1;
+		n = epoll_wait(epfd, ev, MAX_EVENTS, wait_ms);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			fail("epoll_wait: %s", strerror(errno));
+		}
+		for (i = 0; i < n; i++) {
+			if (ev[i].data.ptr == &timer_tag) {
+				uint64_t x;
+
+				if (read(tfd, &x, sizeof(x)) < 0 && errno != EAGAIN)
+					fail("timerfd: %s", strerror(errno));
+				armed_at = 0;
+				continue;
+			}
+			on_event(ev[i].data.ptr, ev[i].events);
+		}
+	}
+}

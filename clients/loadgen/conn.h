@@ -1,0 +1,90 @@
+/*
+ * Client connections on non-blocking sockets and the epoll loop that drives
+ * them: connect, upgrade, send queue (zero-copy references to pre-built
+ * frames, flushed with writev), receive and parse, ping/pong, close.
+ */
+#ifndef LG_CONN_H
+#define LG_CONN_H
+
+#include "frame.h"
+#include "http.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum conn_state { C_IDLE, C_CONNECTING, C_UPGRADING, C_OPEN, C_CLOSING, C_DONE };
+
+struct conn;
+
+/* What a workload wants to hear about; any hook may be NULL. */
+struct conn_ops {
+	void (*on_open)(struct conn *c);
+	/* payload chunk of a data message (before on_message for it) */
+	void (*on_data)(struct conn *c, const unsigned char *p, size_t n);
+	void (*on_message)(struct conn *c, int opcode, uint64_t len);
+	/* the server's close frame arrived (we answer it ourselves) */
+	void (*on_close_frame)(struct conn *c, int code);
+	/* the socket is closed; c->close_code holds the server's code or 1006 */
+	void (*on_closed)(struct conn *c);
+};
+
+struct outq_item {
+	const unsigned char *p;
+	size_t len;
+	unsigned char *owned;	/* freed once sent (control frames, HTTP) */
+};
+
+struct conn {
+	int fd;
+	enum conn_state state;
+	const struct conn_ops *ops;
+	void *user;		/* the workload's per-connection state */
+	/* send queue: ring of items; `off` bytes of the head already sent */
+	struct outq_item *q;
+	size_t qcap, qhead, qcount, off;
+	int want_out;		/* EPOLLOUT currently requested */
+	int dirty;		/* on the flush list */
+	struct conn *next_dirty;
+	/* upgrade */
+	char accept[29];
+	char *head;
+	size_t head_len;
+	/* receive */
+	struct wsparser parser;
+	int close_sent, close_code;
+};
+
+/* Set up the loop (epoll, timer); the deadline fails the run when passed. */
+void loop_init(uint64_t timeout_ms);
+void loop_free(void);
+
+/* Describe the current phase (for the timeout message). */
+void loop_phase(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Run until done(ctx) is true. tick(ctx), if given, runs every iteration
+ * (after events, before sends are flushed).
+ */
+void loop_run(int (*done)(void *ctx), void (*tick)(void *ctx), void *ctx);
+
+/* Wake the loop at this CLOCK_MONOTONIC time (0: no wake-up). */
+void loop_wake_at(uint64_t t_ns);
+
+/* Start connecting; ops->on_open is called once the upgrade succeeded. */
+void conn_start(struct conn *c, const struct url *u,
+		const struct conn_ops *ops, void *user);
+
+/* Queue `len` bytes that stay valid and unchanged until sent. */
+void conn_send_ref(struct conn *c, const unsigned char *p, size_t len);
+
+/* Queue a control frame (masked here, copied). */
+void conn_send_control(struct conn *c, int opcode, const void *payload,
+		       size_t len);
+
+/* Send a close frame with `code` (once) and wait for the server's close. */
+void conn_close(struct conn *c, int code);
+
+/* Close the socket now (no handshake) and free the connection's buffers. */
+void conn_free(struct conn *c);
+
+#endif

@@ -1,0 +1,100 @@
+#include "histogram.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SUB_BITS 7
+#define SUB (1u << SUB_BITS)
+/* values up to 2^63: shifts 0..56 above the linear range */
+#define NBUCKETS ((size_t)SUB + (size_t)(64 - SUB_BITS) * SUB)
+
+static size_t bucket_of(uint64_t v)
+{
+	unsigned msb, shift;
+
+	if (v < SUB)
+		return (size_t)v;
+	msb = 63u - (unsigned)__builtin_clzll(v);
+	shift = msb - SUB_BITS;
+	return SUB + (size_t)shift * SUB + (size_t)((v >> shift) - SUB);
+}
+
+/* Midpoint of a bucket's value range. */
+static double bucket_mid(size_t i)
+{
+	unsigned shift;
+	uint64_t sub, lo;
+
+	if (i < SUB)
+		return (double)i;
+	shift = (unsigned)((i - SUB) / SUB);
+	sub = SUB + (i - SUB) % SUB;
+	lo = sub << shift;
+	return (double)lo + ((double)((uint64_t)1 << shift) - 1) / 2;
+}
+
+void hist_init(struct histogram *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->nbuckets = NBUCKETS;
+	h->counts = xcalloc(NBUCKETS, sizeof(*h->counts));
+}
+
+void hist_record(struct histogram *h, uint64_t ns)
+{
+	h->counts[bucket_of(ns)]++;
+	if (!h->count || ns < h->min)
+		h->min = ns;
+	if (ns > h->max)
+		h->max = ns;
+	h->count++;
+	h->sum += ns;
+}
+
+double hist_quantile(const struct histogram *h, double q)
+{
+	uint64_t rank, seen = 0;
+	double v;
+	size_t i;
+
+	if (!h->count)
+		return 0;
+	rank = (uint64_t)(q * (double)h->count + 0.999999999);
+	if (rank < 1)
+		rank = 1;
+	if (rank > h->count)
+		rank = h->count;
+	for (i = 0; i < h->nbuckets; i++) {
+		seen += h->counts[i];
+		if (seen >= rank)
+			break;
+	}
+	v = bucket_mid(i);
+	/* never report outside the exact extremes */
+	if (v < (double)h->min)
+		v = (double)h->min;
+	if (v > (double)h->max)
+		v = (double)h->max;
+	return v;
+}
+
+void hist_format_us(const struct histogram *h, char *out, size_t cap)
+{
+	snprintf(out, cap,
+		 ", \"latency_us\": {\"count\": %llu, \"min\": %.3f, \"mean\": %.3f, "
+		 "\"p50\": %.3f, \"p90\": %.3f, \"p99\": %.3f, \"p999\": %.3f, "
+		 "\"max\": %.3f}",
+		 (unsigned long long)h->count, (double)h->min / 1e3,
+		 h->count ? (double)(h->sum / h->count) / 1e3 : 0.0,
+		 hist_quantile(h, 0.5) / 1e3, hist_quantile(h, 0.9) / 1e3,
+		 hist_quantile(h, 0.99) / 1e3, hist_quantile(h, 0.999) / 1e3,
+		 (double)h->max / 1e3);
+}
+
+void hist_free(struct histogram *h)
+{
+	free(h->counts);
+	h->counts = NULL;
+}

@@ -1,0 +1,27 @@
+/*
+ * Log-linear (HDR-style) histogram of nanosecond values: 128 linear
+ * sub-buckets per power of two, so a bucket's midpoint is within 0.4 % of
+ * any value in it. min, max and mean are exact.
+ */
+#ifndef LG_HISTOGRAM_H
+#define LG_HISTOGRAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct histogram {
+	uint64_t *counts;
+	size_t nbuckets;
+	uint64_t count, min, max;
+	long double sum;
+};
+
+void hist_init(struct histogram *h);
+void hist_record(struct histogram *h, uint64_t ns);
+/* Value (ns) at quantile q in [0, 1]; 0 when empty. */
+double hist_quantile(const struct histogram *h, double q);
+/* `, "latency_us": {...}` for the result line. */
+void hist_format_us(const struct histogram *h, char *out, size_t cap);
+void hist_free(struct histogram *h);
+
+#endif

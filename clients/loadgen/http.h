@@ -1,0 +1,32 @@
+/* ws:// URLs and the HTTP/1.1 upgrade handshake (RFC 6455 section 4). */
+#ifndef LG_HTTP_H
+#define LG_HTTP_H
+
+#include <netinet/in.h>
+#include <stddef.h>
+
+struct url {
+	struct sockaddr_in addr;
+	char host[256];		/* as given, for the Host header */
+	char target[2048];	/* path and query, at least "/" */
+};
+
+/* Parse ws://HOST[:PORT][/path][?query]; fails the run on anything else. */
+void url_parse(struct url *u, const char *s);
+
+/*
+ * Write the upgrade request with a fresh random key into `out` (size `cap`);
+ * returns its length and stores the expected Sec-WebSocket-Accept (28 chars
+ * + NUL) in `accept`.
+ */
+size_t http_request(const struct url *u, char *out, size_t cap,
+		    char accept[29]);
+
+/*
+ * Check a complete response head (ending with the blank line): 101, Upgrade,
+ * Connection, the accept value, no extension. NULL if fine, else why not.
+ */
+const char *http_check_response(const char *head, size_t len,
+				const char *accept);
+
+#endif

@@ -1,0 +1,165 @@
+/*
+ * openloop: message i is due at t0 + i/R and is sent when due (all overdue
+ * ones at once if we fell behind); each round trip is timed from its due
+ * time, so stalls are not hidden (no coordinated omission). Echoes arrive in
+ * order, so echo k answers message k.
+ */
+#include "conn.h"
+#include "histogram.h"
+#include "kinds.h"
+#include "util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct {
+	struct conn c;
+	struct frameset fs;
+	int opcode, open, closing, closed, measuring;
+	size_t size;
+	double interval_ns;
+	uint64_t t0, total, sent, recv, bytes, errors, t_last;
+	uint64_t warm_target, warm_sent, warm_recv;
+	struct histogram hist;
+} L;
+
+static uint64_t due(uint64_t i)
+{
+	return L.t0 + (uint64_t)llround((double)i * L.interval_ns);
+}
+
+static void on_open(struct conn *c)
+{
+	(void)c;
+	L.open = 1;
+}
+
+static void on_message(struct conn *c, int opcode, uint64_t len)
+{
+	uint64_t now = now_ns();
+
+	if (opcode != L.opcode || len != L.size)
+		L.errors++;
+	if (!L.measuring) {	/* warm-up: ping-pong */
+		if (++L.warm_recv < L.warm_target) {
+			conn_send_ref(c, frameset_next(&L.fs), L.fs.frame_len);
+			L.warm_sent++;
+		}
+		return;
+	}
+	if (L.recv >= L.sent)
+		fail("unexpected message in phase measured");
+	hist_record(&L.hist, now - due(L.recv));
+	L.recv++;
+	L.bytes += len;
+	L.t_last = now;
+}
+
+static void on_closed(struct conn *c)
+{
+	if (!L.closing)
+		fail("connection closed (code %d)", c->close_code);
+	L.closed = 1;
+}
+
+static const struct conn_ops ops = {
+	.on_open = on_open,
+	.on_message = on_message,
+	.on_closed = on_closed,
+};
+
+/* Send everything that is due, then sleep until the next due time. */
+static void tick(void *x)
+{
+	uint64_t now = now_ns();
+
+	(void)x;
+	while (L.sent < L.total && due(L.sent) <= now) {
+		conn_send_ref(&L.c, frameset_next(&L.fs), L.fs.frame_len);
+		L.sent++;
+	}
+	loop_wake_at(L.sent < L.total ? due(L.sent) : 0);
+}
+
+static int is_open(void *x)
+{
+	(void)x;
+	return L.open;
+}
+
+static int warm_done(void *x)
+{
+	(void)x;
+	return L.warm_recv >= L.warm_target;
+}
+
+static int all_back(void *x)
+{
+	(void)x;
+	return L.sent == L.total && L.recv == L.total;
+}
+
+static uint64_t close_deadline;
+
+static int closed(void *x)
+{
+	(void)x;
+	return L.closed || now_ns() >= close_deadline;
+}
+
+void run_openloop(const struct opts *o)
+{
+	unsigned char *payload = make_payload(o);
+	char extra[768];
+	size_t n;
+
+	L.opcode = o->binary ? OP_BINARY : OP_TEXT;
+	L.size = o->size;
+	L.interval_ns = 1e9 / o->rate;
+	L.total = (uint64_t)ceil((double)o->duration_ms * o->rate / 1000.0 - 1e-9);
+	frameset_init(&L.fs, L.opcode, payload, o->size);
+	free(payload);
+	hist_init(&L.hist);
+
+	loop_phase("connect");
+	conn_start(&L.c, &o->url, &ops, NULL);
+	loop_run(is_open, NULL, NULL);
+
+	loop_phase("warmup");
+	L.warm_target = o->warmup;
+	if (L.warm_target) {
+		conn_send_ref(&L.c, frameset_next(&L.fs), L.fs.frame_len);
+		L.warm_sent = 1;
+		loop_run(warm_done, NULL, NULL);
+	}
+
+	print_start();
+	loop_phase("measured");
+	L.measuring = 1;
+	L.t0 = L.t_last = now_ns();
+	loop_run(all_back, tick, NULL);
+	loop_wake_at(0);
+
+	{
+		double seconds = (double)(L.t_last - L.t0) / 1e9;
+
+		hist_format_us(&L.hist, extra, sizeof(extra));
+		n = strlen(extra);
+		snprintf(extra + n, sizeof(extra) - n,
+			 ", \"rate\": %.3f, \"sent\": %llu, \"achieved_rate\": %.3f",
+			 o->rate, (unsigned long long)L.sent,
+			 seconds > 0 ? (double)L.recv / seconds : 0.0);
+		print_result(L.recv, L.bytes, seconds, L.errors, extra);
+	}
+
+	L.closing = 1;
+	conn_close(&L.c, 1000);
+	close_deadline = now_ns() + 500000000u;
+	loop_wake_at(close_deadline);
+	loop_run(closed, NULL, NULL);
+	conn_free(&L.c);
+	frameset_free(&L.fs);
+	hist_free(&L.hist);
+}

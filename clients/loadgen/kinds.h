@@ -1,0 +1,40 @@
+/* Options and the workload kinds (clients/README.md, "Workload kinds"). */
+#ifndef LG_KINDS_H
+#define LG_KINDS_H
+
+#include "http.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum mode { MODE_BURST, MODE_WINDOW, MODE_PINGPONG };
+
+struct opts {
+	const char *kind;
+	struct url url;
+	int binary;		/* --type binary */
+	int mixed;		/* --text mixed */
+	size_t size;
+	uint64_t count;
+	uint64_t warmup;
+	enum mode mode;
+	uint64_t window;
+	uint64_t timeout_ms;
+	unsigned connections;
+	double rate;		/* openloop: messages per second */
+	uint64_t duration_ms;
+	int expect_close;	/* request: --expect close */
+	int has_expect_length;
+	uint64_t expect_length;
+};
+
+/* The message every kind sends: --type/--text/--size (caller frees). */
+unsigned char *make_payload(const struct opts *o);
+
+/* Each prints WSBENCH-START and the result line, or fails the run. */
+void run_echo(const struct opts *o, int latency);
+void run_openloop(const struct opts *o);
+void run_handshake(const struct opts *o);
+void run_request(const struct opts *o);
+
+#endif

@@ -1,0 +1,217 @@
+/*
+ * wsbench-loadgen: a native WebSocket load generator implementing the client
+ * contract of clients/README.md (kinds echo, latency, openloop, handshake,
+ * request).
+ *
+ *   wsbench-loadgen --url ws://127.0.0.1:PORT/ --type text --size 11 --count 50000
+ *   wsbench-loadgen --kind latency --url ... --type binary --size 32 --count 10000
+ *   wsbench-loadgen --kind openloop --url ... --type text --size 32 --rate 20000 --duration-ms 2000
+ *   wsbench-loadgen --kind handshake --url ... --count 1000
+ *   wsbench-loadgen --kind request --url 'ws://.../?serve=utf8&bytes=N' --count 5 --expect text --expect-length L
+ */
+#include "conn.h"
+#include "kinds.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <signal.h>
+
+#define USAGE "wsbench-loadgen --url ws://HOST:PORT/PATH [--kind echo|latency|openloop|handshake|request] " \
+	"[--type text|binary] [--size BYTES] [--count N] [--warmup N] [--mode burst|window|pingpong] " \
+	"[--window W] [--connections C] [--text ascii|mixed] [--rate R] [--duration-ms D] " \
+	"[--expect text|close] [--expect-length L] [--timeout-ms MS]"
+
+static const char *const known[] = {
+	"url", "kind", "type", "size", "count", "warmup", "mode", "window",
+	"timeout-ms", "text", "connections", "transfer", "rate", "duration-ms",
+	"expect", "expect-length", "polls", NULL,
+};
+#define NKNOWN (sizeof(known) / sizeof(known[0]) - 1)
+
+static const char *vals[NKNOWN];
+
+static int key_index(const char *k, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < NKNOWN; i++)
+		if (strlen(known[i]) == len && !strncmp(known[i], k, len))
+			return (int)i;
+	return -1;
+}
+
+static const char *get(const char *name)
+{
+	return vals[key_index(name, strlen(name))];
+}
+
+static uint64_t int_arg(const char *name, uint64_t dflt, uint64_t min)
+{
+	const char *v = get(name), *p;
+	unsigned long long n;
+	char *end;
+
+	if (!v)
+		return dflt;
+	for (p = v; *p; p++)
+		if (*p < '0' || *p > '9')
+			fail("--%s needs a non-negative integer, got \"%s\"", name, v);
+	n = strtoull(v, &end, 10);
+	if (!*v || n < min || n > (1ull << 53))
+		fail("--%s must be an integer >= %llu, got %s", name,
+		     (unsigned long long)min, v);
+	return n;
+}
+
+static void require(const char *name)
+{
+	if (!get(name))
+		fail("missing --%s; usage: %s", name, USAGE);
+}
+
+static void parse(int argc, char **argv, struct opts *o)
+{
+	const char *kind, *v;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *eq;
+		int k;
+
+		if (strncmp(a, "--", 2))
+			fail("unexpected argument \"%s\"; usage: %s", a, USAGE);
+		a += 2;
+		eq = strchr(a, '=');
+		k = key_index(a, eq ? (size_t)(eq - a) : strlen(a));
+		if (k < 0)
+			fail("unknown option --%s; usage: %s", a, USAGE);
+		if (eq)
+			vals[k] = eq + 1;
+		else if (!strcmp(a, "transfer") &&
+			 (i + 1 >= argc || !strncmp(argv[i + 1], "--", 2)))
+			vals[k] = "true";	/* --transfer may be a bare flag */
+		else if (i + 1 < argc)
+			vals[k] = argv[++i];
+		else
+			fail("--%s needs a value", a);
+	}
+
+	kind = get("kind") ? get("kind") : "echo";
+	o->kind = kind;
+	if (!strcmp(kind, "buffered"))
+		fail_unsupported("kind buffered (no bufferedAmount)");
+	if (strcmp(kind, "echo") && strcmp(kind, "latency") &&
+	    strcmp(kind, "openloop") && strcmp(kind, "handshake") &&
+	    strcmp(kind, "request"))
+		fail("unknown --kind %s", kind);
+	if (get("transfer"))
+		fail_unsupported("--transfer");
+
+	require("url");
+	url_parse(&o->url, get("url"));
+	o->timeout_ms = int_arg("timeout-ms", 60000, 1);
+
+	v = get("type");
+	if (v && strcmp(v, "text") && strcmp(v, "binary"))
+		fail("--type must be text or binary");
+	o->binary = v && !strcmp(v, "binary");
+	v = get("text");
+	if (v && strcmp(v, "ascii") && strcmp(v, "mixed"))
+		fail("--text must be ascii or mixed");
+	o->mixed = v && !strcmp(v, "mixed");
+
+	v = get("mode");
+	o->mode = MODE_BURST;
+	if (v && !strcmp(v, "window"))
+		o->mode = MODE_WINDOW;
+	else if (v && !strcmp(v, "pingpong"))
+		o->mode = MODE_PINGPONG;
+	else if (v && strcmp(v, "burst"))
+		fail("--mode must be burst, window or pingpong");
+	if (o->mode == MODE_WINDOW && !get("window"))
+		fail("--mode window needs --window W");
+	o->window = int_arg("window", 1, 1);
+	o->connections = (unsigned)int_arg("connections", 1, 1);
+	if (o->connections > 100000)
+		fail("--connections too large");
+
+	if (!strcmp(kind, "echo") || !strcmp(kind, "latency")) {
+		require("type");
+		require("size");
+		require("count");
+	}
+	if (!strcmp(kind, "openloop")) {
+		require("type");
+		require("size");
+		require("rate");
+		require("duration-ms");
+		o->rate = (double)int_arg("rate", 0, 1);
+		o->duration_ms = int_arg("duration-ms", 0, 1);
+	}
+	if (!strcmp(kind, "handshake") || !strcmp(kind, "request"))
+		require("count");
+	o->size = (size_t)int_arg("size", 0, 0);
+	o->count = int_arg("count", 1, 1);
+	if (!strcmp(kind, "openloop")) {
+		uint64_t total = (uint64_t)(o->rate * (double)o->duration_ms / 1000.0);
+
+		o->warmup = int_arg("warmup", total < 1000 ? total : 1000, 0);
+	} else {
+		o->warmup = int_arg("warmup", o->count < 1000 ? o->count : 1000, 0);
+	}
+	if (!strcmp(kind, "request")) {
+		require("expect");
+		v = get("expect");
+		if (strcmp(v, "text") && strcmp(v, "close"))
+			fail("--expect must be text or close");
+		o->expect_close = !strcmp(v, "close");
+		o->has_expect_length = get("expect-length") != NULL;
+		o->expect_length = int_arg("expect-length", 0, 0);
+	}
+}
+
+/* 1000+ connections need more descriptors than the usual soft limit. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+
+	memset(&o, 0, sizeof(o));
+	signal(SIGPIPE, SIG_IGN);
+	raise_nofile();
+	parse(argc, argv, &o);
+	if (o.connections + 16 > 1024) {
+		struct rlimit rl;
+
+		if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < o.connections + 16)
+			fail("--connections %u needs more file descriptors (limit %llu)",
+			     o.connections, (unsigned long long)rl.rlim_cur);
+	}
+
+	loop_init(o.timeout_ms);
+	if (!strcmp(o.kind, "echo"))
+		run_echo(&o, 0);
+	else if (!strcmp(o.kind, "latency"))
+		run_echo(&o, 1);
+	else if (!strcmp(o.kind, "openloop"))
+		run_openloop(&o);
+	else if (!strcmp(o.kind, "handshake"))
+		run_handshake(&o);
+	else
+		run_request(&o);
+	loop_free();
+	hold_if_requested();
+	return 0;
+}

@@ -1,0 +1,131 @@
+"""wsbench-loadgen against the native echo server: every kind, the contract, no leaks.
+
+Run with the repository's venv: .venv/bin/python -m pytest clients/loadgen/tests
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+LOADGEN = ROOT / "build/bin/wsbench-loadgen"
+SERVER = ROOT / "build/bin/lws-echo"
+UTF8_16M_LENGTH = 16155838  # UTF-16 length of lws-echo's 16 MiB 'utf8' message (servers/lws/README.md)
+
+pytestmark = pytest.mark.skipif(not (LOADGEN.exists() and SERVER.exists()),
+                                reason="build/bin/wsbench-loadgen or lws-echo not built (make setup)")
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    proc = subprocess.Popen([str(SERVER), "--port", "0"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, start_new_session=True, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        match = re.match(r"WSBENCH-READY port=(\d+)", line)
+        assert match, line
+        yield f"ws://127.0.0.1:{match.group(1)}/"
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def loadgen(*args: str, prefix: list[str] | None = None, timeout: float = 120) -> tuple[int, list[str], dict[str, Any]]:
+    proc = subprocess.run([*(prefix or []), str(LOADGEN), *args], capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+    lines = proc.stdout.strip().splitlines()
+    return proc.returncode, lines, json.loads(lines[-1]) if lines else {}
+
+
+def test_echo_burst_counts_every_message(url: str) -> None:
+    code, lines, res = loadgen("--url", url, "--type", "text", "--size", "11", "--count", "20000")
+    assert code == 0 and lines[0] == "WSBENCH-START"
+    assert res["messages"] == 20000 and res["bytes"] == 220000 and res["errors"] == 0
+    assert res["msgs_per_s"] == pytest.approx(res["messages"] / res["seconds"], rel=1e-6)
+
+
+@pytest.mark.parametrize("extra", [["--text", "mixed", "--type", "text", "--size", "1000"],
+                                   ["--type", "binary", "--size", "70000", "--mode", "window", "--window", "8"],
+                                   ["--type", "binary", "--size", "64", "--connections", "200"]])
+def test_echo_variants(url: str, extra: list[str]) -> None:
+    code, _, res = loadgen("--url", url, "--count", "2000", *extra)
+    assert code == 0, res
+    assert res["messages"] == 2000 and res["errors"] == 0
+
+
+def test_fragmented_echoes_are_reassembled(url: str) -> None:
+    code, _, res = loadgen("--url", url + "?fragments=4", "--type", "binary", "--size", "4096",
+                           "--count", "1000")
+    assert code == 0 and res["messages"] == 1000 and res["errors"] == 0
+
+
+def test_latency_histogram(url: str) -> None:
+    code, _, res = loadgen("--kind", "latency", "--url", url, "--type", "binary", "--size", "32",
+                           "--count", "2000")
+    assert code == 0, res
+    lat = res["latency_us"]
+    assert lat["count"] == 2000
+    assert 0 < lat["min"] <= lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["p999"] <= lat["max"]
+
+
+def test_openloop_keeps_its_rate(url: str) -> None:
+    code, _, res = loadgen("--kind", "openloop", "--url", url, "--type", "binary", "--size", "32",
+                           "--rate", "2000", "--duration-ms", "500")
+    assert code == 0, res
+    assert res["rate"] == 2000 and res["sent"] == pytest.approx(1000, abs=2)
+    assert res["messages"] == res["sent"] and res["latency_us"]["count"] == res["sent"]
+
+
+def test_handshakes(url: str) -> None:
+    code, _, res = loadgen("--kind", "handshake", "--url", url, "--count", "50")
+    assert code == 0 and res["messages"] == 50 and res["handshakes_per_s"] > 0
+
+
+def test_valid_16mib_text_is_delivered_and_invalid_is_rejected(url: str) -> None:
+    code, _, res = loadgen("--kind", "request", "--url", url + "?serve=utf8&bytes=16777216",
+                           "--count", "2", "--expect", "text", "--expect-length", str(UTF8_16M_LENGTH))
+    assert code == 0 and res["errors"] == 0 and res["messages"] == 2 and res["delivery_ms"] > 0
+    code, _, res = loadgen("--kind", "request", "--url", url + "?serve=badutf8&bytes=16777216",
+                           "--count", "1", "--expect", "close", "--expect-length", "0")
+    assert code == 0 and res["close_code"] == 1007
+
+
+@pytest.mark.parametrize("args", [["--kind", "buffered", "--size", "10", "--count", "10", "--polls", "10"],
+                                  ["--type", "binary", "--size", "10", "--count", "10", "--transfer"]])
+def test_unsupported_is_exit_3_with_one_error_line(url: str, args: list[str]) -> None:
+    code, lines, res = loadgen("--url", url, *args)
+    assert code == 3 and len(lines) == 1 and res["error"].startswith("unsupported: ")
+
+
+def test_refused_connection_is_an_error_line() -> None:
+    code, lines, res = loadgen("--url", "ws://127.0.0.1:1/", "--type", "text", "--size", "1", "--count", "1")
+    assert code == 1 and "error" in res
+
+
+@pytest.mark.skipif(not shutil.which("valgrind"), reason="valgrind not installed")
+def test_no_leaks_under_valgrind(url: str, tmp_path: Path) -> None:
+    for args in (["--type", "text", "--size", "100", "--count", "3000", "--connections", "4"],
+                 ["--kind", "handshake", "--count", "50"]):
+        log = tmp_path / "vg.log"
+        code, _, res = loadgen("--url", url, *args, timeout=300,
+                               prefix=["valgrind", "--leak-check=full", "--error-exitcode=9",
+                                       f"--log-file={log}"])
+        text = log.read_text()
+        assert code == 0, text[-3000:]
+        assert "ERROR SUMMARY: 0 errors" in text
+        assert re.search(r"definitely lost: 0 bytes|All heap blocks were freed", text), text[-3000:]

@@ -1,0 +1,142 @@
+#include "util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void rand_bytes(void *p, size_t n)
+{
+	unsigned char *b = p;
+
+	while (n) {
+		ssize_t r = getrandom(b, n, 0);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			fail("getrandom: %s", strerror(errno));
+		}
+		b += r;
+		n -= (size_t)r;
+	}
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		fail("out of memory (%zu bytes)", n);
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		fail("out of memory (%zu x %zu bytes)", n, size);
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		fail("out of memory (%zu bytes)", n);
+	return p;
+}
+
+void hold_if_requested(void)
+{
+	const char *h = getenv("WSBENCH_HOLD");
+	char buf[4096];
+
+	if (!h || strcmp(h, "1"))
+		return;
+	for (;;) {
+		ssize_t r = read(0, buf, sizeof(buf));
+
+		if (r == 0 || (r < 0 && errno != EINTR))
+			return;
+	}
+}
+
+/* Print `s` as a JSON string, control characters escaped, on one line. */
+static void print_json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static _Noreturn void fail_with(int code, const char *msg)
+{
+	fputs("{\"error\": ", stdout);
+	print_json_string(msg);
+	fputs("}\n", stdout);
+	fflush(stdout);
+	hold_if_requested();
+	exit(code);
+}
+
+void fail(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fail_with(1, msg);
+}
+
+void fail_unsupported(const char *what)
+{
+	char msg[512];
+
+	snprintf(msg, sizeof(msg), "unsupported: %s", what);
+	fail_with(3, msg);
+}
+
+void print_start(void)
+{
+	fputs("WSBENCH-START\n", stdout);
+	fflush(stdout);
+}
+
+void print_result(uint64_t messages, uint64_t bytes, double seconds,
+		  uint64_t errors, const char *extra)
+{
+	int ok = seconds > 0;
+
+	printf("{\"messages\": %llu, \"bytes\": %llu, \"seconds\": %.9f, "
+	       "\"msgs_per_s\": %.3f, \"mb_per_s\": %.6f, \"errors\": %llu%s}\n",
+	       (unsigned long long)messages, (unsigned long long)bytes, seconds,
+	       ok ? (double)messages / seconds : 0.0,
+	       ok ? (double)bytes / seconds / 1e6 : 0.0,
+	       (unsigned long long)errors, extra);
+	fflush(stdout);
+}

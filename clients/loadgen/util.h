@@ -1,0 +1,37 @@
+/* Small helpers shared by every part of the load generator. */
+#ifndef LG_UTIL_H
+#define LG_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t now_ns(void);
+
+/* Fill with random bytes from getrandom(2). */
+void rand_bytes(void *p, size_t n);
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+
+/* Print {"error": "..."} (one line), wait for WSBENCH_HOLD, exit 1. */
+_Noreturn void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Print {"error": "unsupported: <what>"}, wait for WSBENCH_HOLD, exit 3. */
+_Noreturn void fail_unsupported(const char *what);
+
+/* Print WSBENCH-START. */
+void print_start(void);
+
+/*
+ * Print the result line: the common keys, then `extra` (either "" or
+ * `, "key": value, ...` already formatted) and the closing brace.
+ */
+void print_result(uint64_t messages, uint64_t bytes, double seconds,
+		  uint64_t errors, const char *extra);
+
+/* With WSBENCH_HOLD=1, read stdin until end-of-file. */
+void hold_if_requested(void);
+
+#endif
