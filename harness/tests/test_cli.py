@@ -107,3 +107,82 @@ def test_interrupt_keeps_what_was_measured_and_leaves_nothing_behind(tmp_path: P
     assert ports and not any(listening(p) for p in ports)
     leftovers = subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True)
     assert leftovers.stdout.strip() == ""
+
+
+def test_na_scope_and_rate_sweep(tmp_path: Path) -> None:
+    server = [sys.executable, str(ROOT / "harness/tests/fixtures/echo_server.py")]
+    client = [sys.executable, str(ROOT / "harness/tests/fixtures/client.py")]
+    (tmp_path / "rt.toml").write_text(f"""
+[reference]
+server = "frag"
+client = "ok"
+[runtimes.python]
+label = "Python"
+version = ["{sys.executable}", "--version"]
+[servers.frag]
+runtime = "python"
+label = "fragmenting"
+command = {json.dumps(server)}
+features = ["fragments"]
+[servers.plain]
+runtime = "python"
+label = "plain"
+command = {json.dumps(server)}
+[clients.ok]
+runtime = "python"
+label = "ok"
+command = {json.dumps(client)}
+[clients.echoonly]
+runtime = "python"
+label = "echo only"
+command = {json.dumps(client)}
+kinds = ["echo"]
+notes = {{ openloop = "has no open-loop mode" }}
+""")
+    wdir = tmp_path / "w"
+    wdir.mkdir()
+    (wdir / "w.toml").write_text("""
+[workload.frag2]
+description = "needs fragments"
+type = "binary"
+size = 10
+count = 20
+mode = "pingpong"
+path = "/?fragments=2"
+server_features = ["fragments"]
+[workload.sweep]
+description = "rate sweep"
+kind = "openloop"
+type = "binary"
+size = 10
+rate = 1
+duration_ms = 100
+sweep = { rates = [1000, 5000, 20000, 40000], p99_us = 1000 }
+[workload.only_ok]
+description = "scoped to the reference client"
+type = "text"
+size = 5
+count = 10
+mode = "pingpong"
+scope = "servers"
+[suite.s]
+description = "s"
+workloads = ["frag2", "sweep", "only_ok"]
+repetitions = 1
+""")
+    out = tmp_path / "out"
+    proc = wsbench("--catalog", str(tmp_path / "rt.toml"), "--workloads-dir", str(wdir),
+                   "run", "--suite", "s", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    run = load_run(out)
+    cells = {(c["workload"], c["server"], c["client"]): c for c in run["cells"]}
+    assert cells[("frag2", "plain", "ok")]["status"] == "n/a"
+    assert cells[("frag2", "plain", "ok")]["na"] == "server plain lacks 'fragments'"
+    assert cells[("frag2", "frag", "ok")]["status"] == "ok"
+    assert cells[("sweep", "frag", "echoonly")]["na"] == "client echoonly has no open-loop mode"
+    swept = cells[("sweep", "frag", "ok")]["samples"][0]
+    assert swept["extra"]["max_rate"] == 5000  # p99 = rate/10 µs passes up to 5000 msgs/s
+    assert [s["rate"] for s in swept["extra"]["steps"]] == [1000, 5000, 20000]
+    assert ("only_ok", "frag", "echoonly") not in cells and ("only_ok", "frag", "ok") in cells
+    assert "n/a: server plain lacks 'fragments'" in proc.stdout
+    assert "max msgs/s with p99 in limit" in proc.stdout

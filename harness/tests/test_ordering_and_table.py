@@ -3,7 +3,7 @@ from collections import Counter
 from wsbench.measure import Sample
 from wsbench.results import Cell, ProgramRecord, Run
 from wsbench.runner import interleaved
-from wsbench.table import rank, render_markdown
+from wsbench.table import bound_side, rank, render_markdown
 
 
 def cells(n: int) -> list[Cell]:
@@ -61,3 +61,24 @@ def test_table_shows_per_message_cpu_rss_and_failures() -> None:
 def test_high_spread_is_flagged() -> None:
     noisy = with_rates(Cell("w", "s", "a"), [100, 200, 300])
     assert "⚠" in render_markdown(run_with([noisy]))
+
+
+def test_lower_is_better_metrics_rank_ascending() -> None:
+    fast = with_rates(Cell("w", "s", "a"), [100, 100, 100])
+    slow = with_rates(Cell("w", "s", "b"), [50, 50, 50])
+    # CPU µs per message: 'a' does 1000 msgs at 0.5 s each rep, 'b' the same: tie.
+    ranks = {cell.client: r for r, cell in rank([slow, fast], "client_cpu_us_per_msg")}
+    assert ranks == {"a": 1, "b": 1}
+    slow.samples = [Sample(rep=1, messages=1000, seconds=1, msgs_per_s=1000, client_cpu_s=2.0)] * 3
+    order = [cell.client for _, cell in rank([slow, fast], "client_cpu_us_per_msg")]
+    assert order == ["a", "b"]
+
+
+def test_the_saturated_side_is_named() -> None:
+    cell = Cell("w", "s", "a")
+    cell.samples = [Sample(rep=1, messages=1000, seconds=1.0, msgs_per_s=1000,
+                           client_cpu_s=0.97, server_cpu_s=0.30)] * 3
+    assert bound_side(cell) == "client"
+    cell.samples = [Sample(rep=1, messages=1000, seconds=1.0, msgs_per_s=1000,
+                           client_cpu_s=0.5, server_cpu_s=0.95)] * 3
+    assert bound_side(cell) == "server"

@@ -63,10 +63,25 @@ def test_line_reader_honours_its_deadline_and_sees_eof() -> None:
 
 def test_procfs_reads_this_process() -> None:
     pid = os.getpid()
+    before = procfs.process_cpu_ns(pid)
     sum(i * i for i in range(200_000))  # spend some CPU
-    assert procfs.process_cpu_s(pid) > 0
-    assert procfs.thread_cpu_ns(pid) > 0
+    after = procfs.process_cpu_ns(pid)
+    assert before is not None and after is not None and after > before
+    assert procfs.running(pid)
     assert procfs.peak_rss_kib(pid) > 1000
     assert procfs.reset_peak_rss(pid)
-    assert procfs.process_cpu_s(999_999_999) is None
-    assert procfs.thread_cpu_ns(999_999_999) is None
+    assert procfs.process_cpu_ns(999_999_999) is None
+    assert not procfs.running(999_999_999)
+
+
+def test_cpu_clock_counts_threads_that_have_exited() -> None:
+    script = ("import threading, time\n"
+              "t = threading.Thread(target=lambda: sum(range(3_000_000))); t.start(); t.join()\n"
+              "print('done', flush=True); time.sleep(30)")
+    proc = procs.spawn([sys.executable, "-c", script], cwd=ROOT)
+    reader = procs.LineReader(proc)
+    assert reader.readline(time.monotonic() + 20) == "done"
+    reader.close()
+    cpu = procfs.process_cpu_ns(proc.pid)
+    procs.terminate(proc)
+    assert cpu is not None and cpu > 20_000_000  # the worker's ~0.1 s is still counted

@@ -16,17 +16,26 @@ def test_repository_workloads_load_and_quick_suite_has_the_four_echo_workloads()
     suite, chosen = ws.select("quick", None)
     assert suite is not None and suite.repetitions >= 3
     assert [w.name for w in chosen] == ["text_11", "bin_32", "bin_4k", "bin_64k"]
-    assert ws.workloads["text_11"].type == "text" and ws.workloads["text_11"].size == 11
-    assert ws.workloads["bin_64k"].size == 65536 and ws.workloads["bin_64k"].count == 500
+    assert ws.workloads["text_11"].params["type"] == "text" and ws.workloads["text_11"].params["size"] == 11
+    assert ws.workloads["bin_64k"].params["size"] == 65536 and ws.workloads["bin_64k"].params["count"] == 500
+    assert all(w.kind == "echo" and w.metric == "msgs_per_s" for w in chosen)
 
 
-def test_defaults_follow_the_mode(tmp_path: Path) -> None:
+def test_defaults_and_command_line(tmp_path: Path) -> None:
     write(tmp_path, '[workload.p]\ndescription="d"\ntype="text"\nsize=1\ncount=10\nmode="pingpong"\n'
-                    '[workload.b]\ndescription="d"\ntype="binary"\nsize=1\ncount=5000\n')
+                    '[workload.b]\ndescription="d"\ntype="binary"\nsize=1\ncount=5000\ntransfer=true\n'
+                    '[workload.o]\ndescription="d"\nkind="openloop"\ntype="binary"\nsize=32\nrate=1000\n'
+                    'duration_ms=500\npath="/?x=1"\n')
     ws = load_workloads(tmp_path)
-    assert ws.workloads["p"].window == 1
-    assert ws.workloads["b"].window == 5000 and ws.workloads["b"].warmup == 1000
-    assert "--mode" in ws.workloads["b"].client_args()
+    assert ws.workloads["p"].params == {"type": "text", "size": 1, "count": 10, "mode": "pingpong", "warmup": 10}
+    assert ws.workloads["b"].params["warmup"] == 1000 and ws.workloads["b"].params["mode"] == "burst"
+    assert ws.workloads["b"].client_args() == [
+        "--kind", "echo", "--type", "binary", "--size", "1", "--count", "5000", "--transfer",
+        "--mode", "burst", "--warmup", "1000", "--timeout-ms", "60000"]
+    o = ws.workloads["o"]
+    assert o.metric == "latency_p99_us" and o.path == "/?x=1"
+    assert o.client_args(rate=20)[:10] == ["--kind", "openloop", "--type", "binary", "--size", "32",
+                                           "--rate", "20", "--duration-ms", "500"]
 
 
 @pytest.mark.parametrize("text, message", [
@@ -35,7 +44,15 @@ def test_defaults_follow_the_mode(tmp_path: Path) -> None:
     ('[workload.x]\ndescription="d"\ntype="text"\nsize=1\ncount=1\ncolour=2\n', "unknown key colour"),
     ('[workload.x]\ndescription="d"\ntype="video"\nsize=1\ncount=1\n', "type must be one of"),
     ('[workload.x]\ndescription="d"\ntype="text"\nsize=1\ncount=1\nmode="flood"\n', "mode must be one of"),
-    ('[workload.x]\ndescription="d"\ntype="text"\nsize=-1\ncount=1\n', "size must not be negative"),
+    ('[workload.x]\ndescription="d"\ntype="text"\nsize=-1\ncount=1\n', "size must be non-negative"),
+    ('[workload.x]\ndescription="d"\nkind="dance"\n', "kind must be one of"),
+    ('[workload.x]\ndescription="d"\nkind="request"\ncount=1\nexpect="text"\n', "missing key expect_length"),
+    ('[workload.x]\ndescription="d"\ntype="text"\nsize=1\ncount=1\nmetric="speed"\n', "metric must be one of"),
+    ('[workload.x]\ndescription="d"\ntype="text"\nsize=1\ncount=1\nsweep={rates=[1], p99_us=1}\n',
+     "only an openloop workload can sweep"),
+    ('[workload.x]\ndescription="d"\nkind="openloop"\ntype="text"\nsize=1\nrate=1\nduration_ms=1\n'
+     'sweep={rates=[5, 2], p99_us=1}\n', "rates must be a non-empty rising list"),
+    ('[suite.s]\ndescription="d"\nextends=["t"]\n', "extends unknown suite 't'"),
     ('[workload.x]\ndescription="d"\ntype="text"\nsize="big"\ncount=1\n', "size must be an integer"),
     ('[suite.s]\ndescription="d"\nworkloads=["nope"]\n', "names unknown workload 'nope'"),
 ])
@@ -52,6 +69,21 @@ def test_duplicate_names_across_files_are_rejected(tmp_path: Path) -> None:
     write(tmp_path, body, "b.toml")
     with pytest.raises(WsbenchError, match="also defined in"):
         load_workloads(tmp_path)
+
+
+def test_suites_extend_each_other_without_repeats(tmp_path: Path) -> None:
+    body = "".join(f'[workload.{n}]\ndescription="d"\ntype="text"\nsize=1\ncount=1\n' for n in "abc")
+    write(tmp_path, body + '[suite.s]\ndescription="d"\nworkloads=["a", "b"]\n'
+                           '[suite.t]\ndescription="d"\nextends=["s"]\nworkloads=["b", "c"]\nscoped=false\n')
+    suite = load_workloads(tmp_path).suites["t"]
+    assert suite.workloads == ("a", "b", "c") and suite.scoped is False
+
+
+def test_sweep_switches_the_metric(tmp_path: Path) -> None:
+    write(tmp_path, '[workload.o]\ndescription="d"\nkind="openloop"\ntype="binary"\nsize=32\nrate=1\n'
+                    'duration_ms=100\nsweep={rates=[100, 200], p99_us=1000}\n')
+    o = load_workloads(tmp_path).workloads["o"]
+    assert o.metric == "max_rate" and o.sweep is not None and o.sweep.rates == (100, 200)
 
 
 def test_selection_by_suite_and_name_composes() -> None:

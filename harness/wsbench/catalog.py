@@ -30,6 +30,18 @@ class Program:
     env: dict[str, str] = field(default_factory=dict)
     requires: tuple[str, ...] = ()
     ready_timeout_s: float = 20.0  # servers: how long to wait for the readiness line
+    features: tuple[str, ...] = ()  # what it can do beyond plain echo (see runtimes.toml)
+    kinds: tuple[str, ...] | None = None  # clients: the workload kinds it runs (None: all)
+    notes: dict[str, str] = field(default_factory=dict)  # why a kind or feature is missing
+
+    def cannot(self, kind: str, features: tuple[str, ...]) -> str | None:
+        """Why this program cannot take part in a workload, or None if it can."""
+        if self.kinds is not None and kind not in self.kinds:
+            return self.notes.get(kind, f"does not run '{kind}' workloads")
+        for feature in features:
+            if feature not in self.features:
+                return self.notes.get(feature, f"lacks '{feature}'")
+        return None
 
     def missing(self) -> list[str]:
         """Files this program needs that are not there (not built yet)."""
@@ -41,6 +53,8 @@ class Catalog:
     runtimes: dict[str, Runtime]
     servers: dict[str, Program]
     clients: dict[str, Program]
+    reference_server: str | None = None  # what scoped workloads compare clients against
+    reference_client: str | None = None  # what scoped workloads drive servers with
 
     def select(self, kind: str, names: list[str] | None, runtimes: list[str] | None) -> list[Program]:
         """Programs of ``kind`` filtered by name and by runtime; unknown names are errors."""
@@ -59,14 +73,21 @@ class Catalog:
 def load_catalog(path: Path = RUNTIMES_FILE) -> Catalog:
     data = tomlfile.load(path)
     where = tomlfile.display(path)
-    tomlfile.check_keys(where, data, {"runtimes", "servers", "clients"}, set())
+    tomlfile.check_keys(where, data, {"runtimes", "servers", "clients"}, {"reference"})
     runtimes = {name: _runtime(f"{where}: runtime '{name}'", name, table)
                 for name, table in data["runtimes"].items()}
     servers = {name: _program(f"{where}: server '{name}'", name, "server", table, runtimes)
                for name, table in data["servers"].items()}
     clients = {name: _program(f"{where}: client '{name}'", name, "client", table, runtimes)
                for name, table in data["clients"].items()}
-    return Catalog(runtimes, servers, clients)
+    reference = tomlfile.expect(where, data.get("reference", {}), dict, "reference")
+    tomlfile.check_keys(f"{where}: reference", reference, set(), {"server", "client"})
+    ref_server, ref_client = reference.get("server"), reference.get("client")
+    if ref_server is not None and ref_server not in servers:
+        raise WsbenchError(f"{where}: reference server '{ref_server}' is not a server")
+    if ref_client is not None and ref_client not in clients:
+        raise WsbenchError(f"{where}: reference client '{ref_client}' is not a client")
+    return Catalog(runtimes, servers, clients, ref_server, ref_client)
 
 
 def _runtime(where: str, name: str, table: Any) -> Runtime:
@@ -78,7 +99,8 @@ def _runtime(where: str, name: str, table: Any) -> Runtime:
 
 def _program(where: str, name: str, kind: str, table: Any, runtimes: dict[str, Runtime]) -> Program:
     tomlfile.expect(where, table, dict, "the entry")
-    tomlfile.check_keys(where, table, {"runtime", "label", "command"}, {"env", "requires", "ready_timeout_s"})
+    tomlfile.check_keys(where, table, {"runtime", "label", "command"},
+                        {"env", "requires", "ready_timeout_s", "features", "kinds", "notes"})
     runtime = tomlfile.expect(where, table["runtime"], str, "runtime")
     if runtime not in runtimes:
         raise WsbenchError(f"{where}: unknown runtime '{runtime}'")
@@ -91,6 +113,10 @@ def _program(where: str, name: str, kind: str, table: Any, runtimes: dict[str, R
         env={str(k): str(v) for k, v in env.items()},
         requires=tuple(_strings(where, table.get("requires", []), "requires", allow_empty=True)),
         ready_timeout_s=float(ready),
+        features=tuple(_strings(where, table.get("features", []), "features", allow_empty=True)),
+        kinds=tuple(_strings(where, table["kinds"], "kinds")) if "kinds" in table else None,
+        notes={str(k): tomlfile.expect(where, v, str, f"notes.{k}")
+               for k, v in tomlfile.expect(where, table.get("notes", {}), dict, "notes").items()},
     )
 
 

@@ -119,7 +119,7 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def _any_failure(run: Run) -> bool:
-    return any(c.status != "ok" for c in run.cells)
+    return any(c.status not in ("ok", "n/a") for c in run.cells)
 
 
 def cmd_list(args: argparse.Namespace) -> int:

@@ -2,9 +2,9 @@
 
 Readings are taken at the client's ``WSBENCH-START`` line and at its result line, while
 the client is held alive (``WSBENCH_HOLD=1``, released by closing its stdin):
-- CPU of either side: the run time of its threads between the two lines (nanoseconds).
-  A client that does not hold falls back to rusage at reaping minus its utime+stime at
-  the start line (clock-tick resolution); ``client_cpu_method`` says which was used.
+- CPU of either side: its process CPU clock between the two lines (see procfs). A client
+  that does not hold is read from rusage when reaped instead, which also counts its
+  shutdown; ``client_cpu_method`` says which was used ("clock" or "rusage").
 - peak RSS: each side's VmHWM; the server's is reset before the run. A client that did
   not hold reports ``ru_maxrss``.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,12 +43,13 @@ class Sample:
     mb_per_s: float | None = None
     errors: int | None = None
     client_cpu_s: float | None = None
-    client_cpu_method: str | None = None  # "threads" (held client) or "rusage" (fallback)
+    client_cpu_method: str | None = None  # "clock" (held client) or "rusage" (fallback)
     server_cpu_s: float | None = None
     client_peak_rss_kib: int | None = None
     server_peak_rss_kib: int | None = None
     exit_code: int | None = None
     wall_s: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # the kind's own result keys
 
     @property
     def ok(self) -> bool:
@@ -59,7 +60,9 @@ class Sample:
 
 
 def run_client(client: Program, server: RunningServer, workload: Workload, rep: int,
-               log_dir: Path) -> Sample:
+               log_dir: Path, override: dict[str, Any] | None = None) -> Sample:
+    """One run of ``client`` against ``server``; ``override`` replaces workload parameters
+    (a rate sweep runs the same workload at several rates)."""
     sample = Sample(rep=rep)
     culprit = f"client '{client.name}' vs server '{server.program.name}' on '{workload.name}'"
     missing = client.missing()
@@ -69,8 +72,9 @@ def run_client(client: Program, server: RunningServer, workload: Workload, rep: 
     if not server.alive():
         sample.error = f"{culprit}: server has exited (log: {server.log})"
         return sample
-    log = log_dir / f"client-{client.name}-{server.program.name}-{workload.name}-{rep}.log"
-    argv = [*client.command, "--url", server.url(), *workload.client_args()]
+    tag = "".join(f"-{k}{v}" for k, v in (override or {}).items())
+    log = log_dir / f"client-{client.name}-{server.program.name}-{workload.name}{tag}-{rep}.log"
+    argv = [*client.command, "--url", server.url(workload.path), *workload.client_args(**(override or {}))]
     procfs.reset_peak_rss(server.pid)
     began = time.monotonic()
     try:
@@ -81,7 +85,7 @@ def run_client(client: Program, server: RunningServer, workload: Workload, rep: 
         return sample
     deadline = began + workload.timeout_s + STARTUP_ALLOWANCE_S
     reader = procs.LineReader(proc)
-    client_ticks0 = client_ns0 = client_ns1 = server_ns0 = server_ns1 = client_hwm = None
+    client_ns0 = client_ns1 = server_ns0 = server_ns1 = client_hwm = None
     result: dict[str, Any] | None = None
     stray = ""  # the last line that was neither the start marker nor a result
     try:
@@ -90,13 +94,12 @@ def run_client(client: Program, server: RunningServer, workload: Workload, rep: 
             if line is None:
                 break
             if line == START_LINE:
-                client_ns0 = procfs.thread_cpu_ns(proc.pid)
-                client_ticks0 = procfs.process_cpu_s(proc.pid)
-                server_ns0 = procfs.thread_cpu_ns(server.pid)
+                client_ns0 = procfs.process_cpu_ns(proc.pid)
+                server_ns0 = procfs.process_cpu_ns(server.pid)
             elif line.startswith("{"):
-                server_ns1 = procfs.thread_cpu_ns(server.pid)
+                server_ns1 = procfs.process_cpu_ns(server.pid)
                 sample.server_peak_rss_kib = procfs.peak_rss_kib(server.pid)
-                client_ns1 = procfs.thread_cpu_ns(proc.pid)
+                client_ns1 = procfs.process_cpu_ns(proc.pid)
                 client_hwm = procfs.peak_rss_kib(proc.pid)
                 if not procfs.running(proc.pid):  # it did not hold: readings may be partial
                     client_ns1 = client_hwm = None
@@ -115,9 +118,9 @@ def run_client(client: Program, server: RunningServer, workload: Workload, rep: 
     sample.wall_s = time.monotonic() - began
     sample.exit_code = proc.returncode
     if client_ns0 is not None and client_ns1 is not None:
-        sample.client_cpu_s, sample.client_cpu_method = (client_ns1 - client_ns0) / 1e9, "threads"
-    elif rusage is not None and client_ticks0 is not None:
-        sample.client_cpu_s = rusage.ru_utime + rusage.ru_stime - client_ticks0
+        sample.client_cpu_s, sample.client_cpu_method = (client_ns1 - client_ns0) / 1e9, "clock"
+    elif rusage is not None and client_ns0 is not None:
+        sample.client_cpu_s = rusage.ru_utime + rusage.ru_stime - client_ns0 / 1e9
         sample.client_cpu_method = "rusage"
     sample.client_peak_rss_kib = client_hwm or (rusage.ru_maxrss if rusage is not None else None)
     if server_ns0 is not None and server_ns1 is not None:
@@ -126,6 +129,7 @@ def run_client(client: Program, server: RunningServer, workload: Workload, rep: 
     if sample.error is None and result is not None:
         for key in RESULT_KEYS:
             setattr(sample, key, result[key])
+        sample.extra = {k: v for k, v in result.items() if k not in RESULT_KEYS}
         if result["errors"]:
             sample.error = f"{culprit}: {result['errors']} echoes did not match what was sent"
     return sample

@@ -1,19 +1,17 @@
-"""Readings of a live process from /proc: CPU time and peak resident memory.
+"""Readings of a live process: CPU time and peak resident memory.
 
-Two CPU clocks are used, each where it is the more precise:
-- ``thread_cpu_ns`` sums every live thread's run time from ``/proc/PID/task/*/schedstat``
-  (nanoseconds). Right for a long-lived server whose threads outlive the sample window.
-- ``process_cpu_s`` is utime+stime of the whole thread group from ``/proc/PID/stat``
-  (clock ticks, 10 ms here), which also counts threads that have already exited, and so
-  is comparable with the ``rusage`` the kernel reports when the process is reaped.
+CPU time comes from the process's CPU-time clock (``clock_gettime`` on the clock id
+Linux derives from a PID): nanosecond resolution, and the whole thread group — threads
+that have already exited included — exactly what ``getrusage`` reports at exit.
+Peak memory is VmHWM from ``/proc/PID/status``.
 """
 
 from __future__ import annotations
 
-import os
+import time
 from pathlib import Path
 
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+_CPUCLOCK_SCHED = 2  # Linux: (~pid << 3) | CPUCLOCK_SCHED names the process's CPU clock
 
 
 def _read(path: Path) -> str | None:
@@ -23,36 +21,18 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def process_cpu_s(pid: int) -> float | None:
-    """utime + stime of the thread group, in seconds (tick resolution)."""
-    text = _read(Path(f"/proc/{pid}/stat"))
-    if text is None:
+def process_cpu_ns(pid: int) -> int | None:
+    """Total CPU time (user + system) of the thread group ``pid``, in nanoseconds."""
+    try:
+        return time.clock_gettime_ns(((~pid) << 3) | _CPUCLOCK_SCHED)
+    except (OSError, OverflowError):  # no such process (or not a possible PID)
         return None
-    # The command name may contain spaces; fields after the closing parenthesis are fixed.
-    fields = text[text.rindex(")") + 2:].split()
-    utime, stime = int(fields[11]), int(fields[12])
-    return (utime + stime) / CLOCK_TICKS
 
 
 def running(pid: int) -> bool:
     """True while ``pid`` exists and is neither a zombie nor dead."""
     text = _read(Path(f"/proc/{pid}/stat"))
     return text is not None and text[text.rindex(")") + 2] not in "ZXx"
-
-
-def thread_cpu_ns(pid: int) -> int | None:
-    """Sum of the run time of every live thread of ``pid``, in nanoseconds."""
-    task_dir = Path(f"/proc/{pid}/task")
-    try:
-        tids = os.listdir(task_dir)
-    except (FileNotFoundError, ProcessLookupError):
-        return None
-    total = 0
-    for tid in tids:
-        text = _read(task_dir / tid / "schedstat")
-        if text:
-            total += int(text.split()[0])
-    return total
 
 
 def peak_rss_kib(pid: int) -> int | None:

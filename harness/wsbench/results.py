@@ -13,34 +13,19 @@ from typing import Any
 
 from .errors import WsbenchError
 from .measure import Sample
+from .metrics import METRICS
 from .stats import Summary, summarize
 
 SCHEMA = "wsbench-run"
 SCHEMA_VERSION = 1
-
-# Derived per-repetition metrics, in the order the tables show them.
-METRICS = ("msgs_per_s", "mb_per_s", "client_cpu_us_per_msg", "server_cpu_us_per_msg",
-           "client_peak_rss_mib", "server_peak_rss_mib")
-
-
-def sample_metrics(s: Sample) -> dict[str, float | None]:
-    per_msg = 1e6 / s.messages if s.messages else None
-    return {
-        "msgs_per_s": s.msgs_per_s,
-        "mb_per_s": s.mb_per_s,
-        "client_cpu_us_per_msg": s.client_cpu_s * per_msg if per_msg and s.client_cpu_s is not None else None,
-        "server_cpu_us_per_msg": s.server_cpu_s * per_msg if per_msg and s.server_cpu_s is not None else None,
-        "client_peak_rss_mib": s.client_peak_rss_kib / 1024 if s.client_peak_rss_kib else None,
-        "server_peak_rss_mib": s.server_peak_rss_kib / 1024 if s.server_peak_rss_kib else None,
-    }
-
 
 @dataclass
 class Cell:
     workload: str
     server: str
     client: str
-    blocked: str | None = None  # why the cell could not run at all
+    blocked: str | None = None  # why the cell could not run at all (a failure)
+    na: str | None = None  # why the pair cannot express this workload (not a failure)
     samples: list[Sample] = field(default_factory=list)
 
     @property
@@ -53,6 +38,8 @@ class Cell:
 
     @property
     def status(self) -> str:
+        if self.na:
+            return "n/a"
         if self.blocked:
             return "blocked"
         if not self.samples:
@@ -64,16 +51,19 @@ class Cell:
     def errors(self) -> list[str]:
         return [s.error for s in self.samples if s.error]
 
+    def summary(self, metric: str) -> Summary | None:
+        get = METRICS[metric].get
+        return summarize([v for v in (get(s) for s in self.ok_samples) if v is not None])
+
     def summaries(self) -> dict[str, Summary | None]:
-        rows = [sample_metrics(s) for s in self.ok_samples]
-        return {m: summarize([r[m] for r in rows if r[m] is not None]) for m in METRICS}
+        return {m: self.summary(m) for m in METRICS}
 
     def to_json(self) -> dict[str, Any]:
         return {
             "workload": self.workload, "server": self.server, "client": self.client,
-            "status": self.status, "blocked": self.blocked, "errors": self.errors,
+            "status": self.status, "blocked": self.blocked, "na": self.na, "errors": self.errors,
             "samples": [s.to_json() for s in self.samples],
-            "summary": {m: (v.to_json() if v else None) for m, v in self.summaries().items()},
+            "summary": {m: v.to_json() for m, v in self.summaries().items() if v},
         }
 
 
@@ -151,7 +141,7 @@ def _run_from_json(data: dict[str, Any]) -> Run:
 
     cells = []
     for c in data["cells"]:
-        cell = Cell(c["workload"], c["server"], c["client"], blocked=c.get("blocked"))
+        cell = Cell(c["workload"], c["server"], c["client"], blocked=c.get("blocked"), na=c.get("na"))
         cell.samples = [Sample(**s) for s in c["samples"]]
         cells.append(cell)
     return Run(

@@ -10,6 +10,7 @@ from typing import Callable
 from .catalog import Catalog, Program
 from .errors import WsbenchError
 from .measure import run_client
+from .sweep import run_sweep
 from .progress import Progress
 from .results import Cell, ProgramRecord, Run
 from .server import RunningServer, start_server
@@ -43,10 +44,40 @@ def now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
+def in_scope(workload: Workload, server: Program, client: Program, scoped: bool,
+             catalog: Catalog) -> bool:
+    """Whether the pair belongs to the workload's matrix in this suite."""
+    if not scoped or workload.scope is None:
+        return True
+    versus_reference_server = server.name == catalog.reference_server
+    driven_by_reference_client = client.name == catalog.reference_client
+    if workload.scope == "clients":
+        return versus_reference_server
+    if workload.scope == "servers":
+        return driven_by_reference_client
+    return versus_reference_server or driven_by_reference_client
+
+
+def not_applicable(workload: Workload, server: Program, client: Program) -> str | None:
+    """Why the pair cannot express the workload (reported as n/a, not as a failure)."""
+    why = server.cannot(workload.kind, workload.server_features)
+    if why:
+        return f"server {server.name} {why}"
+    why = client.cannot(workload.kind, workload.client_features)
+    return f"client {client.name} {why}" if why else None
+
+
+def make_cells(plan: Plan, catalog: Catalog) -> list[Cell]:
+    scoped = plan.suite.scoped if plan.suite else True
+    return [Cell(w.name, s.name, c.name, na=not_applicable(w, s, c))
+            for w in plan.workloads for s in plan.servers for c in plan.clients
+            if in_scope(w, s, c, scoped, catalog)]
+
+
 def new_run(plan: Plan, catalog: Catalog, argv: list[str]) -> Run:
     runtimes = {p.runtime for p in plan.servers + plan.clients}
     env = environment.collect(catalog.runtimes[r] for r in sorted(runtimes))
-    cells = [Cell(w.name, s.name, c.name) for w in plan.workloads for s in plan.servers for c in plan.clients]
+    cells = make_cells(plan, catalog)
     return Run(
         created=now(), command=argv, suite=plan.suite.name if plan.suite else None,
         repetitions=plan.repetitions, environment=env,
@@ -83,12 +114,14 @@ def execute(plan: Plan, run: Run, log_dir: Path, checkpoint: Callable[[Run], Non
                         cell.blocked = f"client '{client.name}': {missing[0]} is missing; run: make setup"
         clients = {c.name: c for c in plan.clients}
         workloads = {w.name: w for w in plan.workloads}
-        todo = [(rep, c) for rep, c in interleaved(run.cells, plan.repetitions) if not c.blocked]
+        todo = [(rep, c) for rep, c in interleaved(run.cells, plan.repetitions)
+                if not c.blocked and not c.na]
         progress.total = len(todo)
         for rep, cell in todo:
             progress.step(f"{cell.workload} server={cell.server} client={cell.client}", rep, plan.repetitions)
-            sample = run_client(clients[cell.client], running[cell.server], workloads[cell.workload],
-                                rep, log_dir)
+            workload = workloads[cell.workload]
+            measure = run_sweep if workload.sweep else run_client
+            sample = measure(clients[cell.client], running[cell.server], workload, rep, log_dir)
             cell.samples.append(sample)
             if sample.error:
                 progress.note(f"! {sample.error}")

@@ -1,32 +1,48 @@
 """Ranked Markdown tables of a run: one table per workload, best median first.
 
 Rows whose 95 % intervals of the median overlap share a rank, so the table never claims
-an order the data cannot support.
+an order the data cannot support. Pairs that cannot express a workload are listed as
+n/a with the reason; failed cells are listed with the error.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from .metrics import COLUMNS, METRICS, Metric
 from .results import Cell, Run
 from .stats import Summary
 
 CV_WARN = 0.10
+SATURATED = 0.90  # CPU share from which a side counts as having kept its core busy
 
 
-def rank(cells: list[Cell]) -> list[tuple[int, Cell]]:
-    """Rank cells by median msgs/s, descending, with tie groups by interval overlap."""
-    measured = [(c, c.summaries()["msgs_per_s"]) for c in cells]
-    ordered = sorted(((c, s) for c, s in measured if s), key=lambda cs: -cs[1].median)
+def rank(cells: list[Cell], metric: str = "msgs_per_s") -> list[tuple[int, Cell]]:
+    """Rank cells by the median of ``metric``, best first. A row whose 95 % interval
+    overlaps the interval of its group's first row shares that row's rank; the first row
+    that does not overlap starts a new group (so ties do not chain down the table)."""
+    better_high = METRICS[metric].higher_is_better
+    measured = [(c, c.summary(metric)) for c in cells]
+    ordered = sorted(((c, s) for c, s in measured if s),
+                     key=lambda cs: -cs[1].median if better_high else cs[1].median)
     out: list[tuple[int, Cell]] = []
-    group_low = None
+    leader: tuple[float, float] | None = None  # the interval of the current tie group's first row
     current = 0
     for i, (cell, s) in enumerate(ordered):
-        if group_low is None or s.ci95[1] < group_low:
-            current = i + 1
-            group_low = s.ci95[0]
-        else:
-            group_low = min(group_low, s.ci95[0])
+        lo, hi = s.ci95
+        ties = leader is not None and (hi >= leader[0] if better_high else lo <= leader[1])
+        if not ties:
+            current, leader = i + 1, (lo, hi)
         out.append((current, cell))
     return out
+
+
+def bound_side(cell: Cell) -> str:
+    """Which side kept its core busy: "client", "server", "both" or ""."""
+    client, server = cell.summary("client_cpu_share"), cell.summary("server_cpu_share")
+    c = client is not None and client.median >= SATURATED
+    s = server is not None and server.median >= SATURATED
+    return "both" if c and s else "client" if c else "server" if s else ""
 
 
 def render_markdown(run: Run) -> str:
@@ -34,6 +50,7 @@ def render_markdown(run: Run) -> str:
     lines += _environment(run) + [""]
     for workload, spec in run.workloads.items():
         lines += _workload_table(run, workload, spec) + [""]
+    lines += _notes() + [""]
     lines += _failures(run)
     return "\n".join(lines).rstrip() + "\n"
 
@@ -53,44 +70,71 @@ def _environment(run: Run) -> list[str]:
     return out
 
 
-def _workload_table(run: Run, workload: str, spec: dict) -> list[str]:
+def _kind(spec: dict[str, Any]) -> str:
+    return "sweep" if spec.get("sweep") else str(spec.get("kind", "echo"))
+
+
+def _workload_table(run: Run, workload: str, spec: dict[str, Any]) -> list[str]:
     cells = [c for c in run.cells if c.workload == workload]
-    head = [f"## {workload} — {spec.get('description', '')}", "",
-            "| rank | client | server | msgs/s (median) | 95% CI | vs best | MB/s | client CPU µs/msg "
-            "| server CPU µs/msg | client peak RSS MiB | server peak RSS MiB | CV |",
-            "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    ranked = rank(cells)
-    best = ranked[0][1].summaries()["msgs_per_s"].median if ranked else None  # type: ignore[union-attr]
-    rows = []
-    for position, cell in ranked:
-        s = cell.summaries()
-        rate = s["msgs_per_s"]
-        assert rate is not None
-        cv = rate.cv
-        flag = " ⚠" if cv is not None and cv > CV_WARN else ""
-        note = f" ({len(cell.errors)} of {len(cell.samples)} reps failed)" if cell.errors else ""
-        rows.append(
-            f"| {position} | {_label(run, 'clients', cell.client)} | {_label(run, 'servers', cell.server)} "
-            f"| {rate.median:,.0f}{note} | {rate.ci95[0]:,.0f}–{rate.ci95[1]:,.0f} "
-            f"| {rate.median / best:.2f}× | {_num(s['mb_per_s'], 1)} "
-            f"| {_num(s['client_cpu_us_per_msg'], 2)} | {_num(s['server_cpu_us_per_msg'], 2)} "
-            f"| {_num(s['client_peak_rss_mib'], 1)} | {_num(s['server_peak_rss_mib'], 1)} "
-            f"| {_pct(cv)}{flag} |")
+    metric = METRICS[spec.get("metric", "msgs_per_s")]
+    extra = [METRICS[m] for m in COLUMNS[_kind(spec)] if m != metric.name]
+    headers = ["rank", "client", "server", f"{metric.header} (median)", "95% CI", "vs best",
+               *(m.header for m in extra), "bound", "CV"]
+    head = [f"## {workload} — {spec.get('description', '')}", ""]
+    if spec.get("sweep"):
+        head += [f"Open-loop rates tried, rising: {', '.join(map(str, spec['sweep']['rates']))} msgs/s; "
+                 f"a rate passes while p99 ≤ {spec['sweep']['p99_us']:g} µs.", ""]
+    head += ["| " + " | ".join(headers) + " |",
+             "|" + "|".join("---" if h in ("client", "server") else "---:" for h in headers) + "|"]
+    ranked = rank(cells, metric.name)
+    best = ranked[0][1].summary(metric.name).median if ranked else None  # type: ignore[union-attr]
+    rows = [_row(run, position, cell, metric, extra, best) for position, cell in ranked]
+    blank = " |" * (len(headers) - 4)
     for cell in cells:
-        if cell.summaries()["msgs_per_s"] is None:
-            why = cell.blocked or (cell.errors[0] if cell.errors else "not measured")
+        if cell.summary(metric.name) is None:
+            why = f"n/a: {cell.na}" if cell.na else "failed: " + (
+                cell.blocked or (cell.errors[0] if cell.errors else "no measurement"))
             rows.append(f"| – | {_label(run, 'clients', cell.client)} | {_label(run, 'servers', cell.server)} "
-                        f"| failed: {_escape(why)} | | | | | | | | |")
+                        f"| {_escape(why)} |{blank}")
     return head + rows
+
+
+def _row(run: Run, position: int, cell: Cell, metric: Metric, extra: list[Metric], best: float | None) -> str:
+    s = cell.summary(metric.name)
+    assert s is not None
+    cv = s.cv
+    flag = " ⚠" if cv is not None and cv > CV_WARN else ""
+    note = f" ({len(cell.errors)} of {len(cell.samples)} reps failed)" if cell.errors else ""
+    ratio = f"{s.median / best:.2f}×" if best else "–"
+    values = [_num(cell.summary(m.name), m.digits) for m in extra]
+    return (f"| {position} | {_label(run, 'clients', cell.client)} | {_label(run, 'servers', cell.server)} "
+            f"| {s.median:,.{metric.digits}f}{note} | {s.ci95[0]:,.{metric.digits}f}–{s.ci95[1]:,.{metric.digits}f} "
+            f"| {ratio} | " + " | ".join(values) + f" | {bound_side(cell) or '–'} | {_pct(cv)}{flag} |")
+
+
+def _notes() -> list[str]:
+    return ["Ratios are the row's median over the best median (below 1 is slower for rates, above 1 is "
+            "slower for times). \"bound\" names the side whose CPU share was at least "
+            f"{SATURATED:.0%} of a core during the measured phase: a row bound by its client measures "
+            "the client, not the server. ⚠ marks a coefficient of variation above "
+            f"{CV_WARN:.0%}."]
 
 
 def _failures(run: Run) -> list[str]:
     problems = [f"- server {n}: {r.error}" for n, r in run.servers.items() if r.error]
     problems += [f"- client {n}: {r.error}" for n, r in run.clients.items() if r.error]
     problems += [f"- {e}" for c in run.cells for e in c.errors]
-    if not problems:
-        return []
-    return ["## Problems", ""] + problems + [""]
+    warnings = [f"- {c.workload}: {_label(run, 'clients', c.client)} vs {_label(run, 'servers', c.server)}: "
+                f"CV {s.cv:.0%}"
+                for c in run.cells
+                for s in [c.summary(run.workloads[c.workload].get("metric", "msgs_per_s"))]
+                if s is not None and s.cv is not None and s.cv > CV_WARN]
+    out: list[str] = []
+    if problems:
+        out += ["## Problems", ""] + problems + [""]
+    if warnings:
+        out += [f"## Noisy cells (CV above {CV_WARN:.0%})", ""] + warnings + [""]
+    return out
 
 
 def _label(run: Run, kind: str, name: str) -> str:

@@ -1,43 +1,123 @@
 """Workloads and suites, declared in ``workloads/*.toml``.
 
 A file may hold any number of ``[workload.NAME]`` and ``[suite.NAME]`` tables; names are
-unique across all files.
+unique across all files. A workload has a ``kind`` (see clients/README.md) whose
+parameters become the client's command-line options, a ranking ``metric``, and what it
+needs of a server or client (``server_features``, ``client_features``).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from . import tomlfile
 from .errors import WsbenchError
+from .metrics import DEFAULT_METRIC, METRICS
 from .paths import WORKLOADS_DIR
 
 MODES = ("burst", "window", "pingpong")
 TYPES = ("text", "binary")
+TEXTS = ("ascii", "mixed")
+EXPECTS = ("text", "close")
+
+Check = Callable[[str, Any, str], Any]
+
+
+def _choice(options: tuple[str, ...]) -> Check:
+    def check(where: str, value: Any, what: str) -> Any:
+        tomlfile.expect(where, value, str, what)
+        if value not in options:
+            raise WsbenchError(f"{where}: {what} must be one of {', '.join(options)}, got '{value}'")
+        return value
+    return check
+
+
+def _int(minimum: int) -> Check:
+    bound = {0: "non-negative", 1: "positive"}.get(minimum, f"at least {minimum}")
+
+    def check(where: str, value: Any, what: str) -> Any:
+        tomlfile.expect(where, value, int, what)
+        if value < minimum:
+            raise WsbenchError(f"{where}: {what} must be {bound}, got {value}")
+        return value
+    return check
+
+
+def _flag(where: str, value: Any, what: str) -> Any:
+    return tomlfile.expect(where, value, bool, what)
+
+
+# Client parameters of each kind: name -> (required, check). Order is the order on the
+# command line.
+KINDS: dict[str, dict[str, tuple[bool, Check]]] = {
+    "echo": {"type": (True, _choice(TYPES)), "size": (True, _int(0)), "count": (True, _int(1)),
+             "warmup": (False, _int(0)), "mode": (False, _choice(MODES)), "window": (False, _int(1)),
+             "text": (False, _choice(TEXTS)), "connections": (False, _int(1)),
+             "transfer": (False, _flag)},
+    "latency": {"type": (True, _choice(TYPES)), "size": (True, _int(0)), "count": (True, _int(1)),
+                "warmup": (False, _int(0))},
+    "openloop": {"type": (True, _choice(TYPES)), "size": (True, _int(0)), "rate": (True, _int(1)),
+                 "duration_ms": (True, _int(1)), "warmup": (False, _int(0))},
+    "buffered": {"size": (True, _int(1)), "count": (True, _int(1)), "polls": (True, _int(1))},
+    "request": {"count": (True, _int(1)), "expect": (True, _choice(EXPECTS)),
+                "expect_length": (True, _int(0))},
+    "handshake": {"count": (True, _int(1))},
+}
+
+WORKLOAD_KEYS = {"description", "kind", "metric", "timeout_s", "path", "server_features",
+                 "client_features", "scope", "sweep"}
+
+# Scopes narrow a workload's matrix in scoped suites (see Suite.scoped):
+# "clients": every client against the reference server (compares clients);
+# "servers": the reference client against every server (compares servers);
+# "both": the union of the two. Without a scope, every pair runs.
+SCOPES = ("clients", "servers", "both")
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """Run an open-loop workload at rising rates; the result is the highest rate whose
+    p99 latency stayed within ``p99_us``."""
+
+    rates: tuple[int, ...]
+    p99_us: float
 
 
 @dataclass(frozen=True)
 class Workload:
     name: str
     description: str
-    type: str
-    size: int
-    count: int
-    warmup: int
-    mode: str
-    window: int
+    kind: str
+    params: dict[str, Any]
+    metric: str
     timeout_s: float
     source: str
+    path: str = "/"
+    server_features: tuple[str, ...] = ()
+    client_features: tuple[str, ...] = ()
+    scope: str | None = None  # see SCOPES
+    sweep: Sweep | None = None
 
-    def client_args(self) -> list[str]:
-        return ["--type", self.type, "--size", str(self.size), "--count", str(self.count),
-                "--warmup", str(self.warmup), "--mode", self.mode, "--window", str(self.window),
-                "--timeout-ms", str(int(self.timeout_s * 1000))]
+    def client_args(self, **override: Any) -> list[str]:
+        args = ["--kind", self.kind]
+        for key, value in {**self.params, **override}.items():
+            option = "--" + key.replace("_", "-")
+            if value is True:
+                args.append(option)
+            elif value is not False:
+                args += [option, str(value)]
+        return args + ["--timeout-ms", str(int(self.timeout_s * 1000))]
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {"description": self.description, "kind": self.kind, "params": self.params,
+                "metric": self.metric, "path": self.path, "timeout_s": self.timeout_s,
+                "server_features": list(self.server_features),
+                "client_features": list(self.client_features),
+                "scope": self.scope,
+                "sweep": {"rates": list(self.sweep.rates), "p99_us": self.sweep.p99_us} if self.sweep else None,
+                "source": self.source}
 
 
 @dataclass(frozen=True)
@@ -47,6 +127,8 @@ class Suite:
     workloads: tuple[str, ...]
     repetitions: int
     source: str
+    scoped: bool = True  # honour each workload's scope
+    extends: tuple[str, ...] = field(default=())
 
 
 @dataclass(frozen=True)
@@ -90,54 +172,107 @@ def load_workloads(directory: Path = WORKLOADS_DIR) -> WorkloadSet:
             if name in suites:
                 raise WsbenchError(f"{where}: suite '{name}' is also defined in {suites[name].source}")
             suites[name] = _suite(f"{where}: suite '{name}'", name, table, where)
-    for suite in suites.values():
-        for name in suite.workloads:
-            if name not in workloads:
-                raise WsbenchError(f"{suite.source}: suite '{suite.name}' names unknown workload '{name}'")
-    return WorkloadSet(workloads, suites)
+    return WorkloadSet(workloads, _resolve_suites(suites, workloads))
 
 
 def _workload(where: str, name: str, table: Any, source: str) -> Workload:
     tomlfile.expect(where, table, dict, "the entry")
-    tomlfile.check_keys(where, table, {"description", "type", "size", "count"},
-                        {"warmup", "mode", "window", "timeout_s"})
-    kind = tomlfile.expect(where, table["type"], str, "type")
-    if kind not in TYPES:
-        raise WsbenchError(f"{where}: type must be one of {', '.join(TYPES)}, got '{kind}'")
-    mode = tomlfile.expect(where, table.get("mode", "burst"), str, "mode")
-    if mode not in MODES:
-        raise WsbenchError(f"{where}: mode must be one of {', '.join(MODES)}, got '{mode}'")
-    size = _non_negative(where, table["size"], "size")
-    count = _positive(where, table["count"], "count")
-    warmup = _non_negative(where, table.get("warmup", min(count, 1000)), "warmup")
-    window = _positive(where, table.get("window", 1 if mode == "pingpong" else count), "window")
+    kind = tomlfile.expect(where, table.get("kind", "echo"), str, "kind")
+    if kind not in KINDS:
+        raise WsbenchError(f"{where}: kind must be one of {', '.join(KINDS)}, got '{kind}'")
+    spec = KINDS[kind]
+    required = {"description"} | {k for k, (req, _) in spec.items() if req}
+    tomlfile.check_keys(where, table, required, (WORKLOAD_KEYS | set(spec)) - required)
+    params = {key: check(where, table[key], key) for key, (_, check) in spec.items() if key in table}
+    if kind == "echo":
+        _echo_defaults(where, params)
+    metric = tomlfile.expect(where, table.get("metric", DEFAULT_METRIC[kind]), str, "metric")
+    if metric not in METRICS:
+        raise WsbenchError(f"{where}: metric must be one of {', '.join(METRICS)}, got '{metric}'")
     timeout = tomlfile.expect(where, table.get("timeout_s", 60), (int, float), "timeout_s")
     if timeout <= 0:
         raise WsbenchError(f"{where}: timeout_s must be positive")
-    return Workload(name, tomlfile.expect(where, table["description"], str, "description"),
-                    kind, size, count, warmup, mode, window, float(timeout), source)
+    path = tomlfile.expect(where, table.get("path", "/"), str, "path")
+    if not path.startswith("/"):
+        raise WsbenchError(f"{where}: path must start with '/', got '{path}'")
+    sweep = _sweep(where, table["sweep"], kind) if "sweep" in table else None
+    return Workload(
+        name=name, description=tomlfile.expect(where, table["description"], str, "description"),
+        kind=kind, params=params, metric="max_rate" if sweep else metric, timeout_s=float(timeout),
+        source=source, path=path,
+        server_features=tuple(_names(where, table.get("server_features", []), "server_features")),
+        client_features=tuple(_names(where, table.get("client_features", []), "client_features")),
+        scope=_choice(SCOPES)(where, table["scope"], "scope") if "scope" in table else None,
+        sweep=sweep)
+
+
+def _echo_defaults(where: str, params: dict[str, Any]) -> None:
+    mode = params.setdefault("mode", "burst")
+    params.setdefault("warmup", min(params["count"], 1000))
+    if mode == "window" and "window" not in params:
+        raise WsbenchError(f"{where}: mode 'window' needs window")
+    if mode != "window":
+        params.pop("window", None)
+
+
+def _sweep(where: str, table: Any, kind: str) -> Sweep:
+    where = f"{where}: sweep"
+    if kind != "openloop":
+        raise WsbenchError(f"{where}: only an openloop workload can sweep its rate")
+    tomlfile.expect(where, table, dict, "sweep")
+    tomlfile.check_keys(where, table, {"rates", "p99_us"}, set())
+    rates = tomlfile.expect(where, table["rates"], list, "rates")
+    for rate in rates:
+        _int(1)(where, rate, "every rate")
+    if not rates or rates != sorted(set(rates)):
+        raise WsbenchError(f"{where}: rates must be a non-empty rising list")
+    limit = tomlfile.expect(where, table["p99_us"], (int, float), "p99_us")
+    return Sweep(tuple(rates), float(limit))
 
 
 def _suite(where: str, name: str, table: Any, source: str) -> Suite:
     tomlfile.expect(where, table, dict, "the entry")
-    tomlfile.check_keys(where, table, {"description", "workloads"}, {"repetitions"})
-    names = tomlfile.expect(where, table["workloads"], list, "workloads")
+    tomlfile.check_keys(where, table, {"description"}, {"workloads", "repetitions", "scoped", "extends"})
+    names = tomlfile.expect(where, table.get("workloads", []), list, "workloads")
     for item in names:
         tomlfile.expect(where, item, str, "every workload name")
-    reps = _positive(where, table.get("repetitions", 3), "repetitions")
+    reps = _int(1)(where, table.get("repetitions", 3), "repetitions")
     return Suite(name, tomlfile.expect(where, table["description"], str, "description"),
-                 tuple(names), reps, source)
+                 tuple(names), reps, source,
+                 scoped=tomlfile.expect(where, table.get("scoped", True), bool, "scoped"),
+                 extends=tuple(_names(where, table.get("extends", []), "extends")))
 
 
-def _positive(where: str, value: Any, what: str) -> int:
-    tomlfile.expect(where, value, int, what)
-    if value <= 0:
-        raise WsbenchError(f"{where}: {what} must be positive, got {value}")
-    return value
+def _resolve_suites(suites: dict[str, Suite], workloads: dict[str, Workload]) -> dict[str, Suite]:
+    """Expand ``extends`` (a suite includes the workloads of the suites it extends)."""
+    resolved: dict[str, Suite] = {}
+
+    def resolve(name: str, trail: tuple[str, ...]) -> Suite:
+        if name in resolved:
+            return resolved[name]
+        suite = suites[name]
+        names: list[str] = []
+        for parent in suite.extends:
+            if parent not in suites:
+                raise WsbenchError(f"{suite.source}: suite '{name}' extends unknown suite '{parent}'")
+            if parent in trail:
+                raise WsbenchError(f"{suite.source}: suite '{name}' extends itself through '{parent}'")
+            names += [n for n in resolve(parent, trail + (parent,)).workloads if n not in names]
+        names += [n for n in suite.workloads if n not in names]
+        for n in names:
+            if n not in workloads:
+                raise WsbenchError(f"{suite.source}: suite '{name}' names unknown workload '{n}'")
+        resolved[name] = Suite(suite.name, suite.description, tuple(names), suite.repetitions,
+                               suite.source, suite.scoped, suite.extends)
+        return resolved[name]
+
+    for name in suites:
+        resolve(name, (name,))
+    return resolved
 
 
-def _non_negative(where: str, value: Any, what: str) -> int:
-    tomlfile.expect(where, value, int, what)
-    if value < 0:
-        raise WsbenchError(f"{where}: {what} must not be negative, got {value}")
+def _names(where: str, value: Any, what: str) -> list[str]:
+    tomlfile.expect(where, value, list, what)
+    for item in value:
+        tomlfile.expect(where, item, str, f"every item of {what}")
     return value

@@ -1,0 +1,102 @@
+"""What can be read off a repetition, how it is named, and which way is better.
+
+Every metric is computed per repetition from a ``Sample``; the summaries (median,
+interval, spread) are taken over repetitions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+Getter = Callable[[Any], "float | None"]
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    header: str
+    higher_is_better: bool
+    digits: int
+    get: Getter
+
+
+def _field(name: str) -> Getter:
+    return lambda s: getattr(s, name)
+
+
+def _extra(*path: str) -> Getter:
+    def get(s: Any) -> float | None:
+        value: Any = s.extra
+        for key in path:
+            if not isinstance(value, dict) or key not in value:
+                return None
+            value = value[key]
+        return float(value) if isinstance(value, (int, float)) else None
+    return get
+
+
+def _per_message(cpu_field: str) -> Getter:
+    def get(s: Any) -> float | None:
+        cpu = getattr(s, cpu_field)
+        return cpu * 1e6 / s.messages if cpu is not None and s.messages else None
+    return get
+
+
+def _share(cpu_field: str) -> Getter:
+    """CPU time over the measured phase's duration: 1.0 is one core kept busy."""
+    def get(s: Any) -> float | None:
+        cpu = getattr(s, cpu_field)
+        return cpu / s.seconds if cpu is not None and s.seconds else None
+    return get
+
+
+def _mib(rss_field: str) -> Getter:
+    def get(s: Any) -> float | None:
+        kib = getattr(s, rss_field)
+        return kib / 1024 if kib else None
+    return get
+
+
+_ALL = [
+    Metric("msgs_per_s", "msgs/s", True, 0, _field("msgs_per_s")),
+    Metric("mb_per_s", "MB/s", True, 1, _field("mb_per_s")),
+    Metric("client_cpu_us_per_msg", "client CPU µs/msg", False, 2, _per_message("client_cpu_s")),
+    Metric("server_cpu_us_per_msg", "server CPU µs/msg", False, 2, _per_message("server_cpu_s")),
+    Metric("client_cpu_share", "client CPU share", False, 2, _share("client_cpu_s")),
+    Metric("server_cpu_share", "server CPU share", False, 2, _share("server_cpu_s")),
+    Metric("client_peak_rss_mib", "client peak RSS MiB", False, 1, _mib("client_peak_rss_kib")),
+    Metric("server_peak_rss_mib", "server peak RSS MiB", False, 1, _mib("server_peak_rss_kib")),
+    Metric("latency_p50_us", "p50 µs", False, 1, _extra("latency_us", "p50")),
+    Metric("latency_p90_us", "p90 µs", False, 1, _extra("latency_us", "p90")),
+    Metric("latency_p99_us", "p99 µs", False, 1, _extra("latency_us", "p99")),
+    Metric("latency_p999_us", "p99.9 µs", False, 1, _extra("latency_us", "p999")),
+    Metric("latency_max_us", "max µs", False, 1, _extra("latency_us", "max")),
+    Metric("achieved_rate", "achieved msgs/s", True, 0, _extra("achieved_rate")),
+    Metric("getter_calls_per_s", "bufferedAmount reads/s", True, 0, _extra("getter_calls_per_s")),
+    Metric("drain_ms", "drain ms", False, 2, _extra("drain_ms")),
+    Metric("pending_bytes", "pending bytes", True, 0, _extra("pending_bytes")),
+    Metric("delivery_ms", "delivery ms", False, 2, _extra("delivery_ms")),
+    Metric("close_code", "close code", True, 0, _extra("close_code")),
+    Metric("handshakes_per_s", "handshakes/s", True, 0, _extra("handshakes_per_s")),
+    Metric("max_rate", "max msgs/s with p99 in limit", True, 0, _extra("max_rate")),
+]
+METRICS: dict[str, Metric] = {m.name: m for m in _ALL}
+
+DEFAULT_METRIC = {"echo": "msgs_per_s", "latency": "latency_p99_us", "openloop": "latency_p99_us",
+                  "buffered": "getter_calls_per_s", "request": "delivery_ms",
+                  "handshake": "handshakes_per_s"}
+
+_COST = ["client_cpu_us_per_msg", "server_cpu_us_per_msg", "client_peak_rss_mib", "server_peak_rss_mib"]
+
+# The columns each kind's table shows after its ranking metric.
+COLUMNS: dict[str, list[str]] = {
+    "echo": ["mb_per_s", *_COST],
+    "latency": ["latency_p50_us", "latency_p90_us", "latency_p99_us", "latency_p999_us", "latency_max_us", *_COST],
+    "openloop": ["achieved_rate", "latency_p50_us", "latency_p90_us", "latency_p99_us", "latency_p999_us",
+                 "latency_max_us", *_COST],
+    "buffered": ["drain_ms", "pending_bytes", "client_peak_rss_mib"],
+    "request": ["close_code", "client_peak_rss_mib", "server_peak_rss_mib"],
+    "handshake": [*_COST],
+    "sweep": ["latency_p99_us", "client_peak_rss_mib"],
+}

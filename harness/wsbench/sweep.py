@@ -1,0 +1,45 @@
+"""Rate sweeps: the highest open-loop rate at which p99 latency stays within a limit."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from .catalog import Program
+from .measure import Sample, run_client
+from .server import RunningServer
+from .workloads import Workload
+
+# A rate counts only if the client actually sent and received close to it.
+MIN_ACHIEVED = 0.95
+
+
+def run_sweep(client: Program, server: RunningServer, workload: Workload, rep: int,
+              log_dir: Path) -> Sample:
+    """Run ``workload`` at each rate of its sweep, rising, until p99 exceeds the limit.
+
+    The sample returned is the run at the highest passing rate (its CPU and memory
+    readings), with ``max_rate`` (0 when no rate passed) and every step in ``extra``.
+    """
+    assert workload.sweep is not None
+    limit = workload.sweep.p99_us
+    steps: list[dict[str, Any]] = []
+    passed: Sample | None = None
+    best = 0
+    first: Sample | None = None
+    for rate in workload.sweep.rates:
+        sample = run_client(client, server, workload, rep, log_dir, override={"rate": rate})
+        first = first or sample
+        p99 = (sample.extra.get("latency_us") or {}).get("p99")
+        achieved = sample.extra.get("achieved_rate")
+        steps.append({"rate": rate, "p99_us": p99, "achieved_rate": achieved, "error": sample.error})
+        if sample.error or p99 is None or p99 > limit or (achieved or 0) < MIN_ACHIEVED * rate:
+            break
+        passed, best = sample, rate
+    base = passed or first
+    assert base is not None
+    if passed is None and base.error and len(steps) == 1:
+        return replace(base, extra={**base.extra, "steps": steps})
+    return replace(base, error=None, extra={**base.extra, "max_rate": best, "steps": steps,
+                                             "p99_limit_us": limit})
