@@ -106,9 +106,10 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     run = new_run(plan, catalog, argv)
     interrupted = False
     try:
-        execute(plan, run, log_dir, lambda r: write_json(r, json_path), progress)
+        execute(plan, run, log_dir, lambda r: write_json(r, json_path, summaries=False), progress)
     except KeyboardInterrupt:
         interrupted = True
+    write_json(run, json_path)  # with the summaries
     markdown = render_markdown(run)
     md_path.write_text(markdown)
     print(markdown)

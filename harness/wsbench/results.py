@@ -27,6 +27,9 @@ class Cell:
     blocked: str | None = None  # why the cell could not run at all (a failure)
     na: str | None = None  # why the pair cannot express this workload (not a failure)
     samples: list[Sample] = field(default_factory=list)
+    # Summaries are bootstrapped, so they are computed once per metric and sample count.
+    _cache: dict[tuple[str, int, int], Summary | None] = field(default_factory=dict, repr=False,
+                                                               compare=False)
 
     @property
     def key(self) -> str:
@@ -52,19 +55,24 @@ class Cell:
         return [s.error for s in self.samples if s.error]
 
     def summary(self, metric: str) -> Summary | None:
-        get = METRICS[metric].get
-        return summarize([v for v in (get(s) for s in self.ok_samples) if v is not None])
+        key = (metric, id(self.samples), len(self.samples))
+        if key not in self._cache:
+            get = METRICS[metric].get
+            self._cache[key] = summarize([v for v in (get(s) for s in self.ok_samples) if v is not None])
+        return self._cache[key]
 
     def summaries(self) -> dict[str, Summary | None]:
         return {m: self.summary(m) for m in METRICS}
 
-    def to_json(self) -> dict[str, Any]:
-        return {
+    def to_json(self, summaries: bool = True) -> dict[str, Any]:
+        out = {
             "workload": self.workload, "server": self.server, "client": self.client,
             "status": self.status, "blocked": self.blocked, "na": self.na, "errors": self.errors,
             "samples": [s.to_json() for s in self.samples],
-            "summary": {m: v.to_json() for m, v in self.summaries().items() if v},
         }
+        if summaries:
+            out["summary"] = {m: v.to_json() for m, v in self.summaries().items() if v}
+        return out
 
 
 @dataclass
@@ -97,7 +105,8 @@ class Run:
     finished: str | None = None
     complete: bool = False
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, summaries: bool = True) -> dict[str, Any]:
+        """``summaries=False`` leaves out the per-cell statistics (checkpoints mid-run)."""
         return {
             "schema": SCHEMA, "schema_version": SCHEMA_VERSION,
             "created": self.created, "finished": self.finished, "complete": self.complete,
@@ -105,14 +114,14 @@ class Run:
             "environment": self.environment, "workloads": self.workloads,
             "servers": {k: v.to_json() for k, v in self.servers.items()},
             "clients": {k: v.to_json() for k, v in self.clients.items()},
-            "cells": [c.to_json() for c in self.cells],
+            "cells": [c.to_json(summaries) for c in self.cells],
         }
 
 
-def write_json(run: Run, path: Path) -> None:
+def write_json(run: Run, path: Path, summaries: bool = True) -> None:
     """Write atomically, so an interrupted run never leaves a half-written file."""
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(run.to_json(), indent=1) + "\n")
+    tmp.write_text(json.dumps(run.to_json(summaries), indent=1) + "\n")
     os.replace(tmp, path)
 
 

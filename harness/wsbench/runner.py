@@ -93,7 +93,8 @@ def _record(p: Program) -> ProgramRecord:
 
 def execute(plan: Plan, run: Run, log_dir: Path, checkpoint: Callable[[Run], None],
             progress: Progress) -> Run:
-    """Start and verify servers, then measure every cell; ``checkpoint`` after each sample."""
+    """Start and verify servers, then measure every cell; ``checkpoint`` after each sample
+    (and once more at the end, complete or not)."""
     running: dict[str, RunningServer] = {}
     try:
         for server in plan.servers:

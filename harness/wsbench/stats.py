@@ -39,8 +39,12 @@ def bootstrap_median_ci(data: Sequence[float], level: float = 0.95, seed: int = 
     if len(data) < 2:
         return (data[0], data[0])
     rng = random.Random(seed)
-    medians = sorted(statistics.median(rng.choices(data, k=len(data)))
-                     for _ in range(BOOTSTRAP_RESAMPLES))
+    n, mid = len(data), len(data) // 2
+    medians = []
+    for _ in range(BOOTSTRAP_RESAMPLES):
+        resample = sorted(rng.choices(data, k=n))
+        medians.append(resample[mid] if n % 2 else (resample[mid - 1] + resample[mid]) / 2)
+    medians.sort()
     lo = medians[int((1 - level) / 2 * (len(medians) - 1))]
     hi = medians[int((1 + level) / 2 * (len(medians) - 1))]
     return (lo, hi)
