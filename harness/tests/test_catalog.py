@@ -37,3 +37,23 @@ def test_missing_files_are_reported_not_built(tmp_path: Path) -> None:
     f.write_text('[runtimes.a]\nlabel="A"\nversion=["a"]\n[servers]\n[clients.c]\nruntime="a"\n'
                  'label="C"\ncommand=["c"]\nrequires=["build/does-not-exist"]\n')
     assert load_catalog(f).clients["c"].missing() == ["build/does-not-exist"]
+
+
+def test_variants_run_only_when_named() -> None:
+    cat = load_catalog()
+    default = {p.name for p in cat.select("client", None, None)}
+    assert "quickjs" in default and "quickjs-no-pool" not in default
+    assert [p.name for p in cat.select("client", ["quickjs-no-pool"], None)] == ["quickjs-no-pool"]
+    assert cat.clients["quickjs-no-pool"].env == {"QJSWS_DISABLE": "pool"}
+    assert cat.reference_server == "lws" and cat.reference_client == "loadgen"
+
+
+def test_ablation_suite_names_every_switch() -> None:
+    from wsbench.workloads import load_workloads
+    suite = load_workloads().suites["ablations"]
+    cat = load_catalog()
+    assert suite.servers == ("lws",)
+    assert suite.clients is not None
+    variants = {c for c in suite.clients if c.startswith("quickjs-no-")}
+    assert variants == {n for n in cat.clients if n.startswith("quickjs-no-")}
+    assert len(variants) == 11

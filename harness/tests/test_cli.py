@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, announced_ports, fake_catalog, listening, load_run, tiny_workloads, wsbench
+from wsbench_testkit import ROOT, announced_ports, fake_catalog, listening, load_run, tiny_workloads, wsbench
 
 
 def one_line_error(proc: subprocess.CompletedProcess[str], *needles: str) -> None:

@@ -6,7 +6,7 @@ not a skip, because the product is the matrix.
 
 from pathlib import Path
 
-from conftest import announced_ports, listening, load_run, wsbench
+from wsbench_testkit import announced_ports, listening, load_run, wsbench
 
 from wsbench.catalog import load_catalog
 
@@ -27,7 +27,9 @@ def test_smoke_suite_runs_every_client_against_every_server(tmp_path: Path) -> N
     run = load_run(out)
     assert run["complete"] and run["schema_version"] == 1
     pairs = {(c["server"], c["client"]) for c in run["cells"]}
-    assert pairs == {(s, c) for s in CATALOG.servers for c in CATALOG.clients}
+    matrix = {(s.name, c.name) for s in CATALOG.select("server", None, None)
+              for c in CATALOG.select("client", None, None)}
+    assert pairs == matrix and len(matrix) >= 4 * 7
     for cell in run["cells"]:
         assert cell["status"] == "ok", cell["errors"] or cell["blocked"]
         sample = cell["samples"][0]
@@ -40,5 +42,5 @@ def test_smoke_suite_runs_every_client_against_every_server(tmp_path: Path) -> N
     assert table.count("| 1 |") >= 1 and "smoke_text" in table
     # Every server is gone: none of the ports they announced is still listening.
     ports = announced_ports(proc.stderr)
-    assert len(ports) == len(CATALOG.servers)
+    assert len(ports) == len(CATALOG.select("server", None, None))
     assert not any(listening(p) for p in ports)

@@ -33,6 +33,7 @@ class Program:
     features: tuple[str, ...] = ()  # what it can do beyond plain echo (see runtimes.toml)
     kinds: tuple[str, ...] | None = None  # clients: the workload kinds it runs (None: all)
     notes: dict[str, str] = field(default_factory=dict)  # why a kind or feature is missing
+    default: bool = True  # part of the matrix unless named explicitly (ablation variants are not)
 
     def cannot(self, kind: str, features: tuple[str, ...]) -> str | None:
         """Why this program cannot take part in a workload, or None if it can."""
@@ -66,7 +67,7 @@ class Catalog:
             if rt not in self.runtimes:
                 raise WsbenchError(f"unknown runtime '{rt}' (known: {', '.join(self.runtimes)})")
         chosen = [p for p in table.values()
-                  if (not names or p.name in names) and (not runtimes or p.runtime in runtimes)]
+                  if (p.name in names if names else p.default) and (not runtimes or p.runtime in runtimes)]
         return chosen
 
 
@@ -100,7 +101,7 @@ def _runtime(where: str, name: str, table: Any) -> Runtime:
 def _program(where: str, name: str, kind: str, table: Any, runtimes: dict[str, Runtime]) -> Program:
     tomlfile.expect(where, table, dict, "the entry")
     tomlfile.check_keys(where, table, {"runtime", "label", "command"},
-                        {"env", "requires", "ready_timeout_s", "features", "kinds", "notes"})
+                        {"env", "requires", "ready_timeout_s", "features", "kinds", "notes", "default"})
     runtime = tomlfile.expect(where, table["runtime"], str, "runtime")
     if runtime not in runtimes:
         raise WsbenchError(f"{where}: unknown runtime '{runtime}'")
@@ -117,6 +118,7 @@ def _program(where: str, name: str, kind: str, table: Any, runtimes: dict[str, R
         kinds=tuple(_strings(where, table["kinds"], "kinds")) if "kinds" in table else None,
         notes={str(k): tomlfile.expect(where, v, str, f"notes.{k}")
                for k, v in tomlfile.expect(where, table.get("notes", {}), dict, "notes").items()},
+        default=tomlfile.expect(where, table.get("default", True), bool, "default"),
     )
 
 

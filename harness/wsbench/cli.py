@@ -19,7 +19,7 @@ from .runner import Plan, execute, new_run
 from .server import start_server
 from .table import render_markdown
 from .verify import verify_echo
-from .workloads import load_workloads
+from .workloads import Suite, load_workloads
 
 EXIT_FAILED_CELLS = 1
 EXIT_USAGE = 2
@@ -86,8 +86,8 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     workloads = load_workloads(args.workloads_dir)
     suite_name = args.suite or (None if args.workload else "quick")
     suite, chosen = workloads.select(suite_name, args.workload)
-    servers = catalog.select("server", args.server, args.runtime)
-    clients = catalog.select("client", args.client, args.runtime)
+    servers = catalog.select("server", args.server or _suite_list(suite, "servers", catalog), args.runtime)
+    clients = catalog.select("client", args.client or _suite_list(suite, "clients", catalog), args.runtime)
     if not servers or not clients:
         raise WsbenchError("the filters leave no " + ("server" if not servers else "client") + " to run")
     reps = args.repetitions or (suite.repetitions if suite else 3)
@@ -119,6 +119,18 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     return EXIT_FAILED_CELLS if _any_failure(run) else 0
 
 
+def _suite_list(suite: Suite | None, kind: str, catalog: Catalog) -> list[str] | None:
+    """The servers or clients a suite names for itself (checked against the catalog)."""
+    names = getattr(suite, kind) if suite else None
+    if suite is None or names is None:
+        return None
+    known = catalog.servers if kind == "servers" else catalog.clients
+    for name in names:
+        if name not in known:
+            raise WsbenchError(f"{suite.source}: suite '{suite.name}' names unknown {kind[:-1]} '{name}'")
+    return list(names)
+
+
 def _any_failure(run: Run) -> bool:
     return any(c.status not in ("ok", "n/a") for c in run.cells)
 
@@ -128,18 +140,19 @@ def cmd_list(args: argparse.Namespace) -> int:
     workloads = load_workloads(args.workloads_dir)
     print("runtimes:")
     for rt in catalog.runtimes.values():
-        print(f"  {rt.name:<16} {rt.label}")
+        print(f"  {rt.name:<18} {rt.label}")
     for kind, table in (("servers", catalog.servers), ("clients", catalog.clients)):
         print(f"{kind}:")
         for p in table.values():
             state = "ready" if not p.missing() else f"not built ({p.missing()[0]}; run: make setup)"
-            print(f"  {p.name:<16} {p.label:<36} {state}")
+            extra = "" if p.default else " (only when named)"
+            print(f"  {p.name:<18} {p.label:<44} {state}{extra}")
     print("workloads:")
     for w in workloads.workloads.values():
-        print(f"  {w.name:<16} {w.description}")
+        print(f"  {w.name:<18} {w.description}")
     print("suites:")
     for s in workloads.suites.values():
-        print(f"  {s.name:<16} {s.description}")
+        print(f"  {s.name:<18} {s.description}")
     return 0
 
 

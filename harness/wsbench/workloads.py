@@ -8,7 +8,7 @@ needs of a server or client (``server_features``, ``client_features``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -129,6 +129,8 @@ class Suite:
     source: str
     scoped: bool = True  # honour each workload's scope
     extends: tuple[str, ...] = field(default=())
+    servers: tuple[str, ...] | None = None  # the suite's own choice of programs, used when
+    clients: tuple[str, ...] | None = None  # the command line names none
 
 
 @dataclass(frozen=True)
@@ -232,7 +234,8 @@ def _sweep(where: str, table: Any, kind: str) -> Sweep:
 
 def _suite(where: str, name: str, table: Any, source: str) -> Suite:
     tomlfile.expect(where, table, dict, "the entry")
-    tomlfile.check_keys(where, table, {"description"}, {"workloads", "repetitions", "scoped", "extends"})
+    tomlfile.check_keys(where, table, {"description"},
+                        {"workloads", "repetitions", "scoped", "extends", "servers", "clients"})
     names = tomlfile.expect(where, table.get("workloads", []), list, "workloads")
     for item in names:
         tomlfile.expect(where, item, str, "every workload name")
@@ -240,7 +243,9 @@ def _suite(where: str, name: str, table: Any, source: str) -> Suite:
     return Suite(name, tomlfile.expect(where, table["description"], str, "description"),
                  tuple(names), reps, source,
                  scoped=tomlfile.expect(where, table.get("scoped", True), bool, "scoped"),
-                 extends=tuple(_names(where, table.get("extends", []), "extends")))
+                 extends=tuple(_names(where, table.get("extends", []), "extends")),
+                 servers=tuple(_names(where, table["servers"], "servers")) if "servers" in table else None,
+                 clients=tuple(_names(where, table["clients"], "clients")) if "clients" in table else None)
 
 
 def _resolve_suites(suites: dict[str, Suite], workloads: dict[str, Workload]) -> dict[str, Suite]:
@@ -262,8 +267,7 @@ def _resolve_suites(suites: dict[str, Suite], workloads: dict[str, Workload]) ->
         for n in names:
             if n not in workloads:
                 raise WsbenchError(f"{suite.source}: suite '{name}' names unknown workload '{n}'")
-        resolved[name] = Suite(suite.name, suite.description, tuple(names), suite.repetitions,
-                               suite.source, suite.scoped, suite.extends)
+        resolved[name] = replace(suite, workloads=tuple(names))
         return resolved[name]
 
     for name in suites:

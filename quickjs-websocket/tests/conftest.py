@@ -1,103 +1,7 @@
-"""Fixtures for the quickjs-websocket tests.
-
-Every peer server runs on 127.0.0.1 with --port 0 in its own process group and
-is killed by PID (its process group) at the end, also when a test fails.
-Tests whose peer or client binary is not built are skipped with a reason.
-"""
-import json
-import os
-import signal
-import subprocess
-import threading
-import time
-from pathlib import Path
-
+"""pytest fixtures for the quickjs-websocket tests (helpers live in qjsws_testkit)."""
 import pytest
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent.parent
-QJS = ROOT / "build" / "prefix" / "bin" / "qjs"
-MODULE = ROOT / "build" / "quickjs-websocket" / "lws.so"
-RUN_JS = HERE / "js" / "run.js"
-PYTHON = ROOT / ".venv" / "bin" / "python"
-
-
-class Peer:
-    def __init__(self, name, argv, cwd=None):
-        self.name = name
-        self.proc = subprocess.Popen(
-            argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, start_new_session=True, text=True)
-        self.port = None
-        self.lines = []
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
-            line = self.proc.stdout.readline()
-            if not line:
-                break
-            if line.startswith("WSBENCH-READY port="):
-                self.port = int(line.strip().split("=", 1)[1])
-                break
-        if self.port is None:
-            self.stop()
-            raise RuntimeError("peer %s did not become ready" % name)
-        self.url = "ws://127.0.0.1:%d/" % self.port
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            self.lines.append(line.rstrip("\n"))
-
-    def wait_line(self, prefix, timeout=10):
-        """Lines starting with prefix, waiting up to timeout for the first one."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            found = [l for l in self.lines if l.startswith(prefix)]
-            if found:
-                time.sleep(0.1)
-                return [l for l in self.lines if l.startswith(prefix)]
-            time.sleep(0.02)
-        return []
-
-    def stop(self):
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                self.proc.wait(timeout=3)
-            except subprocess.TimeoutExpired:
-                try:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                self.proc.wait(timeout=3)
-
-
-
-def _peer_argv(kind):
-    if kind == "python":
-        return [str(PYTHON), str(HERE / "peer_py.py"), "--port", "0"], None
-    if kind == "lws":
-        exe = ROOT / "build" / "bin" / "lws-echo"
-        if not exe.exists():
-            pytest.skip("native lws echo server not built (build/bin/lws-echo)")
-        return [str(exe), "--port", "0"], None
-    if kind == "node":
-        server = ROOT / "servers" / "node-ws" / "server.mjs"
-        if not server.exists() or not (ROOT / "node_modules" / "ws").exists():
-            pytest.skip("node ws server or node_modules/ws missing")
-        return ["node", str(server), "--port", "0"], str(ROOT)
-    raise ValueError(kind)
-
-
-def need_client():
-    if not QJS.exists():
-        pytest.skip("qjs not built (build/prefix/bin/qjs)")
-    if not MODULE.exists():
-        pytest.skip("quickjs-websocket not built (make -C quickjs-websocket)")
+from qjsws_testkit import Peer, peer_argv
 
 
 @pytest.fixture
@@ -105,7 +9,7 @@ def peer_factory():
     peers = []
 
     def make(kind):
-        argv, cwd = _peer_argv(kind)
+        argv, cwd = peer_argv(kind)
         p = Peer(kind, argv, cwd)
         peers.append(p)
         return p
@@ -113,35 +17,6 @@ def peer_factory():
     yield make
     for p in peers:
         p.stop()
-
-
-def run_qjs(mode, url, *args, env_extra=None, timeout=120, wrapper=None):
-    """Run tests/js/run.js under qjs in its own process group; return parsed JSON."""
-    need_client()
-    env = dict(os.environ)
-    env.update(env_extra or {})
-    env.setdefault("QJSWS_TEST_TIMEOUT", str(int((timeout - 5) * 1000)))
-    argv = list(wrapper or []) + [str(QJS), str(RUN_JS), mode, url] + [str(a) for a in args]
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True, text=True, env=env)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate(timeout=5)
-        raise AssertionError("qjs %s timed out; stderr: %s" % (mode, err[-2000:]))
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=5)
-    lines = [l for l in out.splitlines() if l.startswith("{")]
-    assert lines, "no JSON from qjs %s (rc=%s)\nstdout: %s\nstderr: %s" % (
-        mode, proc.returncode, out[-2000:], err[-2000:])
-    res = json.loads(lines[-1])
-    res["_stderr"] = err
-    res["_rc"] = proc.returncode
-    assert "error" not in res, res
-    return res
 
 
 @pytest.fixture(params=["optimized", "baseline"])

@@ -4,7 +4,7 @@ import shutil
 
 import pytest
 
-from conftest import run_qjs
+from qjsws_testkit import run_qjs
 
 
 @pytest.mark.parametrize("variant_env", [{}, {"QJSWS_DISABLE": "all"}], ids=["optimized", "baseline"])

@@ -1,22 +1,6 @@
 // Echo server: Bun.serve with its websocket handler. Contract: servers/README.md.
 //   bun --no-install --no-env-file servers/bun/server.js --port 0
-
-function parsePort(argv) {
-  let port = 0;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    let v;
-    if (a.startsWith('--port=')) v = a.slice(7);
-    else if (a === '--port') v = argv[++i];
-    else continue; // no other argument is required; ignore the rest
-    if (v === undefined || !/^[0-9]+$/.test(v) || Number(v) > 65535) {
-      process.stderr.write(`invalid --port ${JSON.stringify(v)}\n`);
-      process.exit(2);
-    }
-    port = Number(v);
-  }
-  return port;
-}
+import { parsePort } from '../port.mjs';
 
 let dropped = 0;
 let server = null;

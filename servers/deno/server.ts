@@ -1,23 +1,7 @@
 // Echo server: Deno.serve + Deno.upgradeWebSocket. Contract: servers/README.md.
 //   deno run --no-config --no-lock --no-remote --no-npm --no-prompt --allow-net=127.0.0.1 \
 //       servers/deno/server.ts --port 0
-
-function parsePort(argv: string[]): number {
-  let port = 0;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    let v: string | undefined;
-    if (a.startsWith("--port=")) v = a.slice(7);
-    else if (a === "--port") v = argv[++i];
-    else continue; // no other argument is required; ignore the rest
-    if (v === undefined || !/^[0-9]+$/.test(v) || Number(v) > 65535) {
-      console.error(`invalid --port ${JSON.stringify(v)}`);
-      Deno.exit(2);
-    }
-    port = Number(v);
-  }
-  return port;
-}
+import { parsePort } from "../port.mjs";
 
 const encoder = new TextEncoder();
 function println(line: string): void {

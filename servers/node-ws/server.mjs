@@ -1,23 +1,7 @@
 // Echo server: Node.js 20 (system `node`) + the `ws` package. Contract: servers/README.md.
 //   node servers/node-ws/server.mjs --port 0
 import { WebSocketServer } from 'ws';
-
-function parsePort(argv) {
-  let port = 0;
-  for (let i = 0; i < argv.length; i++) {
-    let a = argv[i];
-    let v;
-    if (a.startsWith('--port=')) v = a.slice(7);
-    else if (a === '--port') v = argv[++i];
-    else continue; // no other argument is required; ignore the rest
-    if (v === undefined || !/^[0-9]+$/.test(v) || Number(v) > 65535) {
-      process.stderr.write(`invalid --port ${JSON.stringify(v)}\n`);
-      process.exit(2);
-    }
-    port = Number(v);
-  }
-  return port;
-}
+import { parsePort } from '../port.mjs';
 
 const wss = new WebSocketServer({
   host: '127.0.0.1',

@@ -1,4 +1,4 @@
-"""Shared fixtures: a scratch catalog of Python fake servers/clients, and a CLI runner."""
+"""Shared helpers for the harness tests: a scratch catalog of Python fake servers/clients, a CLI runner."""
 
 from __future__ import annotations
 
