@@ -186,3 +186,8 @@ repetitions = 1
     assert ("only_ok", "frag", "echoonly") not in cells and ("only_ok", "frag", "ok") in cells
     assert "n/a: server plain lacks 'fragments'" in proc.stdout
     assert "max msgs/s with p99 in limit" in proc.stdout
+
+
+def test_scopes_that_exclude_every_pair_are_one_line_errors() -> None:
+    proc = wsbench("run", "--suite", "standard", "-w", "decode_ascii_10", "-s", "bun", "-c", "bun")
+    one_line_error(proc, "no server/client pair is left")

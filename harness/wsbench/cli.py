@@ -100,10 +100,10 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     json_path, md_path = out / f"run-{stamp}.json", out / f"run-{stamp}.md"
     log_dir = out / "logs" / stamp
 
+    run = new_run(plan, catalog, argv)
     progress = Progress(total=0, quiet=args.quiet)
     progress.note(f"wsbench: {len(servers)} servers x {len(clients)} clients x {len(chosen)} workloads, "
                   f"{reps} repetitions; results: {_rel(json_path)}")
-    run = new_run(plan, catalog, argv)
     interrupted = False
     try:
         execute(plan, run, log_dir, lambda r: write_json(r, json_path, summaries=False), progress)

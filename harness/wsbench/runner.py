@@ -68,7 +68,9 @@ def not_applicable(workload: Workload, server: Program, client: Program) -> str 
 
 
 def make_cells(plan: Plan, catalog: Catalog) -> list[Cell]:
-    scoped = plan.suite.scoped if plan.suite else True
+    """The pairs of each workload; scopes apply within a scoped suite only (a run that names
+    workloads without a suite gets every selected pair)."""
+    scoped = plan.suite.scoped if plan.suite else False
     return [Cell(w.name, s.name, c.name, na=not_applicable(w, s, c))
             for w in plan.workloads for s in plan.servers for c in plan.clients
             if in_scope(w, s, c, scoped, catalog)]
@@ -78,6 +80,9 @@ def new_run(plan: Plan, catalog: Catalog, argv: list[str]) -> Run:
     runtimes = {p.runtime for p in plan.servers + plan.clients}
     env = environment.collect(catalog.runtimes[r] for r in sorted(runtimes))
     cells = make_cells(plan, catalog)
+    if not cells:
+        raise WsbenchError("no server/client pair is left: the workloads' scopes (workloads/*.toml) "
+                           "exclude every selected pair; name the workloads without --suite, or use --suite full")
     return Run(
         created=now(), command=argv, suite=plan.suite.name if plan.suite else None,
         repetitions=plan.repetitions, environment=env,

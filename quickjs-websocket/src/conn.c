@@ -1,0 +1,748 @@
+/*
+ * Per-connection state: dispatch to JS, the lws send/receive paths, the lws
+ * protocol callback and the JS "conn" class (connect() and its methods).
+ */
+#include "qjsws.h"
+#include "conn.h"
+#include "frame.h"
+#include "loop.h"
+#include "pool.h"
+#include "utf8.h"
+
+JSClassID js_lws_conn_class_id;
+
+void call_js(JSContext *ctx, JSValueConst fn, int argc, JSValueConst *argv)
+{
+    JSValue r = JS_Call(ctx, fn, JS_UNDEFINED, argc, argv);
+    if (JS_IsException(r))
+        js_std_dump_error(ctx);
+    JS_FreeValue(ctx, r);
+}
+
+void conn_dispatch_close(conn *c, int code, const char *reason, size_t rlen, int clean)
+{
+    JSContext *ctx = c->jsctx;
+    JSValue argv[4];
+    if (c->closed_dispatched)
+        return;
+    c->closed_dispatched = 1;
+    c->state = ST_CLOSED;
+    argv[0] = JS_NewInt32(ctx, EV_CLOSE);
+    argv[1] = JS_NewInt32(ctx, code);
+    argv[2] = JS_NewStringLen(ctx, reason ? reason : "", reason ? rlen : 0);
+    argv[3] = JS_NewBool(ctx, clean);
+    call_js(ctx, c->evfn, 4, (JSValueConst *)argv);
+    JS_FreeValue(ctx, argv[2]);
+}
+
+void conn_dispatch_error(conn *c, const char *msg)
+{
+    JSContext *ctx = c->jsctx;
+    JSValue argv[2];
+    argv[0] = JS_NewInt32(ctx, EV_ERROR);
+    argv[1] = JS_NewString(ctx, msg ? msg : "");
+    call_js(ctx, c->evfn, 2, (JSValueConst *)argv);
+    JS_FreeValue(ctx, argv[1]);
+}
+
+void conn_free_queue(conn *c)
+{
+    sbuf *b = c->qhead, *n;
+    while (b) {
+        n = b->next;
+        sbuf_free(b);
+        b = n;
+    }
+    c->qhead = c->qtail = NULL;
+    c->qbytes = 0;
+    c->qcount = 0;
+}
+
+
+void conn_detach(conn *c)
+{
+    JSValue self;
+    own_release(c);
+    conn_free_queue(c);
+    free(c->rx);
+    c->rx = NULL;
+    c->rxlen = c->rxcap = 0;
+    c->wsi = NULL;
+    c->state = ST_CLOSED;
+    G.nconns--;
+    self = c->self;
+    c->self = JS_UNDEFINED;
+    /* may finalize the conn: must be last */
+    JS_FreeValue(c->jsctx, self);
+}
+
+/* ------------------------------------------------------------------ */
+/* sending                                                                */
+
+/* 0 ok, -1 connection broken */
+static int write_sbuf(conn *c, sbuf *b)
+{
+    int n = lws_write(c->wsi, b->data + LWS_PRE, b->len,
+                      b->text ? LWS_WRITE_TEXT : LWS_WRITE_BINARY);
+    return n < 0 ? -1 : 0;
+}
+
+static int conn_drain(conn *c)
+{
+    while (c->qhead) {
+        sbuf *b;
+        if (lws_partial_buffered(c->wsi))
+            break;
+        b = c->qhead;
+        c->qhead = b->next;
+        if (!c->qhead)
+            c->qtail = NULL;
+        c->qbytes -= b->len;
+        c->qcount--;
+        if (write_sbuf(c, b) < 0) {
+            sbuf_free(b);
+            return -1;
+        }
+        sbuf_free(b);
+    }
+    return 0;
+}
+
+static void conn_kill_async(conn *c)
+{
+    if (c->wsi)
+        lws_set_timeout(c->wsi, PENDING_TIMEOUT_KILLED_BY_PARENT, LWS_TO_KILL_ASYNC);
+}
+
+/*
+ * Queue or directly write one message.  `p` may be NULL when `b` already
+ * holds the payload.
+ */
+static int conn_send(JSContext *ctx, conn *c, const uint8_t *p, size_t len, int text)
+{
+    if (!c->wsi || c->state != ST_OPEN || c->close_requested)
+        return 0; /* browsers silently discard */
+
+    if (c->own) {
+        if (c->kill_pending || c->close_sent)
+            return 0;
+        if (own_append(c, text ? 1 : 2, p, len) < 0) {
+            JS_ThrowOutOfMemory(ctx);
+            return -1;
+        }
+        own_kick(c);
+        return 0;
+    }
+
+    /* fast path: nothing queued and socket not backed up -> write now */
+    if (!c->qhead && !lws_partial_buffered(c->wsi)) {
+        int n;
+        if (OPT(OPT_POOL) && len <= STACK_SEND_MAX) {
+            uint8_t stackbuf[LWS_PRE + STACK_SEND_MAX + 1];
+            if (len)
+                memcpy(stackbuf + LWS_PRE, p, len);
+            n = lws_write(c->wsi, stackbuf + LWS_PRE, len,
+                          text ? LWS_WRITE_TEXT : LWS_WRITE_BINARY);
+        } else {
+            sbuf *b = sbuf_alloc(len);
+            if (!b) {
+                JS_ThrowOutOfMemory(ctx);
+                return -1;
+            }
+            if (len)
+                memcpy(b->data + LWS_PRE, p, len);
+            b->text = (uint8_t)text;
+            n = write_sbuf(c, b);
+            sbuf_free(b);
+        }
+        if (n < 0)
+            conn_kill_async(c);
+        else if (lws_partial_buffered(c->wsi))
+            lws_callback_on_writable(c->wsi);
+        return 0;
+    }
+
+    {
+        sbuf *b = sbuf_alloc(len);
+        if (!b) {
+            JS_ThrowOutOfMemory(ctx);
+            return -1;
+        }
+        if (len)
+            memcpy(b->data + LWS_PRE, p, len);
+        b->text = (uint8_t)text;
+        if (c->qtail)
+            c->qtail->next = b;
+        else
+            c->qhead = b;
+        c->qtail = b;
+        c->qbytes += len;
+        c->qcount++;
+        lws_callback_on_writable(c->wsi);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* receiving                                                              */
+
+static int deliver_message(conn *c, JSValue v)
+{
+    JSContext *ctx = c->jsctx;
+    if (JS_IsException(v)) {
+        js_std_dump_error(ctx);
+        return 0;
+    }
+    call_js(ctx, c->msgfn, 1, (JSValueConst *)&v);
+    JS_FreeValue(ctx, v);
+    return 0;
+}
+
+static void free_rx(JSRuntime *rt, void *opaque, void *ptr)
+{
+    UNUSED(rt);
+    UNUSED(opaque);
+    free(ptr);
+}
+
+/*
+ * One chunk of a data message.  `remain` is what the current frame still
+ * owes after this chunk.  Returns -1 when the connection is to be failed
+ * (c->fail_code set).
+ */
+int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
+                        int binary, size_t remain)
+{
+    JSContext *ctx = c->jsctx;
+
+    if (c->state != ST_OPEN && c->state != ST_CLOSING)
+        return 0;
+
+    if (!OPT(OPT_JOIN)) {
+        /* naive path: hand every chunk to JS, which collects and joins */
+        JSValue argv[5];
+        argv[0] = JS_NewInt32(ctx, EV_CHUNK);
+        argv[1] = JS_NewArrayBufferCopy(ctx, in, len);
+        argv[2] = JS_NewBool(ctx, first);
+        argv[3] = JS_NewBool(ctx, final);
+        argv[4] = JS_NewBool(ctx, binary);
+        call_js(ctx, c->evfn, 5, (JSValueConst *)argv);
+        JS_FreeValue(ctx, argv[1]);
+        goto check_fail;
+    }
+
+    if (first && final && !c->rxlen) {
+        /* whole message in one chunk: one copy, straight from lws' buffer */
+        if (binary) {
+            deliver_message(c, JS_NewArrayBufferCopy(ctx, in, len));
+        } else {
+            if (!utf8_valid(in, len)) {
+                c->fail_code = 1007;
+                goto check_fail;
+            }
+            deliver_message(c, JS_NewStringLen(ctx, (const char *)in, len));
+        }
+        goto check_fail;
+    }
+
+    if (first)
+        c->rxlen = 0;
+
+    if (c->rxlen + len > c->rxcap) {
+        size_t need = c->rxlen + len, ncap;
+        uint8_t *nb;
+        if (OPT(OPT_FRAGBUF)) {
+            /* size from the frame header: what we have + what this frame still owes */
+            ncap = need + remain;
+            if (!first && ncap < c->rxcap * 2)
+                ncap = c->rxcap * 2;
+        } else {
+            ncap = need; /* naive: grow to exactly what is needed, every chunk */
+        }
+        nb = realloc(c->rx, ncap ? ncap : 1);
+        if (!nb) {
+            c->fail_code = 1009;
+            goto check_fail;
+        }
+        c->rx = nb;
+        c->rxcap = ncap;
+    }
+    if (len)
+        memcpy(c->rx + c->rxlen, in, len);
+    c->rxlen += len;
+
+    if (final) {
+        size_t mlen = c->rxlen;
+        c->rxlen = 0;
+        if (binary) {
+            /* hand the accumulator itself to the ArrayBuffer: no copy */
+            uint8_t *buf = c->rx;
+            if (mlen < c->rxcap && !OPT(OPT_FRAGBUF)) {
+                /* exact-size anyway in the naive path */
+            }
+            c->rx = NULL;
+            c->rxcap = 0;
+            deliver_message(c, JS_NewArrayBuffer(ctx, buf, mlen, free_rx, NULL, 0));
+        } else {
+            if (!utf8_valid(c->rx, mlen)) {
+                c->fail_code = 1007;
+                goto check_fail;
+            }
+            deliver_message(c, JS_NewStringLen(ctx, (const char *)c->rx, mlen));
+            if (!OPT(OPT_FRAGBUF) || c->rxcap > (1u << 20)) {
+                free(c->rx);
+                c->rx = NULL;
+                c->rxcap = 0;
+            }
+        }
+    }
+
+check_fail:
+    return c->fail_code ? -1 : 0;
+}
+
+const char *fail_text(int code)
+{
+    switch (code) {
+    case 1007: return "invalid UTF-8 in text message";
+    case 1009: return "message too big";
+    default: return "protocol error";
+    }
+}
+
+/* lws path: an lws rx callback; returns -1 to make lws close the connection */
+static int conn_receive(conn *c, struct lws *wsi, const uint8_t *in, size_t len)
+{
+    int first = lws_is_first_fragment(wsi);
+    int final = lws_is_final_fragment(wsi);
+    int binary = lws_frame_is_binary(wsi);
+    size_t remain = (size_t)lws_remaining_packet_payload(wsi);
+
+    if (first)
+        c->msg_op = binary ? 2 : 1;
+    if (final && !remain)
+        c->msg_op = 0;
+    if (conn_deliver(c, in, len, first, final, binary, remain) < 0) {
+        const char *r = fail_text(c->fail_code);
+        size_t rl = strlen(r);
+        c->close_code = c->fail_code;
+        memcpy(c->close_reason, r, rl);
+        c->close_reason_len = rl;
+        lws_close_reason(wsi, (enum lws_close_status)c->fail_code, (unsigned char *)c->close_reason,
+                         c->close_reason_len);
+        if (!c->closed_dispatched && c->wsi) {
+            conn_dispatch_error(c, r);
+            c->state = ST_CLOSING;
+        }
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* the lws protocol callback                                              */
+
+static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+                       void *in, size_t len)
+{
+    conn *c = (conn *)user;
+
+    switch (reason) {
+    case LWS_CALLBACK_ADD_POLL_FD:
+        poll_add((struct lws_pollargs *)in);
+        return 0;
+    case LWS_CALLBACK_DEL_POLL_FD:
+        poll_del((struct lws_pollargs *)in);
+        return 0;
+    case LWS_CALLBACK_CHANGE_MODE_POLL_FD:
+        poll_change((struct lws_pollargs *)in);
+        return 0;
+    case LWS_CALLBACK_LOCK_POLL:
+    case LWS_CALLBACK_UNLOCK_POLL:
+        return 0;
+    default:
+        break;
+    }
+
+    if (!c || G.destroying)
+        return 0;
+
+    switch (reason) {
+    case LWS_CALLBACK_CLIENT_FILTER_PRE_ESTABLISH:
+        /* headers are still attached here: remember the chosen subprotocol */
+        if (lws_hdr_copy(wsi, c->protocol, sizeof(c->protocol), WSI_TOKEN_PROTOCOL) < 0)
+            c->protocol[0] = 0;
+        return 0;
+
+    case LWS_CALLBACK_CLIENT_ESTABLISHED: {
+        JSValue argv[2];
+        c->state = ST_OPEN;
+        if (OPT(OPT_FRAMING) && !c->secure) {
+            int fd = (int)lws_get_socket_fd(wsi);
+            if (fd >= 0 && fd < FDMAP_MAX && !g_fdmap[fd] && !lws_partial_buffered(wsi)) {
+                c->fd = fd;
+                c->own = 1;
+                g_fdmap[fd] = c;
+            }
+        }
+        argv[0] = JS_NewInt32(c->jsctx, EV_OPEN);
+        argv[1] = JS_NewString(c->jsctx, c->protocol);
+        call_js(c->jsctx, c->evfn, 2, (JSValueConst *)argv);
+        JS_FreeValue(c->jsctx, argv[1]);
+        if (c->qhead || c->close_requested)
+            lws_callback_on_writable(wsi);
+        return 0;
+    }
+
+    case LWS_CALLBACK_CLIENT_RECEIVE:
+        return conn_receive(c, wsi, (const uint8_t *)in, len);
+
+    case LWS_CALLBACK_CLIENT_WRITEABLE:
+        if (c->own) {
+            if (own_flush(c) < 0)
+                return -1;
+            if (c->ohead) {
+                lws_callback_on_writable(wsi);
+                return 0;
+            }
+            return c->kill_pending ? -1 : 0;
+        }
+        if (c->fail_code)
+            return -1;
+        if (conn_drain(c) < 0)
+            return -1;
+        if (c->qhead) {
+            lws_callback_on_writable(wsi);
+            return 0;
+        }
+        if (c->close_requested && !lws_partial_buffered(wsi)) {
+            lws_close_reason(wsi, (enum lws_close_status)c->close_code,
+                             (unsigned char *)c->close_reason, c->close_reason_len);
+            return -1;
+        }
+        return 0;
+
+    case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE: {
+        const uint8_t *p = in;
+        c->peer_closed = 1;
+        if (len >= 2) {
+            size_t rl = len - 2;
+            c->peer_code = (p[0] << 8) | p[1];
+            if (rl > sizeof(c->peer_reason))
+                rl = sizeof(c->peer_reason);
+            memcpy(c->peer_reason, p + 2, rl);
+            c->peer_reason_len = rl;
+        } else {
+            c->peer_code = 1005;
+            c->peer_reason_len = 0;
+        }
+        if (c->state == ST_OPEN)
+            c->state = ST_CLOSING;
+        return 0;
+    }
+
+    case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
+        if (!c->closed_dispatched) {
+            conn_dispatch_error(c, in ? (const char *)in : "connection error");
+            conn_dispatch_close(c, 1006, "", 0, 0);
+        }
+        return 0;
+
+    case LWS_CALLBACK_CLIENT_CLOSED:
+        if (!c->closed_dispatched) {
+            if (c->fail_code)
+                conn_dispatch_close(c, c->fail_code, c->close_reason, c->close_reason_len, 0);
+            else if (c->peer_closed)
+                conn_dispatch_close(c, c->peer_code, c->peer_reason, c->peer_reason_len, 1);
+            else if (c->close_requested && !c->aborted)
+                conn_dispatch_close(c, c->close_code, c->close_reason, c->close_reason_len, 1);
+            else {
+                if (!c->aborted)
+                    conn_dispatch_error(c, "connection lost");
+                conn_dispatch_close(c, 1006, "", 0, 0);
+            }
+        }
+        return 0;
+
+    case LWS_CALLBACK_WSI_DESTROY:
+        UNUSED(wsi);
+        if (!JS_IsUndefined(c->self)) {
+            if (!c->closed_dispatched) {
+                if (c->state == ST_CONNECTING || c->aborted)
+                    conn_dispatch_error(c, "connection failed");
+                conn_dispatch_close(c, 1006, "", 0, 0);
+            }
+            conn_detach(c); /* may free c */
+        }
+        return 0;
+
+    default:
+        break;
+    }
+    return 0;
+}
+
+const struct lws_protocols qjsws_protocols[] = {
+    {
+        .name = "qjsws",
+        .callback = callback_ws,
+        .per_session_data_size = 0,
+        .rx_buffer_size = 65536,
+        .tx_packet_size = 64u << 20,
+    },
+    LWS_PROTOCOL_LIST_TERM
+};
+
+/* ------------------------------------------------------------------ */
+/* JS: conn class                                                         */
+
+static void conn_finalizer(JSRuntime *rt, JSValue val)
+{
+    conn *c = JS_GetOpaque(val, js_lws_conn_class_id);
+    if (!c)
+        return;
+    if (c->wsi) {
+        /* only reachable at runtime teardown: disown the wsi */
+        lws_set_wsi_user(c->wsi, NULL);
+        c->wsi = NULL;
+        G.nconns--;
+    }
+    own_release(c);
+    conn_free_queue(c);
+    free(c->rx);
+    JS_FreeValueRT(rt, c->evfn);
+    JS_FreeValueRT(rt, c->msgfn);
+    js_free_rt(rt, c);
+}
+
+static void conn_mark(JSRuntime *rt, JSValueConst val, JS_MarkFunc *mark_func)
+{
+    conn *c = JS_GetOpaque(val, js_lws_conn_class_id);
+    if (!c)
+        return;
+    JS_MarkValue(rt, c->evfn, mark_func);
+    JS_MarkValue(rt, c->msgfn, mark_func);
+}
+
+JSClassDef conn_class = {
+    "LwsConn",
+    .finalizer = conn_finalizer,
+    .gc_mark = conn_mark,
+};
+
+static conn *get_conn(JSContext *ctx, JSValueConst v)
+{
+    return JS_GetOpaque2(ctx, v, js_lws_conn_class_id);
+}
+
+/* connect(secure, host, port, path, protocols, evfn, msgfn) -> conn */
+JSValue js_connect(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    struct lws_client_connect_info ci;
+    const char *host = NULL, *path = NULL, *protos = NULL;
+    char hosthdr[300];
+    int secure, port;
+    conn *c;
+    JSValue obj;
+    UNUSED(this_val);
+    UNUSED(argc);
+
+    if (!G.ctx)
+        return JS_ThrowInternalError(ctx, "quickjs-websocket: not initialised");
+    secure = JS_ToBool(ctx, argv[0]);
+    if (JS_ToInt32(ctx, &port, argv[2]))
+        return JS_EXCEPTION;
+    host = JS_ToCString(ctx, argv[1]);
+    path = JS_ToCString(ctx, argv[3]);
+    if (!JS_IsUndefined(argv[4]) && !JS_IsNull(argv[4]))
+        protos = JS_ToCString(ctx, argv[4]);
+    if (!host || !path) {
+        obj = JS_EXCEPTION;
+        goto done;
+    }
+
+    obj = JS_NewObjectClass(ctx, (int)js_lws_conn_class_id);
+    if (JS_IsException(obj))
+        goto done;
+    c = js_mallocz(ctx, sizeof(*c));
+    if (!c) {
+        JS_FreeValue(ctx, obj);
+        obj = JS_EXCEPTION;
+        goto done;
+    }
+    c->jsctx = ctx;
+    c->evfn = JS_DupValue(ctx, argv[5]);
+    c->msgfn = JS_DupValue(ctx, argv[6]);
+    c->self = JS_DupValue(ctx, obj);
+    c->state = ST_CONNECTING;
+    c->close_code = 1005;
+    c->secure = secure;
+    c->fd = -1;
+    JS_SetOpaque(obj, c);
+    G.nconns++;
+
+    if (strchr(host, ':'))
+        snprintf(hosthdr, sizeof(hosthdr), "[%s]", host);
+    else
+        snprintf(hosthdr, sizeof(hosthdr), "%s", host);
+    if (port != (secure ? 443 : 80)) {
+        size_t l = strlen(hosthdr);
+        snprintf(hosthdr + l, sizeof(hosthdr) - l, ":%d", port);
+    }
+
+    memset(&ci, 0, sizeof(ci));
+    ci.context = G.ctx;
+    ci.address = host;
+    ci.port = port;
+    ci.path = path;
+    ci.host = hosthdr;
+    ci.origin = hosthdr;
+    ci.protocol = protos && *protos ? protos : NULL;
+    ci.local_protocol_name = "qjsws";
+    ci.ssl_connection = secure ? LCCSCF_USE_SSL : 0;
+    if (secure && getenv("QJSWS_INSECURE_TLS"))
+        ci.ssl_connection |= LCCSCF_ALLOW_SELFSIGNED | LCCSCF_SKIP_SERVER_CERT_HOSTNAME_CHECK;
+    ci.userdata = c;
+    ci.pwsi = &c->wsi;
+
+    if (!lws_client_connect_via_info(&ci)) {
+        /* failed synchronously; lws may or may not have reported it */
+        if (!c->closed_dispatched) {
+            conn_dispatch_error(c, "connect failed");
+            conn_dispatch_close(c, 1006, "", 0, 0);
+        }
+        if (!JS_IsUndefined(c->self)) {
+            c->wsi = NULL;
+            conn_detach(c);
+        }
+    }
+
+done:
+    JS_FreeCString(ctx, host);
+    JS_FreeCString(ctx, path);
+    JS_FreeCString(ctx, protos);
+    return obj;
+}
+
+/* conn.send(data, isText): data is a string, ArrayBuffer or a view */
+JSValue js_conn_send(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    conn *c = get_conn(ctx, this_val);
+    int text;
+    UNUSED(argc);
+    if (!c)
+        return JS_EXCEPTION;
+    text = JS_ToBool(ctx, argv[1]);
+
+    if (JS_IsString(argv[0])) {
+        size_t len;
+        const char *s = JS_ToCStringLen(ctx, &len, argv[0]);
+        int r;
+        if (!s)
+            return JS_EXCEPTION;
+        r = conn_send(ctx, c, (const uint8_t *)s, len, 1);
+        JS_FreeCString(ctx, s);
+        return r < 0 ? JS_EXCEPTION : JS_UNDEFINED;
+    } else {
+        size_t size;
+        int64_t off = 0, blen = -1;
+        uint8_t *p = JS_GetArrayBuffer(ctx, &size, argv[0]);
+        if (!p)
+            return JS_EXCEPTION;
+        if (argc > 3 && !JS_IsUndefined(argv[2])) {
+            if (JS_ToInt64(ctx, &off, argv[2]) || JS_ToInt64(ctx, &blen, argv[3]))
+                return JS_EXCEPTION;
+            if (off < 0 || blen < 0 || (uint64_t)off + (uint64_t)blen > size)
+                return JS_ThrowRangeError(ctx, "send: view out of range");
+        } else {
+            blen = (int64_t)size;
+        }
+        if (conn_send(ctx, c, p + off, (size_t)blen, text) < 0)
+            return JS_EXCEPTION;
+        return JS_UNDEFINED;
+    }
+}
+
+/* conn.close(code, reason) -- validated by the caller */
+JSValue js_conn_close(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    conn *c = get_conn(ctx, this_val);
+    int code = 1000;
+    UNUSED(argc);
+    if (!c)
+        return JS_EXCEPTION;
+    if (!JS_IsUndefined(argv[0]) && JS_ToInt32(ctx, &code, argv[0]))
+        return JS_EXCEPTION;
+    if (!c->wsi || c->close_requested || c->closed_dispatched)
+        return JS_UNDEFINED;
+    c->close_requested = 1;
+    c->close_code = JS_IsUndefined(argv[0]) ? 1000 : code;
+    c->close_reason_len = 0;
+    if (JS_IsString(argv[1])) {
+        size_t len;
+        const char *s = JS_ToCStringLen(ctx, &len, argv[1]);
+        if (!s)
+            return JS_EXCEPTION;
+        if (len > 123)
+            len = 123;
+        memcpy(c->close_reason, s, len);
+        c->close_reason_len = len;
+        JS_FreeCString(ctx, s);
+    }
+    if (c->state == ST_CONNECTING) {
+        c->aborted = 1;
+        conn_kill_async(c);
+    } else if (c->own) {
+        c->state = ST_CLOSING;
+        own_send_close(c, c->close_code, c->close_reason, c->close_reason_len);
+        if (!c->kill_pending)
+            lws_set_timeout(c->wsi, PENDING_TIMEOUT_CLOSE_ACK, 5);
+        own_kick(c);
+    } else {
+        c->state = ST_CLOSING;
+        lws_callback_on_writable(c->wsi);
+    }
+    return JS_UNDEFINED;
+}
+
+/* conn.fail(code): from JS (naive receive path) -- close with this code */
+JSValue js_conn_fail(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    conn *c = get_conn(ctx, this_val);
+    int code;
+    UNUSED(argc);
+    if (!c)
+        return JS_EXCEPTION;
+    if (JS_ToInt32(ctx, &code, argv[0]))
+        return JS_EXCEPTION;
+    if (c->wsi && c->own) {
+        const char *r = fail_text(code);
+        own_fail(c, code, r, strlen(r));
+    } else if (c->wsi && !c->fail_code) {
+        c->fail_code = code;
+        lws_callback_on_writable(c->wsi);
+    }
+    return JS_UNDEFINED;
+}
+
+/* conn.buffered(): bytes queued in C and not yet handed to the socket */
+JSValue js_conn_buffered(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    conn *c = get_conn(ctx, this_val);
+    UNUSED(argc);
+    UNUSED(argv);
+    if (!c)
+        return JS_EXCEPTION;
+    if (c->own)
+        return JS_NewInt64(ctx, (int64_t)c->obytes); /* framed bytes, O(1) */
+    if (OPT(OPT_BUFFERED))
+        return JS_NewInt64(ctx, (int64_t)c->qbytes);
+    {
+        /* naive: walk the queue every time */
+        size_t total = 0;
+        sbuf *b;
+        for (b = c->qhead; b; b = b->next)
+            total += b->len;
+        return JS_NewInt64(ctx, (int64_t)total);
+    }
+}

@@ -1,0 +1,607 @@
+/*
+ * Own RFC 6455 client framing for ws:// (opt "framing"): masking, the
+ * coalesced output queue, the in-place receive parser and socket service.
+ */
+#include "qjsws.h"
+#include "conn.h"
+#include "frame.h"
+#include "utf8.h"
+
+/* "framing": fd -> conn for the sockets whose I/O we do ourselves */
+conn *g_fdmap[FDMAP_MAX];
+
+/* ------------------------------------------------------------------ */
+/* opt "framing": RFC 6455 client framing on the raw socket              */
+
+/*
+ * For ws:// connections lws does the connect and the opening handshake;
+ * once the connection is established we frame, mask and write ourselves
+ * (queued frames are coalesced into one sendmsg per wakeup), and, as soon
+ * as lws holds no buffered rx and is between frames, read and parse the
+ * socket ourselves (lws' own parser handles one byte per call).  lws still
+ * owns the wsi: writable notifications, timeouts and the final close.
+ */
+
+typedef struct oblk {
+    struct oblk *next;
+    size_t off, len, cap;
+    uint8_t d[];
+} oblk;
+
+#define OBLK_CAP (64 * 1024)
+#define OBLK_SPARES 8
+#define RXBUF_SIZE (256 * 1024)
+#define OWN_FLUSH_AT (256 * 1024)
+
+static struct {
+    oblk *spare;
+    int nspare;
+    uint8_t *rxbuf;
+    uint8_t rnd[256];
+    size_t rndpos;
+} F = { .rndpos = 256 };
+
+static oblk *oblk_new(size_t need)
+{
+    oblk *b;
+    if (need <= OBLK_CAP && F.spare) {
+        b = F.spare;
+        F.spare = b->next;
+        F.nspare--;
+    } else {
+        size_t cap = need <= OBLK_CAP ? OBLK_CAP : need;
+        b = malloc(sizeof(oblk) + cap);
+        if (!b)
+            return NULL;
+        b->cap = cap;
+    }
+    b->next = NULL;
+    b->off = b->len = 0;
+    return b;
+}
+
+static void oblk_free(oblk *b)
+{
+    if (b->cap == OBLK_CAP && F.nspare < OBLK_SPARES) {
+        b->next = F.spare;
+        F.spare = b;
+        F.nspare++;
+    } else {
+        free(b);
+    }
+}
+
+void framing_destroy(void)
+{
+    while (F.spare) {
+        oblk *n = F.spare->next;
+        free(F.spare);
+        F.spare = n;
+    }
+    F.nspare = 0;
+    free(F.rxbuf);
+    F.rxbuf = NULL;
+}
+
+void own_free_queue(conn *c)
+{
+    oblk *b = c->ohead, *n;
+    while (b) {
+        n = b->next;
+        oblk_free(b);
+        b = n;
+    }
+    c->ohead = c->otail = NULL;
+    c->obytes = 0;
+}
+
+/* 4 unpredictable bytes per frame, from a getrandom() refilled buffer */
+static void mask_key(uint8_t key[4])
+{
+    if (F.rndpos + 4 > sizeof(F.rnd)) {
+        size_t got = 0;
+        while (got < sizeof(F.rnd)) {
+            ssize_t n = getrandom(F.rnd + got, sizeof(F.rnd) - got, 0);
+            if (n < 0) {
+                if (errno == EINTR)
+                    continue;
+                abort(); /* no entropy: never send predictable masks */
+            }
+            got += (size_t)n;
+        }
+        F.rndpos = 0;
+    }
+    memcpy(key, F.rnd + F.rndpos, 4);
+    F.rndpos += 4;
+}
+
+/* dst = src ^ key (repeating), 8 bytes at a time */
+static void mask_copy(uint8_t *dst, const uint8_t *src, size_t len, const uint8_t key[4])
+{
+    uint64_t k8;
+    uint32_t k4;
+    size_t i = 0;
+    memcpy(&k4, key, 4);
+    k8 = ((uint64_t)k4 << 32) | k4;
+    for (; i + 32 <= len; i += 32) {
+        uint64_t a, b, cc, d;
+        memcpy(&a, src + i, 8);
+        memcpy(&b, src + i + 8, 8);
+        memcpy(&cc, src + i + 16, 8);
+        memcpy(&d, src + i + 24, 8);
+        a ^= k8;
+        b ^= k8;
+        cc ^= k8;
+        d ^= k8;
+        memcpy(dst + i, &a, 8);
+        memcpy(dst + i + 8, &b, 8);
+        memcpy(dst + i + 16, &cc, 8);
+        memcpy(dst + i + 24, &d, 8);
+    }
+    for (; i + 8 <= len; i += 8) {
+        uint64_t a;
+        memcpy(&a, src + i, 8);
+        a ^= k8;
+        memcpy(dst + i, &a, 8);
+    }
+    for (; i < len; i++)
+        dst[i] = src[i] ^ key[i & 3];
+}
+
+/* append one complete masked frame to the output queue; -1 out of memory */
+int own_append(conn *c, int opcode, const uint8_t *p, size_t len)
+{
+    uint8_t h[14], key[4];
+    size_t hl = 2, need;
+    oblk *b = c->otail;
+    h[0] = (uint8_t)(0x80 | opcode);
+    if (len < 126) {
+        h[1] = (uint8_t)(0x80 | len);
+    } else if (len <= 0xffff) {
+        h[1] = 0x80 | 126;
+        h[2] = (uint8_t)(len >> 8);
+        h[3] = (uint8_t)len;
+        hl = 4;
+    } else {
+        int i;
+        h[1] = 0x80 | 127;
+        for (i = 0; i < 8; i++)
+            h[2 + i] = (uint8_t)((uint64_t)len >> (56 - 8 * i));
+        hl = 10;
+    }
+    mask_key(key);
+    memcpy(h + hl, key, 4);
+    hl += 4;
+    need = hl + len;
+    if (!b || b->cap - b->len < need) {
+        b = oblk_new(need);
+        if (!b)
+            return -1;
+        if (c->otail)
+            c->otail->next = b;
+        else
+            c->ohead = b;
+        c->otail = b;
+    }
+    memcpy(b->d + b->len, h, hl);
+    if (len)
+        mask_copy(b->d + b->len + hl, p, len, key);
+    b->len += need;
+    c->obytes += need;
+    return 0;
+}
+
+/* write as much of the queue as the socket takes: 0 ok, -1 broken */
+int own_flush(conn *c)
+{
+    while (c->ohead) {
+        struct iovec iov[64];
+        struct msghdr mh;
+        oblk *b;
+        int n = 0;
+        ssize_t w;
+        for (b = c->ohead; b && n < (int)countof(iov); b = b->next, n++) {
+            iov[n].iov_base = b->d + b->off;
+            iov[n].iov_len = b->len - b->off;
+        }
+        memset(&mh, 0, sizeof(mh));
+        mh.msg_iov = iov;
+        mh.msg_iovlen = (size_t)n;
+        w = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return 0;
+            return -1;
+        }
+        G.own_writes++;
+        c->obytes -= (size_t)w;
+        while (w > 0) {
+            b = c->ohead;
+            if ((size_t)w >= b->len - b->off) {
+                w -= (ssize_t)(b->len - b->off);
+                c->ohead = b->next;
+                if (!c->ohead)
+                    c->otail = NULL;
+                oblk_free(b);
+            } else {
+                b->off += (size_t)w;
+                w = 0;
+            }
+        }
+        if (c->ohead && c->ohead->off)
+            return 0; /* socket full */
+    }
+    return 0;
+}
+
+static void own_mark_dirty(conn *c)
+{
+    if (c->dirty)
+        return;
+    c->dirty = 1;
+    c->dnext = G.dirty;
+    G.dirty = c;
+}
+
+static void own_unlink_dirty(conn *c)
+{
+    conn **pp;
+    if (!c->dirty)
+        return;
+    for (pp = &G.dirty; *pp; pp = &(*pp)->dnext) {
+        if (*pp == c) {
+            *pp = c->dnext;
+            break;
+        }
+    }
+    c->dirty = 0;
+    c->dnext = NULL;
+}
+
+/*
+ * Output was queued (or a kill requested).  Inside a service call the
+ * flush is deferred to its end, so a burst of sends becomes one sendmsg;
+ * outside, it happens now.
+ */
+void own_kick(conn *c)
+{
+    if (!c->wsi)
+        return;
+    if (G.in_service) {
+        own_mark_dirty(c);
+        /* small frames wait for the end of the service call (coalescing);
+         * once a lot is queued, write now so the kernel drains a big burst
+         * while it is being queued (bounds the queue, i.e. peak RSS) */
+        if (c->obytes < OWN_FLUSH_AT)
+            return;
+        if (own_flush(c) < 0) {
+            own_free_queue(c);
+            c->kill_pending = 1;
+        }
+        return;
+    }
+    if (own_flush(c) < 0) {
+        own_free_queue(c);
+        c->kill_pending = 1;
+    }
+    if (c->ohead || c->kill_pending)
+        lws_callback_on_writable(c->wsi); /* the kill happens in WRITEABLE */
+}
+
+/* end of a service call: flush what was queued, kill what is finished */
+void own_post_service(void)
+{
+    while (G.dirty) {
+        conn *c = G.dirty;
+        G.dirty = c->dnext;
+        c->dirty = 0;
+        c->dnext = NULL;
+        if (!c->wsi)
+            continue;
+        if (own_flush(c) < 0) {
+            own_free_queue(c);
+            c->kill_pending = 1;
+        }
+        if (c->ohead) {
+            lws_callback_on_writable(c->wsi);
+        } else if (c->kill_pending) {
+            /* outside any lws callback: close now; may free c */
+            lws_set_timeout(c->wsi, PENDING_TIMEOUT_KILLED_BY_PARENT, LWS_TO_KILL_SYNC);
+        }
+    }
+}
+
+/* send a close frame (once) */
+void own_send_close(conn *c, int code, const char *reason, size_t rlen)
+{
+    uint8_t b[125];
+    size_t n = 0;
+    if (c->close_sent)
+        return;
+    c->close_sent = 1;
+    if (code != 1005 && code > 0) {
+        b[0] = (uint8_t)(code >> 8);
+        b[1] = (uint8_t)code;
+        if (rlen > 123)
+            rlen = 123;
+        if (rlen)
+            memcpy(b + 2, reason, rlen);
+        n = 2 + rlen;
+    }
+    if (own_append(c, 8, b, n) < 0)
+        c->kill_pending = 1;
+}
+
+/* fail the connection: close frame with code, then drop the TCP connection */
+void own_fail(conn *c, int code, const char *reason, size_t rlen)
+{
+    if (!c->fail_code)
+        c->fail_code = code;
+    c->close_code = code;
+    if (rlen > sizeof(c->close_reason))
+        rlen = sizeof(c->close_reason);
+    memcpy(c->close_reason, reason, rlen);
+    c->close_reason_len = rlen;
+    if (!c->closed_dispatched && c->state != ST_CLOSED) {
+        conn_dispatch_error(c, reason);
+        c->state = ST_CLOSING;
+    }
+    own_send_close(c, code, reason, rlen);
+    c->kill_pending = 1;
+    own_kick(c);
+}
+
+static int close_code_ok(int code)
+{
+    return (code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014) ||
+           (code >= 3000 && code <= 4999);
+}
+
+static void own_control(conn *c)
+{
+    switch (c->f_op) {
+    case 9: /* ping -> pong */
+        if (!c->close_sent && own_append(c, 10, c->ctl, c->ctllen) < 0)
+            c->kill_pending = 1;
+        own_kick(c);
+        break;
+    case 10: /* pong */
+        break;
+    case 8: { /* close */
+        int code = 1005;
+        size_t rl = 0;
+        if (c->ctllen == 1) {
+            own_fail(c, 1002, "bad close frame", 15);
+            return;
+        }
+        if (c->ctllen >= 2) {
+            code = (c->ctl[0] << 8) | c->ctl[1];
+            rl = c->ctllen - 2;
+            if (!close_code_ok(code)) {
+                own_fail(c, 1002, "bad close code", 14);
+                return;
+            }
+            if (!utf8_valid(c->ctl + 2, rl)) {
+                own_fail(c, 1007, "invalid UTF-8 in close reason", 29);
+                return;
+            }
+        }
+        c->peer_closed = 1;
+        c->peer_code = code;
+        memcpy(c->peer_reason, c->ctl + 2, rl);
+        c->peer_reason_len = rl;
+        if (c->state == ST_OPEN)
+            c->state = ST_CLOSING;
+        /* echo the code (RFC 6455 5.5.1), then drop the connection */
+        own_send_close(c, code, NULL, 0);
+        c->kill_pending = 1;
+        own_kick(c);
+        break;
+    }
+    }
+}
+
+/* parse a run of bytes from the socket */
+static void own_parse(conn *c, const uint8_t *p, size_t n)
+{
+    while (n && !c->kill_pending && !c->fail_code) {
+        if (!c->in_payload) {
+            size_t take;
+            if (!c->hdrneed) {
+                c->hdrneed = 2;
+                c->hdrlen = 0;
+            }
+            take = (size_t)(c->hdrneed - c->hdrlen);
+            if (take > n)
+                take = n;
+            memcpy(c->hdr + c->hdrlen, p, take);
+            c->hdrlen += (int)take;
+            p += take;
+            n -= take;
+            if (c->hdrlen < c->hdrneed)
+                break;
+            if (c->hdrneed == 2) {
+                uint8_t l7 = c->hdr[1] & 0x7f;
+                if (c->hdr[1] & 0x80) {
+                    own_fail(c, 1002, "masked frame from server", 24);
+                    return;
+                }
+                if (l7 == 126 || l7 == 127) {
+                    c->hdrneed = l7 == 126 ? 4 : 10;
+                    continue;
+                }
+            }
+            /* header complete */
+            {
+                uint8_t b0 = c->hdr[0], l7 = c->hdr[1] & 0x7f;
+                uint64_t len = l7;
+                int op = b0 & 0x0f, i;
+                if (l7 == 126) {
+                    len = ((uint64_t)c->hdr[2] << 8) | c->hdr[3];
+                } else if (l7 == 127) {
+                    len = 0;
+                    for (i = 0; i < 8; i++)
+                        len = (len << 8) | c->hdr[2 + i];
+                    if (len >> 63) {
+                        own_fail(c, 1002, "bad frame length", 16);
+                        return;
+                    }
+                }
+                c->f_fin = !!(b0 & 0x80);
+                c->f_op = op;
+                c->f_left = len;
+                c->hdrneed = 0;
+                if (b0 & 0x70) {
+                    own_fail(c, 1002, "reserved bits set", 17);
+                    return;
+                }
+                if (op >= 8) {
+                    if (op > 10 || !c->f_fin || len > 125) {
+                        own_fail(c, 1002, "bad control frame", 17);
+                        return;
+                    }
+                    c->ctllen = 0;
+                } else if (op == 0) {
+                    if (!c->msg_op) {
+                        own_fail(c, 1002, "unexpected continuation", 23);
+                        return;
+                    }
+                } else if (op == 1 || op == 2) {
+                    if (c->msg_op) {
+                        own_fail(c, 1002, "expected continuation", 21);
+                        return;
+                    }
+                    c->msg_op = op;
+                    c->msg_first = 1;
+                } else {
+                    own_fail(c, 1002, "unknown opcode", 14);
+                    return;
+                }
+                c->in_payload = 1;
+                if (len)
+                    continue;
+            }
+        }
+        /* payload (possibly empty) */
+        {
+            size_t take = c->f_left < n ? (size_t)c->f_left : n;
+            if (c->f_op >= 8) {
+                memcpy(c->ctl + c->ctllen, p, take);
+                c->ctllen += take;
+            } else {
+                int first = c->msg_first;
+                int final = c->f_fin && take == c->f_left;
+                int binary = c->msg_op == 2;
+                if (final)
+                    c->msg_op = 0;
+                c->msg_first = 0;
+                if (c->f_left - take > SIZE_MAX / 2) {
+                    own_fail(c, 1009, "message too big", 15);
+                    return;
+                }
+                if (conn_deliver(c, p, take, first, final, binary, (size_t)(c->f_left - take)) < 0) {
+                    const char *r = fail_text(c->fail_code);
+                    int code = c->fail_code;
+                    c->fail_code = 0;
+                    own_fail(c, code, r, strlen(r));
+                    return;
+                }
+            }
+            p += take;
+            n -= take;
+            c->f_left -= take;
+            if (!c->f_left) {
+                c->in_payload = 0;
+                if (c->f_op >= 8)
+                    own_control(c);
+            }
+        }
+    }
+}
+
+/* the socket is readable: read and parse everything there is (bounded) */
+static void own_read(conn *c)
+{
+    int i;
+    if (!F.rxbuf) {
+        F.rxbuf = malloc(RXBUF_SIZE);
+        if (!F.rxbuf)
+            return;
+    }
+    for (i = 0; i < 16 && c->wsi && !c->kill_pending; i++) {
+        ssize_t n = recv(c->fd, F.rxbuf, RXBUF_SIZE, MSG_DONTWAIT);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return;
+            n = 0;
+        }
+        if (n == 0) {
+            /* peer gone (clean only if the close handshake was done) */
+            own_free_queue(c);
+            c->kill_pending = 1;
+            own_mark_dirty(c);
+            return;
+        }
+        G.own_reads++;
+        if (c->peer_closed)
+            continue; /* nothing after a close frame counts */
+        own_parse(c, F.rxbuf, (size_t)n);
+        if ((size_t)n < RXBUF_SIZE)
+            return;
+    }
+}
+
+/*
+ * Service one socket: for "framing" connections rx (and hangups) are
+ * handled here and only what is left goes to lws.
+ */
+void own_release(conn *c)
+{
+    own_unlink_dirty(c);
+    own_free_queue(c);
+    if (c->own && c->fd >= 0 && c->fd < FDMAP_MAX && g_fdmap[c->fd] == c)
+        g_fdmap[c->fd] = NULL;
+    c->own = c->own_rx = 0;
+}
+
+/* lws timers are about to run lws' own poll(): read our sockets first */
+void own_read_all(void)
+{
+    int fd;
+    for (fd = 0; fd < FDMAP_MAX; fd++) {
+        conn *c = g_fdmap[fd];
+        if (c && c->own_rx && c->wsi && !c->kill_pending)
+            own_read(c);
+    }
+}
+
+void service_one(int fd, short events, short revents)
+{
+    struct lws_pollfd pfd;
+    conn *c = (fd >= 0 && fd < FDMAP_MAX) ? g_fdmap[fd] : NULL;
+    if (c && c->own && !c->own_rx && (revents & (POLLIN | POLLHUP | POLLERR))) {
+        /* take over rx only when lws holds nothing and is between frames */
+        if (lws_service_adjust_timeout(G.ctx, 1, 0) && !lws_remaining_packet_payload(c->wsi)) {
+            /* lws must never read this socket again (its own poll() in
+             * lws_service would): rx flow control drops its POLLIN, while
+             * our registration keeps it (own_events) */
+            c->own_rx = 1;
+            lws_rx_flow_control(c->wsi, 0);
+        }
+    }
+    if (c && c->own_rx) {
+        if (revents & (POLLIN | POLLHUP | POLLERR))
+            own_read(c);
+        revents &= (short)~(POLLIN | POLLHUP | POLLERR);
+        if (!revents)
+            return;
+    }
+    pfd.fd = fd;
+    pfd.events = events;
+    pfd.revents = revents;
+    lws_service_fd(G.ctx, &pfd);
+}

@@ -1,0 +1,123 @@
+/*
+ * quickjs-websocket: native half of a browser-style WebSocket client for the
+ * stock QuickJS `qjs` interpreter, built on libwebsockets (external poll).
+ *
+ * One process-wide libwebsockets context is owned by a JS "handle" object
+ * (created by init()).  Each connection is a JS "conn" object wrapping a
+ * struct conn.  websocket.js provides the browser API on top of this.
+ *
+ * The eleven optimizations can be switched off at run time with the environment
+ * variable QJSWS_DISABLE (comma separated short names, or "all"); see
+ * README.md.  The switch state is read once, at module load.
+ */
+#include "qjsws.h"
+#include "conn.h"
+#include "loop.h"
+#include "pool.h"
+#include "url.h"
+#include "utf8.h"
+
+/* ------------------------------------------------------------------ */
+/* optimization switches (QJSWS_DISABLE)                               */
+
+static const char *const opt_names[] = {
+    "join", "buffered", "pool", "scheduler", "transfer",
+    "fragbuf", "strsend", "batch", "eventpool", "urlparse", "framing",
+};
+
+unsigned g_opts = OPT_ALL;
+
+static unsigned parse_disable(const char *s)
+{
+    unsigned opts = OPT_ALL;
+    while (s && *s) {
+        const char *e = strchr(s, ',');
+        size_t n = e ? (size_t)(e - s) : strlen(s);
+        while (n && (*s == ' ' || *s == '\t')) {
+            s++;
+            n--;
+        }
+        while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+            n--;
+        if (n == 3 && !strncasecmp(s, "all", 3)) {
+            opts = 0;
+        } else if (n) {
+            size_t i;
+            int found = 0;
+            for (i = 0; i < countof(opt_names); i++) {
+                if (strlen(opt_names[i]) == n && !strncasecmp(s, opt_names[i], n)) {
+                    opts &= ~(1u << i);
+                    found = 1;
+                }
+            }
+            if (!found)
+                fprintf(stderr, "quickjs-websocket: QJSWS_DISABLE: unknown name '%.*s'\n",
+                        (int)n, s);
+        }
+        s = e ? e + 1 : NULL;
+    }
+    return opts;
+}
+
+/* options() -> {join: true, ...} (true = optimization enabled) */
+static JSValue js_options(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    JSValue o = JS_NewObject(ctx);
+    size_t i;
+    UNUSED(this_val);
+    UNUSED(argc);
+    UNUSED(argv);
+    for (i = 0; i < countof(opt_names); i++)
+        JS_SetPropertyStr(ctx, o, opt_names[i], JS_NewBool(ctx, (g_opts >> i) & 1));
+    return o;
+}
+
+static const JSCFunctionListEntry js_conn_proto_funcs[] = {
+    JS_CFUNC_DEF("send", 4, js_conn_send),
+    JS_CFUNC_DEF("close", 2, js_conn_close),
+    JS_CFUNC_DEF("fail", 1, js_conn_fail),
+    JS_CFUNC_DEF("buffered", 0, js_conn_buffered),
+};
+
+static const JSCFunctionListEntry js_lws_funcs[] = {
+    JS_CFUNC_DEF("init", 1, js_init),
+    JS_CFUNC_DEF("service", 0, js_service),
+    JS_CFUNC_DEF("service_fd", 2, js_service_fd),
+    JS_CFUNC_DEF("tick", 0, js_tick),
+    JS_CFUNC_DEF("active", 0, js_active),
+    JS_CFUNC_DEF("connect", 7, js_connect),
+    JS_CFUNC_DEF("parse_url", 1, js_parse_url),
+    JS_CFUNC_DEF("encode_utf8", 1, js_encode_utf8),
+    JS_CFUNC_DEF("decode_utf8", 1, js_decode_utf8),
+    JS_CFUNC_DEF("pool_stats", 0, js_pool_stats),
+    JS_CFUNC_DEF("options", 0, js_options),
+};
+
+static int js_lws_module_init(JSContext *ctx, JSModuleDef *m)
+{
+    JSRuntime *rt = JS_GetRuntime(ctx);
+    JSValue proto;
+
+    g_opts = parse_disable(getenv("QJSWS_DISABLE"));
+
+    JS_NewClassID(&js_lws_handle_class_id);
+    JS_NewClass(rt, js_lws_handle_class_id, &handle_class);
+    JS_NewClassID(&js_lws_conn_class_id);
+    JS_NewClass(rt, js_lws_conn_class_id, &conn_class);
+    proto = JS_NewObject(ctx);
+    JS_SetPropertyFunctionList(ctx, proto, js_conn_proto_funcs, countof(js_conn_proto_funcs));
+    JS_SetClassProto(ctx, js_lws_conn_class_id, proto);
+
+    return JS_SetModuleExportList(ctx, m, js_lws_funcs, countof(js_lws_funcs));
+}
+
+JSModuleDef *js_init_module(JSContext *ctx, const char *module_name);
+
+JSModuleDef *js_init_module(JSContext *ctx, const char *module_name)
+{
+    JSModuleDef *m = JS_NewCModule(ctx, module_name, js_lws_module_init);
+    if (!m)
+        return NULL;
+    JS_AddModuleExportList(ctx, m, js_lws_funcs, countof(js_lws_funcs));
+    return m;
+}

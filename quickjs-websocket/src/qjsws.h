@@ -1,0 +1,161 @@
+/*
+ * qjsws.h: internal header shared by the quickjs-websocket sources
+ * (optimization switches, struct sbuf, struct conn, process-wide state).
+ * Everything declared here is hidden: the only exported symbol of lws.so
+ * is js_init_module (module.c).
+ */
+#ifndef QJSWS_H
+#define QJSWS_H
+
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <libwebsockets.h>
+#include <quickjs.h>
+#include <quickjs-libc.h>
+
+#define countof(a) (sizeof(a) / sizeof((a)[0]))
+#define UNUSED(x) (void)(x)
+
+#pragma GCC visibility push(hidden)
+
+/* ------------------------------------------------------------------ */
+/* optimization switches                                                */
+
+enum {
+    OPT_JOIN = 1 << 0,
+    OPT_BUFFERED = 1 << 1,
+    OPT_POOL = 1 << 2,
+    OPT_SCHEDULER = 1 << 3,
+    OPT_TRANSFER = 1 << 4,
+    OPT_FRAGBUF = 1 << 5,
+    OPT_STRSEND = 1 << 6,
+    OPT_BATCH = 1 << 7,
+    OPT_EVENTPOOL = 1 << 8,
+    OPT_URLPARSE = 1 << 9,
+    OPT_FRAMING = 1 << 10,
+    OPT_ALL = (1 << 11) - 1,
+};
+
+
+extern unsigned g_opts; /* set once, at module load */
+
+#define OPT(x) (g_opts & (x))
+
+/* ------------------------------------------------------------------ */
+/* send buffer (pool.c)                                                   */
+
+/*
+ * A send buffer is a struct sbuf header followed by LWS_PRE bytes of headroom
+ * and the payload.  The capacity of a pool class counts payload bytes only,
+ * so a class of 65536 really holds a 64 KiB message (the headroom is extra).
+ */
+typedef struct sbuf {
+    struct sbuf *next;
+    size_t len;     /* payload length */
+    int8_t cls;     /* pool class, -1 for a plain malloc */
+    uint8_t text;
+    uint8_t data[]; /* LWS_PRE headroom + payload */
+} sbuf;
+
+/* ------------------------------------------------------------------ */
+/* global state                                                           */
+
+extern JSClassID js_lws_handle_class_id;
+extern JSClassID js_lws_conn_class_id;
+
+typedef struct conn conn;
+
+struct qjsws_globals {
+    struct lws_context *ctx;
+    JSContext *jsctx;
+    JSValue handle;      /* weak: the handle object (not counted) */
+    int epfd;
+    int nfds;            /* lws sockets currently registered */
+    int nconns;          /* live connections */
+    int destroying;
+    uint64_t services, service_fds, ticks;
+    uint64_t own_writes, own_reads;
+    int in_service;      /* depth: inside service()/service_fd()/tick() */
+    conn *dirty;         /* "framing" conns with output to flush / to kill */
+};
+extern struct qjsws_globals G; /* loop.c */
+
+/* "framing": fd -> conn for the sockets whose I/O we do ourselves */
+#define FDMAP_MAX 4096
+extern conn *g_fdmap[FDMAP_MAX]; /* frame.c */
+
+
+typedef struct {
+    JSValue pollfn; /* (fd, mask) => void, mask: 1 read, 2 write, 0 remove */
+} handle_data;
+
+/* ------------------------------------------------------------------ */
+/* connection                                                             */
+
+enum { ST_CONNECTING, ST_OPEN, ST_CLOSING, ST_CLOSED };
+
+struct conn {
+    struct lws *wsi;
+    JSContext *jsctx;
+    JSValue self;      /* strong ref held while the wsi lives */
+    JSValue evfn;      /* (kind, a, b, c) */
+    JSValue msgfn;     /* (data) */
+    int state;
+    /* send queue */
+    sbuf *qhead, *qtail;
+    size_t qbytes;
+    int qcount;
+    /* close bookkeeping */
+    int close_requested;
+    int close_code;
+    char close_reason[124];
+    size_t close_reason_len;
+    int peer_closed;
+    int peer_code;
+    char peer_reason[128];
+    size_t peer_reason_len;
+    int fail_code; /* set to close with this code from inside a callback */
+    int closed_dispatched;
+    int aborted;
+    /* receive accumulator (opt "join") */
+    uint8_t *rx;
+    size_t rxlen, rxcap;
+    char protocol[64];
+    int secure;
+    /* opt "framing": our own RFC 6455 framing on the raw socket (ws:// only) */
+    int fd;
+    int own;           /* tx: we frame, mask and write the socket */
+    int own_rx;        /* rx: we read and parse the socket */
+    struct oblk *ohead, *otail; /* queued frames, written with one sendmsg */
+    size_t obytes;
+    int dirty;         /* on G.dirty: flush (and maybe kill) after service */
+    struct conn *dnext;
+    int close_sent, kill_pending;
+    int msg_op;        /* data message in progress: 0 none, 1 text, 2 binary */
+    int msg_first;     /* next data chunk is the first of its message */
+    uint8_t hdr[14];
+    int hdrlen, hdrneed; /* hdrneed 0: between frames */
+    int in_payload;
+    int f_fin, f_op;
+    uint64_t f_left;   /* payload bytes of the current frame still to come */
+    uint8_t ctl[128];
+    size_t ctllen;
+};
+
+enum { EV_OPEN = 1, EV_CHUNK = 2, EV_ERROR = 3, EV_CLOSE = 4 };
+
+
+#pragma GCC visibility pop
+
+#endif /* QJSWS_H */
