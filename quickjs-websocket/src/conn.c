@@ -58,7 +58,7 @@ void conn_free_queue(conn *c)
     c->qcount = 0;
 }
 
-
+/* the wsi is gone: drop everything that ties the conn to lws */
 void conn_detach(conn *c)
 {
     JSValue self;
@@ -211,7 +211,7 @@ static void free_rx(JSRuntime *rt, void *opaque, void *ptr)
  * (c->fail_code set).
  */
 int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
-                        int binary, size_t remain)
+                 int binary, size_t remain)
 {
     JSContext *ctx = c->jsctx;
 

@@ -12,6 +12,10 @@ JSClassID js_lws_handle_class_id;
 
 struct qjsws_globals G = { .epfd = -1 };
 
+typedef struct {
+    JSValue pollfn; /* (fd, mask) => void, mask: 1 read, 2 write, 0 remove */
+} handle_data;
+
 /* ------------------------------------------------------------------ */
 /* event-loop glue                                                        */
 

@@ -47,7 +47,6 @@ enum {
     OPT_ALL = (1 << 11) - 1,
 };
 
-
 extern unsigned g_opts; /* set once, at module load */
 
 #define OPT(x) (g_opts & (x))
@@ -94,11 +93,6 @@ extern struct qjsws_globals G; /* loop.c */
 /* "framing": fd -> conn for the sockets whose I/O we do ourselves */
 #define FDMAP_MAX 4096
 extern conn *g_fdmap[FDMAP_MAX]; /* frame.c */
-
-
-typedef struct {
-    JSValue pollfn; /* (fd, mask) => void, mask: 1 read, 2 write, 0 remove */
-} handle_data;
 
 /* ------------------------------------------------------------------ */
 /* connection                                                             */
@@ -154,7 +148,6 @@ struct conn {
 };
 
 enum { EV_OPEN = 1, EV_CHUNK = 2, EV_ERROR = 3, EV_CLOSE = 4 };
-
 
 #pragma GCC visibility pop
 

@@ -1,0 +1,17 @@
+/* UTF-8 (utf8.c) */
+#ifndef QJSWS_UTF8_H
+#define QJSWS_UTF8_H
+
+#include "qjsws.h"
+
+#pragma GCC visibility push(hidden)
+
+/* strict RFC 3629 validation: 1 valid, 0 not */
+int utf8_valid(const uint8_t *p, size_t len);
+
+JSValue js_encode_utf8(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
+JSValue js_decode_utf8(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
+
+#pragma GCC visibility pop
+
+#endif
