@@ -8,7 +8,7 @@ from typing import Any
 
 from . import tomlfile
 from .errors import WsbenchError
-from .paths import ROOT, RUNTIMES_FILE
+from .paths import ROOT, RUNTIMES_FILE, relative
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ class Catalog:
 
 def load_catalog(path: Path = RUNTIMES_FILE) -> Catalog:
     data = tomlfile.load(path)
-    where = tomlfile.display(path)
+    where = relative(path)
     tomlfile.check_keys(where, data, {"runtimes", "servers", "clients"}, {"reference"})
     runtimes = {name: _runtime(f"{where}: runtime '{name}'", name, table)
                 for name, table in data["runtimes"].items()}
@@ -95,7 +95,7 @@ def _runtime(where: str, name: str, table: Any) -> Runtime:
     tomlfile.expect(where, table, dict, "the entry")
     tomlfile.check_keys(where, table, {"label", "version"}, set())
     return Runtime(name, tomlfile.expect(where, table["label"], str, "label"),
-                   tuple(_strings(where, table["version"], "version")))
+                   tuple(tomlfile.strings(where, table["version"], "version", allow_empty=False)))
 
 
 def _program(where: str, name: str, kind: str, table: Any, runtimes: dict[str, Runtime]) -> Program:
@@ -110,22 +110,13 @@ def _program(where: str, name: str, kind: str, table: Any, runtimes: dict[str, R
     return Program(
         name=name, kind=kind, runtime=runtime,
         label=tomlfile.expect(where, table["label"], str, "label"),
-        command=tuple(_strings(where, table["command"], "command")),
+        command=tuple(tomlfile.strings(where, table["command"], "command", allow_empty=False)),
         env={str(k): str(v) for k, v in env.items()},
-        requires=tuple(_strings(where, table.get("requires", []), "requires", allow_empty=True)),
+        requires=tuple(tomlfile.strings(where, table.get("requires", []), "requires")),
         ready_timeout_s=float(ready),
-        features=tuple(_strings(where, table.get("features", []), "features", allow_empty=True)),
-        kinds=tuple(_strings(where, table["kinds"], "kinds")) if "kinds" in table else None,
+        features=tuple(tomlfile.strings(where, table.get("features", []), "features")),
+        kinds=tuple(tomlfile.strings(where, table["kinds"], "kinds", allow_empty=False)) if "kinds" in table else None,
         notes={str(k): tomlfile.expect(where, v, str, f"notes.{k}")
                for k, v in tomlfile.expect(where, table.get("notes", {}), dict, "notes").items()},
         default=tomlfile.expect(where, table.get("default", True), bool, "default"),
     )
-
-
-def _strings(where: str, value: Any, what: str, allow_empty: bool = False) -> list[str]:
-    tomlfile.expect(where, value, list, what)
-    if not value and not allow_empty:
-        raise WsbenchError(f"{where}: {what} must not be empty")
-    for item in value:
-        tomlfile.expect(where, item, str, f"every item of {what}")
-    return value

@@ -12,7 +12,7 @@ from typing import NoReturn, Sequence
 from . import __version__, procs
 from .catalog import Catalog, load_catalog
 from .errors import WsbenchError
-from .paths import REPORTS_DIR, ROOT, RUNTIMES_FILE, WORKLOADS_DIR
+from .paths import REPORTS_DIR, RUNTIMES_FILE, WORKLOADS_DIR, relative
 from .progress import Progress
 from .results import Run, read_json, write_json
 from .runner import Plan, execute, new_run
@@ -103,7 +103,7 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     run = new_run(plan, catalog, argv)
     progress = Progress(total=0, quiet=args.quiet)
     progress.note(f"wsbench: {len(servers)} servers x {len(clients)} clients x {len(chosen)} workloads, "
-                  f"{reps} repetitions; results: {_rel(json_path)}")
+                  f"{reps} repetitions; results: {relative(json_path)}")
     interrupted = False
     try:
         execute(plan, run, log_dir, lambda r: write_json(r, json_path, summaries=False), progress)
@@ -113,7 +113,7 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     markdown = render_markdown(run)
     md_path.write_text(markdown)
     print(markdown)
-    print(f"results: {_rel(json_path)} and {_rel(md_path)}", file=sys.stderr)
+    print(f"results: {relative(json_path)} and {relative(md_path)}", file=sys.stderr)
     if interrupted:
         raise KeyboardInterrupt
     return EXIT_FAILED_CELLS if _any_failure(run) else 0
@@ -181,13 +181,6 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def cmd_report(path: Path) -> int:
     print(render_markdown(read_json(path)))
     return 0
-
-
-def _rel(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(ROOT))
-    except ValueError:
-        return str(path)
 
 
 if __name__ == "__main__":

@@ -65,10 +65,6 @@ def run_client(client: Program, server: RunningServer, workload: Workload, rep: 
     (a rate sweep runs the same workload at several rates)."""
     sample = Sample(rep=rep)
     culprit = f"client '{client.name}' vs server '{server.program.name}' on '{workload.name}'"
-    missing = client.missing()
-    if missing:
-        sample.error = f"{culprit}: {missing[0]} is missing; run: make setup"
-        return sample
     if not server.alive():
         sample.error = f"{culprit}: server has exited (log: {server.log})"
         return sample

@@ -7,14 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import WsbenchError
-from .paths import ROOT
-
-
-def display(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(ROOT))
-    except ValueError:
-        return str(path)
+from .paths import relative
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -22,9 +15,9 @@ def load(path: Path) -> dict[str, Any]:
         with path.open("rb") as fh:
             return tomllib.load(fh)
     except FileNotFoundError:
-        raise WsbenchError(f"{display(path)}: file not found") from None
+        raise WsbenchError(f"{relative(path)}: file not found") from None
     except tomllib.TOMLDecodeError as exc:
-        raise WsbenchError(f"{display(path)}: malformed TOML: {exc}") from None
+        raise WsbenchError(f"{relative(path)}: malformed TOML: {exc}") from None
 
 
 def check_keys(where: str, table: dict[str, Any], required: set[str], optional: set[str]) -> None:
@@ -39,6 +32,16 @@ def check_keys(where: str, table: dict[str, Any], required: set[str], optional: 
 def expect(where: str, value: Any, kind: type | tuple[type, ...], what: str) -> Any:
     if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
         raise WsbenchError(f"{where}: {what} must be {_kind_name(kind)}, got {value!r}")
+    return value
+
+
+def strings(where: str, value: Any, what: str, allow_empty: bool = True) -> list[str]:
+    """A list of strings (the names, commands and features of the TOML files)."""
+    expect(where, value, list, what)
+    if not value and not allow_empty:
+        raise WsbenchError(f"{where}: {what} must not be empty")
+    for item in value:
+        expect(where, item, str, f"every item of {what}")
     return value
 
 

@@ -15,7 +15,7 @@ from typing import Any, Callable
 from . import tomlfile
 from .errors import WsbenchError
 from .metrics import DEFAULT_METRIC, METRICS
-from .paths import WORKLOADS_DIR
+from .paths import WORKLOADS_DIR, relative
 
 MODES = ("burst", "window", "pingpong")
 TYPES = ("text", "binary")
@@ -161,10 +161,10 @@ def load_workloads(directory: Path = WORKLOADS_DIR) -> WorkloadSet:
     suites: dict[str, Suite] = {}
     files = sorted(directory.glob("*.toml"))
     if not files:
-        raise WsbenchError(f"{tomlfile.display(directory)}: no workload files (*.toml)")
+        raise WsbenchError(f"{relative(directory)}: no workload files (*.toml)")
     for path in files:
         data = tomlfile.load(path)
-        where = tomlfile.display(path)
+        where = relative(path)
         tomlfile.check_keys(where, data, set(), {"workload", "suite"})
         for name, table in data.get("workload", {}).items():
             if name in workloads:
@@ -202,8 +202,8 @@ def _workload(where: str, name: str, table: Any, source: str) -> Workload:
         name=name, description=tomlfile.expect(where, table["description"], str, "description"),
         kind=kind, params=params, metric="max_rate" if sweep else metric, timeout_s=float(timeout),
         source=source, path=path,
-        server_features=tuple(_names(where, table.get("server_features", []), "server_features")),
-        client_features=tuple(_names(where, table.get("client_features", []), "client_features")),
+        server_features=tuple(tomlfile.strings(where, table.get("server_features", []), "server_features")),
+        client_features=tuple(tomlfile.strings(where, table.get("client_features", []), "client_features")),
         scope=_choice(SCOPES)(where, table["scope"], "scope") if "scope" in table else None,
         sweep=sweep)
 
@@ -236,16 +236,14 @@ def _suite(where: str, name: str, table: Any, source: str) -> Suite:
     tomlfile.expect(where, table, dict, "the entry")
     tomlfile.check_keys(where, table, {"description"},
                         {"workloads", "repetitions", "scoped", "extends", "servers", "clients"})
-    names = tomlfile.expect(where, table.get("workloads", []), list, "workloads")
-    for item in names:
-        tomlfile.expect(where, item, str, "every workload name")
+    names = tomlfile.strings(where, table.get("workloads", []), "workloads")
     reps = _int(1)(where, table.get("repetitions", 3), "repetitions")
     return Suite(name, tomlfile.expect(where, table["description"], str, "description"),
                  tuple(names), reps, source,
                  scoped=tomlfile.expect(where, table.get("scoped", True), bool, "scoped"),
-                 extends=tuple(_names(where, table.get("extends", []), "extends")),
-                 servers=tuple(_names(where, table["servers"], "servers")) if "servers" in table else None,
-                 clients=tuple(_names(where, table["clients"], "clients")) if "clients" in table else None)
+                 extends=tuple(tomlfile.strings(where, table.get("extends", []), "extends")),
+                 servers=tuple(tomlfile.strings(where, table["servers"], "servers")) if "servers" in table else None,
+                 clients=tuple(tomlfile.strings(where, table["clients"], "clients")) if "clients" in table else None)
 
 
 def _resolve_suites(suites: dict[str, Suite], workloads: dict[str, Workload]) -> dict[str, Suite]:
@@ -273,10 +271,3 @@ def _resolve_suites(suites: dict[str, Suite], workloads: dict[str, Workload]) ->
     for name in suites:
         resolve(name, (name,))
     return resolved
-
-
-def _names(where: str, value: Any, what: str) -> list[str]:
-    tomlfile.expect(where, value, list, what)
-    for item in value:
-        tomlfile.expect(where, item, str, f"every item of {what}")
-    return value
