@@ -250,30 +250,14 @@ build_lws() {
     say "libwebsockets done in $((SECONDS - t0)) s"
 }
 
-# build_echo: make tracks its own dependencies; quiet when up to date.
-build_echo() {
-    : >"$LOGS/build-lws-echo.log"
-    run build-lws-echo make -C "$ROOT/servers/lws" PREFIX="$PREFIX" BINDIR="$BUILD/bin"
-    if grep -qE '^(cc|gcc)' "$LOGS/build-lws-echo.log"; then
-        say "built build/bin/lws-echo"
-    fi
-}
-
-# build_loadgen: the native load generator (clients/loadgen/).
-build_loadgen() {
-    : >"$LOGS/build-loadgen.log"
-    run build-loadgen make -C "$ROOT/clients/loadgen" BINDIR="$BUILD/bin"
-    if grep -qE '^(cc|gcc)' "$LOGS/build-loadgen.log"; then
-        say "built build/bin/wsbench-loadgen"
-    fi
-}
-
-# build_qjs_module: the QuickJS WebSocket client under test (quickjs-websocket/).
-build_qjs_module() {
-    : >"$LOGS/build-quickjs-websocket.log"
-    run build-quickjs-websocket make -C "$ROOT/quickjs-websocket" PREFIX="$PREFIX"
-    if grep -qE '^(cc|gcc)' "$LOGS/build-quickjs-websocket.log"; then
-        say "built build/quickjs-websocket"
+# build_with_make STEP WHAT DIR [VAR=VALUE...]: our own native pieces, built by their
+# Makefiles (make tracks the dependencies, so this is quiet when all is up to date).
+build_with_make() {
+    local step=$1 what=$2 dir=$3; shift 3
+    : >"$LOGS/$step.log"
+    run "$step" make -C "$ROOT/$dir" "$@"
+    if grep -qE '^(cc|gcc)' "$LOGS/$step.log"; then
+        say "built $what"
     fi
 }
 
@@ -289,9 +273,9 @@ main() {
         build_quickjs
         build_lws
     fi
-    build_echo
-    build_loadgen
-    build_qjs_module
+    build_with_make build-lws-echo build/bin/lws-echo servers/lws PREFIX="$PREFIX" BINDIR="$BUILD/bin"
+    build_with_make build-loadgen build/bin/wsbench-loadgen clients/loadgen BINDIR="$BUILD/bin"
+    build_with_make build-quickjs-websocket build/quickjs-websocket quickjs-websocket PREFIX="$PREFIX"
 }
 
 main "$@"
