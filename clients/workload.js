@@ -539,16 +539,13 @@ function latencyBody(env, opts, ctx) {
   const isText = opts.type === 'text';
   const size = opts.size;
   const payload = makePayload(opts.type, size, 'ascii');
+  const hist = new Histogram();
   let ws = null;
   let errors = 0;
   let bytes = 0;
-  let target = 0;
   let received = 0;
   let tSend = 0;
   let t0 = 0;
-  let t1 = 0;
-  let hist = new Histogram(); // the warm-up records into one that is thrown away
-  let phaseDone = null;
 
   function onMessage(ev) {
     const now = env.now();
@@ -558,45 +555,29 @@ function latencyBody(env, opts, ctx) {
     if (str !== isText || len !== size) errors++;
     bytes += len;
     hist.record((now - tSend) * 1000);
-    if (++received === target) {
-      t1 = now;
-      phaseDone();
+    if (++received === opts.count) {
+      const r = baseResult(received, bytes, (now - t0) / 1000, errors);
+      r.latency_us = hist.summary();
+      ctx.done(r);
     } else {
       tSend = env.now();
       ws.send(payload);
     }
   }
 
-  function startPhase(n, done) {
-    target = n;
-    received = 0;
-    bytes = 0;
-    phaseDone = done;
-    if (n === 0) {
-      done();
-      return;
-    }
+  function measured() {
+    env.print('WSBENCH-START');
+    ctx.phase = 'measured';
+    ws.onmessage = onMessage;
     tSend = env.now();
     t0 = tSend;
     ws.send(payload);
   }
 
-  function measured() {
-    env.print('WSBENCH-START');
-    ctx.phase = 'measured';
-    hist = new Histogram();
-    startPhase(opts.count, () => {
-      const r = baseResult(received, bytes, (t1 - t0) / 1000, errors);
-      r.latency_us = hist.summary();
-      ctx.done(r);
-    });
-  }
-
-  ctx.progress = () => 'received ' + received + ' of ' + target;
+  ctx.progress = () => 'received ' + received + ' of ' + opts.count;
   ws = ctx.connect(() => {
-    ws.onmessage = onMessage;
     ctx.phase = 'warmup';
-    startPhase(opts.warmup, measured);
+    pingpongWarmup(ws, payload, isText, size, opts.warmup, () => errors++, measured);
   });
 }
 
