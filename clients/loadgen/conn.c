@@ -159,16 +159,21 @@ static void queue_clear(struct conn *c)
 	c->qcap = c->qhead = c->off = 0;
 }
 
-/* The socket is gone: tell the workload. */
-static void finish(struct conn *c)
+static void close_socket(struct conn *c)
 {
-	if (c->state == C_DONE)
-		return;
 	if (c->fd >= 0) {
 		epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
 		close(c->fd);
 		c->fd = -1;
 	}
+}
+
+/* The socket is gone: tell the workload. */
+static void finish(struct conn *c)
+{
+	if (c->state == C_DONE)
+		return;
+	close_socket(c);
 	c->state = C_DONE;
 	if (!c->close_code)
 		c->close_code = 1006;
@@ -178,11 +183,7 @@ static void finish(struct conn *c)
 
 void conn_free(struct conn *c)
 {
-	if (c->fd >= 0) {
-		epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
-		close(c->fd);
-		c->fd = -1;
-	}
+	close_socket(c);
 	queue_clear(c);
 	free(c->head);
 	c->head = NULL;

@@ -55,18 +55,23 @@ void conn_free_queue(conn *c)
     }
     c->qhead = c->qtail = NULL;
     c->qbytes = 0;
-    c->qcount = 0;
+}
+
+/* free the send queues and the receive accumulator */
+static void conn_free_buffers(conn *c)
+{
+    own_release(c);
+    conn_free_queue(c);
+    free(c->rx);
+    c->rx = NULL;
+    c->rxlen = c->rxcap = 0;
 }
 
 /* the wsi is gone: drop everything that ties the conn to lws */
 void conn_detach(conn *c)
 {
     JSValue self;
-    own_release(c);
-    conn_free_queue(c);
-    free(c->rx);
-    c->rx = NULL;
-    c->rxlen = c->rxcap = 0;
+    conn_free_buffers(c);
     c->wsi = NULL;
     c->state = ST_CLOSED;
     G.nconns--;
@@ -98,7 +103,6 @@ static int conn_drain(conn *c)
         if (!c->qhead)
             c->qtail = NULL;
         c->qbytes -= b->len;
-        c->qcount--;
         if (write_sbuf(c, b) < 0) {
             sbuf_free(b);
             return -1;
@@ -114,10 +118,21 @@ static void conn_kill_async(conn *c)
         lws_set_timeout(c->wsi, PENDING_TIMEOUT_KILLED_BY_PARENT, LWS_TO_KILL_ASYNC);
 }
 
-/*
- * Queue or directly write one message.  `p` may be NULL when `b` already
- * holds the payload.
- */
+/* a send buffer holding a copy of the message; NULL (JS exception set) on OOM */
+static sbuf *sbuf_copy(JSContext *ctx, const uint8_t *p, size_t len, int text)
+{
+    sbuf *b = sbuf_alloc(len);
+    if (!b) {
+        JS_ThrowOutOfMemory(ctx);
+        return NULL;
+    }
+    if (len)
+        memcpy(b->data + LWS_PRE, p, len);
+    b->text = (uint8_t)text;
+    return b;
+}
+
+/* Queue or directly write one message. */
 static int conn_send(JSContext *ctx, conn *c, const uint8_t *p, size_t len, int text)
 {
     if (!c->wsi || c->state != ST_OPEN || c->close_requested)
@@ -144,14 +159,9 @@ static int conn_send(JSContext *ctx, conn *c, const uint8_t *p, size_t len, int 
             n = lws_write(c->wsi, stackbuf + LWS_PRE, len,
                           text ? LWS_WRITE_TEXT : LWS_WRITE_BINARY);
         } else {
-            sbuf *b = sbuf_alloc(len);
-            if (!b) {
-                JS_ThrowOutOfMemory(ctx);
+            sbuf *b = sbuf_copy(ctx, p, len, text);
+            if (!b)
                 return -1;
-            }
-            if (len)
-                memcpy(b->data + LWS_PRE, p, len);
-            b->text = (uint8_t)text;
             n = write_sbuf(c, b);
             sbuf_free(b);
         }
@@ -163,21 +173,15 @@ static int conn_send(JSContext *ctx, conn *c, const uint8_t *p, size_t len, int 
     }
 
     {
-        sbuf *b = sbuf_alloc(len);
-        if (!b) {
-            JS_ThrowOutOfMemory(ctx);
+        sbuf *b = sbuf_copy(ctx, p, len, text);
+        if (!b)
             return -1;
-        }
-        if (len)
-            memcpy(b->data + LWS_PRE, p, len);
-        b->text = (uint8_t)text;
         if (c->qtail)
             c->qtail->next = b;
         else
             c->qhead = b;
         c->qtail = b;
         c->qbytes += len;
-        c->qcount++;
         lws_callback_on_writable(c->wsi);
     }
     return 0;
@@ -277,9 +281,6 @@ int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
         if (binary) {
             /* hand the accumulator itself to the ArrayBuffer: no copy */
             uint8_t *buf = c->rx;
-            if (mlen < c->rxcap && !OPT(OPT_FRAGBUF)) {
-                /* exact-size anyway in the naive path */
-            }
             c->rx = NULL;
             c->rxcap = 0;
             deliver_message(c, JS_NewArrayBuffer(ctx, buf, mlen, free_rx, NULL, 0));
@@ -507,9 +508,7 @@ static void conn_finalizer(JSRuntime *rt, JSValue val)
         c->wsi = NULL;
         G.nconns--;
     }
-    own_release(c);
-    conn_free_queue(c);
-    free(c->rx);
+    conn_free_buffers(c);
     JS_FreeValueRT(rt, c->evfn);
     JS_FreeValueRT(rt, c->msgfn);
     js_free_rt(rt, c);
@@ -676,7 +675,7 @@ JSValue js_conn_close(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
     if (!c->wsi || c->close_requested || c->closed_dispatched)
         return JS_UNDEFINED;
     c->close_requested = 1;
-    c->close_code = JS_IsUndefined(argv[0]) ? 1000 : code;
+    c->close_code = code;
     c->close_reason_len = 0;
     if (JS_IsString(argv[1])) {
         size_t len;

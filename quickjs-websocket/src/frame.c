@@ -260,6 +260,15 @@ static void own_unlink_dirty(conn *c)
     c->dnext = NULL;
 }
 
+/* flush; on a broken socket drop the queue and ask for the kill */
+static void own_flush_or_kill(conn *c)
+{
+    if (own_flush(c) < 0) {
+        own_free_queue(c);
+        c->kill_pending = 1;
+    }
+}
+
 /*
  * Output was queued (or a kill requested).  Inside a service call the
  * flush is deferred to its end, so a burst of sends becomes one sendmsg;
@@ -276,16 +285,10 @@ void own_kick(conn *c)
          * while it is being queued (bounds the queue, i.e. peak RSS) */
         if (c->obytes < OWN_FLUSH_AT)
             return;
-        if (own_flush(c) < 0) {
-            own_free_queue(c);
-            c->kill_pending = 1;
-        }
+        own_flush_or_kill(c);
         return;
     }
-    if (own_flush(c) < 0) {
-        own_free_queue(c);
-        c->kill_pending = 1;
-    }
+    own_flush_or_kill(c);
     if (c->ohead || c->kill_pending)
         lws_callback_on_writable(c->wsi); /* the kill happens in WRITEABLE */
 }
@@ -300,10 +303,7 @@ void own_post_service(void)
         c->dnext = NULL;
         if (!c->wsi)
             continue;
-        if (own_flush(c) < 0) {
-            own_free_queue(c);
-            c->kill_pending = 1;
-        }
+        own_flush_or_kill(c);
         if (c->ohead) {
             lws_callback_on_writable(c->wsi);
         } else if (c->kill_pending) {
@@ -555,10 +555,7 @@ static void own_read(conn *c)
     }
 }
 
-/*
- * Service one socket: for "framing" connections rx (and hangups) are
- * handled here and only what is left goes to lws.
- */
+/* the conn is leaving "framing": unqueue it, free its frames, unmap its fd */
 void own_release(conn *c)
 {
     own_unlink_dirty(c);
@@ -579,6 +576,10 @@ void own_read_all(void)
     }
 }
 
+/*
+ * Service one socket: for "framing" connections rx (and hangups) are
+ * handled here and only what is left goes to lws.
+ */
 void service_one(int fd, short events, short revents)
 {
     struct lws_pollfd pfd;

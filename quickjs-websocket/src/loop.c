@@ -89,9 +89,10 @@ void poll_change(struct lws_pollargs *pa)
 {
     if (OPT(OPT_BATCH)) {
         epoll_set(EPOLL_CTL_MOD, pa->fd, own_events(pa->fd, pa->events));
-    } else if (lws_to_mask(own_events(pa->fd, pa->events)) !=
-               lws_to_mask(own_events(pa->fd, pa->prev_events))) {
-        poll_notify(pa->fd, lws_to_mask(own_events(pa->fd, pa->events)));
+    } else {
+        int mask = lws_to_mask(own_events(pa->fd, pa->events));
+        if (mask != lws_to_mask(own_events(pa->fd, pa->prev_events)))
+            poll_notify(pa->fd, mask);
     }
 }
 
@@ -201,6 +202,15 @@ static int service_pending(void)
     return !lws_service_adjust_timeout(G.ctx, 1, 0);
 }
 
+/* end of service()/service_fd()/tick(): pending lws work, then our flushes */
+static JSValue service_end(JSContext *ctx)
+{
+    int r = service_pending();
+    G.in_service--;
+    own_post_service();
+    return JS_NewBool(ctx, r);
+}
+
 /* service(): batch mode wakeup; services every ready lws socket */
 JSValue js_service(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
 {
@@ -223,10 +233,7 @@ JSValue js_service(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst
         G.service_fds++;
         service_one(fd, events, revents);
     }
-    n = service_pending();
-    G.in_service--;
-    own_post_service();
-    return JS_NewBool(ctx, n);
+    return service_end(ctx);
 }
 
 /* service_fd(fd, revents_mask): non-batch mode, one socket per wakeup */
@@ -245,16 +252,12 @@ JSValue js_service_fd(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
     G.in_service++;
     pfd.events = (short)(((mask & 1) ? POLLIN : 0) | ((mask & 2) ? POLLOUT : 0));
     service_one(fd, pfd.events, pfd.events);
-    mask = service_pending();
-    G.in_service--;
-    own_post_service();
-    return JS_NewBool(ctx, mask);
+    return service_end(ctx);
 }
 
 /* tick(): lws timers + anything pending; returns 1 if more pending */
 JSValue js_tick(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
 {
-    int r;
     UNUSED(this_val);
     UNUSED(argc);
     UNUSED(argv);
@@ -264,10 +267,7 @@ JSValue js_tick(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *a
     G.in_service++;
     own_read_all();
     lws_service(G.ctx, -1);
-    r = service_pending();
-    G.in_service--;
-    own_post_service();
-    return JS_NewBool(ctx, r);
+    return service_end(ctx);
 }
 
 /* active(): number of live connections */

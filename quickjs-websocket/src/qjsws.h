@@ -109,7 +109,6 @@ struct conn {
     /* send queue */
     sbuf *qhead, *qtail;
     size_t qbytes;
-    int qcount;
     /* close bookkeeping */
     int close_requested;
     int close_code;
