@@ -1,7 +1,7 @@
 // Adapter: Bun with its built-in WebSocket.
 //   bun --no-install --no-env-file clients/bun.mjs --url ws://127.0.0.1:PORT/ ...
 import { hold } from './node-hold.mjs';
-import { main } from './workload.js';
+import { main } from './workload/main.js';
 
 const env = {
   WebSocket: globalThis.WebSocket,

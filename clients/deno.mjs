@@ -1,7 +1,7 @@
 // Adapter: Deno with its built-in WebSocket.
 //   deno run --no-config --no-lock --no-remote --no-npm --no-prompt --allow-net=127.0.0.1 \
 //       clients/deno.mjs --url ws://127.0.0.1:PORT/ ...
-import { main } from './workload.js';
+import { main } from './workload/main.js';
 
 const encoder = new TextEncoder();
 function print(line) {

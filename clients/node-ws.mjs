@@ -2,7 +2,7 @@
 //   node clients/node-ws.mjs --url ws://127.0.0.1:PORT/ --type binary --size 32 --count 50000
 import WebSocket from 'ws';
 import { hold } from './node-hold.mjs';
-import { main } from './workload.js';
+import { main } from './workload/main.js';
 
 // Same behaviour as the other clients: offer no compression; accept large echoes.
 function WsClient(url) {

