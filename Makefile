@@ -19,7 +19,7 @@ bench: setup
 	@$(WSBENCH) run --suite $(SUITE) $(ARGS)
 
 test: setup
-	@$(PYTEST) -q harness/tests clients/loadgen/tests quickjs-websocket/tests
+	@$(PYTEST) -q harness/tests clients/tests clients/loadgen/tests quickjs-websocket/tests
 
 list: setup
 	@$(WSBENCH) list

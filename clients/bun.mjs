@@ -1,6 +1,6 @@
 // Adapter: Bun with its built-in WebSocket.
 //   bun --no-install --no-env-file clients/bun.mjs --url ws://127.0.0.1:PORT/ ...
-import { hold } from './node-hold.mjs';
+import { barrier, hold } from './node-harness.mjs';
 import { main } from './workload/main.js';
 
 const env = {
@@ -10,6 +10,7 @@ const env = {
   setTimeout: (fn, ms) => setTimeout(fn, ms),
   clearTimeout: (t) => clearTimeout(t),
   binaryType: 'arraybuffer', // Bun's default would be 'nodebuffer'
+  barrier,
   hold,
 };
 

@@ -1,7 +1,7 @@
 // Adapter: Node.js 20 (system `node`) with the `ws` package.
 //   node clients/node-ws.mjs --url ws://127.0.0.1:PORT/ --type binary --size 32 --count 50000
 import WebSocket from 'ws';
-import { hold } from './node-hold.mjs';
+import { barrier, hold } from './node-harness.mjs';
 import { main } from './workload/main.js';
 
 // Same behaviour as the other clients: offer no compression; accept large echoes.
@@ -16,6 +16,7 @@ const env = {
   setTimeout: (fn, ms) => setTimeout(fn, ms),
   clearTimeout: (t) => clearTimeout(t),
   binaryType: 'arraybuffer', // ws would otherwise deliver Buffer
+  barrier,
   hold,
 };
 

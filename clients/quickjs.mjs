@@ -4,6 +4,7 @@
 import * as std from 'std';
 import * as os from 'os';
 import { WebSocket } from '../build/quickjs-websocket/websocket.js';
+import * as check from '../build/clients/wsbench_check.so';
 import { main } from './workload/main.js';
 
 function print(line) {
@@ -11,10 +12,21 @@ function print(line) {
   std.out.flush();
 }
 
-// With WSBENCH_HOLD=1 (set by the harness), stay alive until stdin reaches end-of-file.
-// Nothing else is pending by then, so a blocking read is fine.
+const held = std.getenv('WSBENCH_HOLD') === '1';
+
+// With WSBENCH_HOLD=1 (set by the harness), wait at the start barrier for the harness's
+// "GO" line on stdin. Nothing is in flight at that point, so a blocking read is fine.
+function barrier() {
+  if (!held) return null;
+  const line = std.in.getline();
+  if (line === null) return Promise.reject(new Error('stdin closed before GO'));
+  if (line.trim() !== 'GO') return Promise.reject(new Error('expected GO on stdin, got ' + JSON.stringify(line.slice(0, 40))));
+  return Promise.resolve();
+}
+
+// ... and after the result line, stay alive until stdin reaches end-of-file.
 async function hold() {
-  if (std.getenv('WSBENCH_HOLD') !== '1') return;
+  if (!held) return;
   while (std.in.getline() !== null);
 }
 
@@ -25,7 +37,12 @@ const env = {
   setTimeout: (fn, ms) => os.setTimeout(fn, ms),
   clearTimeout: (t) => os.clearTimeout(t),
   binaryType: 'arraybuffer',
+  barrier,
   hold,
+  // The echo checks in C (clients/quickjs-check/check.c): a typed-array view costs the
+  // interpreter more than the message's whole receive path.
+  seqOf: check.seq,
+  firstDiff: check.diff,
 };
 
 main(env, scriptArgs.slice(1)).then((code) => std.exit(code));

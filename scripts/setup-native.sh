@@ -2,7 +2,8 @@
 # Build the native pieces of wsbench into build/prefix:
 #   * QuickJS 2025-04-26   (bin/qjs, bin/qjsc, include/quickjs/*.h, lib/libquickjs.a)
 #   * libwebsockets 4.3.5  (lib/libwebsockets.so, include/libwebsockets*.h)
-#   * the lws echo server  (build/bin/lws-echo, via servers/lws/Makefile)
+#   * the lws echo server  (build/bin/lws-echo, via servers/lws/Makefile), the load
+#     generator, the QuickJS WebSocket module and the qjs client's echo checks
 #
 # Sources come from Debian trixie *source* packages, fetched with a private apt
 # configuration under build/apt/ (the system's apt sources are never touched and
@@ -276,6 +277,7 @@ main() {
     build_with_make build-lws-echo build/bin/lws-echo servers/lws PREFIX="$PREFIX" BINDIR="$BUILD/bin"
     build_with_make build-loadgen build/bin/wsbench-loadgen clients/loadgen BINDIR="$BUILD/bin"
     build_with_make build-quickjs-websocket build/quickjs-websocket quickjs-websocket PREFIX="$PREFIX"
+    build_with_make build-quickjs-check build/clients/wsbench_check.so clients/quickjs-check PREFIX="$PREFIX"
 }
 
 main "$@"

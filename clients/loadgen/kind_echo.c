@@ -1,32 +1,39 @@
 /*
  * echo (C connections, burst/window/pingpong) and latency (one connection,
  * one message in flight, every round trip into the histogram).
+ *
+ * echo's measured phase runs rounds of --count messages (split over the
+ * connections) until it has lasted --min-ms; latency's is one round of
+ * --count. Every echo is checked (msgs.c).
  */
 #include "conn.h"
 #include "histogram.h"
 #include "kinds.h"
+#include "msgs.h"
 #include "util.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct echo_conn {
 	struct conn c;
-	uint64_t target, sent, recv;
+	int index;
+	struct msgs_conn mc;
+	uint64_t target, sent, recv;	/* of the current round */
 	uint64_t t_sent;	/* latency: when the message in flight was queued */
 };
 
 static struct {
 	struct echo_conn *ec;
 	unsigned n, opened, done, closed;
-	struct frameset fs;
-	int opcode;
-	size_t size;
-	uint64_t window;	/* 0 = burst (whole phase at once) */
+	struct msgs msgs;
+	uint64_t window;	/* 0 = burst (whole round at once) */
 	int measuring, closing;
-	uint64_t msgs, bytes, errors, t_last;
 	struct histogram *hist;
 	const char *phase;
+	uint64_t t_last;
 } R;
 
 static void pump(struct echo_conn *e)
@@ -34,17 +41,18 @@ static void pump(struct echo_conn *e)
 	uint64_t w = R.window ? R.window : e->target;
 
 	while (e->sent < e->target && e->sent - e->recv < w) {
-		conn_send_ref(&e->c, frameset_next(&R.fs), R.fs.frame_len);
+		msgs_send(&R.msgs, &e->mc, &e->c);
 		e->sent++;
 	}
 	if (R.hist)
 		e->t_sent = now_ns();
 }
 
-static void start_phase(struct echo_conn *e, uint64_t n)
+static void start_round(struct echo_conn *e, uint64_t n)
 {
 	e->target = n;
 	e->sent = e->recv = 0;
+	msgs_round(&e->mc, n);
 	if (!n)
 		R.done++;
 	else
@@ -57,24 +65,23 @@ static void on_open(struct conn *c)
 	R.opened++;
 }
 
+static void on_data(struct conn *c, const unsigned char *p, size_t n)
+{
+	struct echo_conn *e = c->user;
+
+	msgs_on_data(&R.msgs, &e->mc, p, n);
+}
+
 static void on_message(struct conn *c, int opcode, uint64_t len)
 {
 	struct echo_conn *e = c->user;
-	uint64_t now;
 
-	if (opcode != R.opcode || len != R.size)
-		R.errors++;
 	if (e->recv >= e->target)
 		fail("unexpected message in phase %s", R.phase);
+	msgs_on_message(&R.msgs, &e->mc, R.n > 1 ? e->index : -1, opcode, len);
 	e->recv++;
-	if (R.measuring) {
-		R.msgs++;
-		R.bytes += len;
-	}
-	if (R.hist && R.measuring) {
-		now = now_ns();
-		hist_record(R.hist, now - e->t_sent);
-	}
+	if (R.hist && R.measuring)
+		hist_record(R.hist, now_ns() - e->t_sent);
 	if (e->recv == e->target) {
 		R.done++;
 		R.t_last = now_ns();
@@ -93,6 +100,7 @@ static void on_closed(struct conn *c)
 
 static const struct conn_ops ops = {
 	.on_open = on_open,
+	.on_data = on_data,
 	.on_message = on_message,
 	.on_closed = on_closed,
 };
@@ -123,26 +131,41 @@ static uint64_t part(uint64_t total, unsigned n, unsigned i)
 	return total / n + (i < total % n ? 1 : 0);
 }
 
-void run_echo(const struct opts *o, int latency)
+/* One round on every connection: `total` messages split between them. */
+static void round_all(uint64_t total)
 {
-	unsigned char *payload = make_payload(o);
-	struct histogram hist;
-	char extra[512] = "";
-	uint64_t t0;
 	unsigned i;
 
+	R.done = 0;
+	for (i = 0; i < R.n; i++)
+		start_round(&R.ec[i], part(total, R.n, i));
+	loop_run(all_done, NULL, NULL);
+}
+
+void run_echo(const struct opts *o, int latency)
+{
+	struct histogram hist;
+	char extra[768] = "";
+	uint64_t t0, rounds = 0, inflight, compared = 0, msgs;
+	unsigned i;
+	size_t len;
+
 	R.n = latency ? 1 : o->connections;
-	R.opcode = o->binary ? OP_BINARY : OP_TEXT;
-	R.size = o->size;
 	R.window = latency || o->mode == MODE_PINGPONG ? 1 :
 		   o->mode == MODE_WINDOW ? o->window : 0;
-	frameset_init(&R.fs, R.opcode, payload, o->size);
-	free(payload);
+	msgs_init(&R.msgs, o->binary, o->mixed, o->size, o->verify);
 	if (latency) {
 		hist_init(&hist);
 		R.hist = &hist;
 	}
 	R.ec = xcalloc(R.n, sizeof(*R.ec));
+	for (i = 0; i < R.n; i++) {
+		inflight = part(o->count > o->warmup ? o->count : o->warmup, R.n, i);
+		if (R.window && R.window < inflight)
+			inflight = R.window;
+		R.ec[i].index = (int)i;
+		msgs_conn_init(&R.msgs, &R.ec[i].mc, inflight);
+	}
 
 	R.phase = "connect";
 	loop_phase("connect");
@@ -152,27 +175,32 @@ void run_echo(const struct opts *o, int latency)
 
 	R.phase = "warmup";
 	loop_phase("warmup");
-	R.done = 0;
-	for (i = 0; i < R.n; i++)
-		start_phase(&R.ec[i], part(o->warmup, R.n, i));
-	loop_run(all_done, NULL, NULL);
+	round_all(o->warmup);
 
-	print_start();
+	start_barrier();
 	R.phase = "measured";
-	loop_phase("measured");
-	R.done = 0;
 	R.measuring = 1;
+	for (i = 0; i < R.n; i++)
+		msgs_phase(&R.msgs, &R.ec[i].mc, 1);
 	t0 = now_ns();
 	R.t_last = t0;
-	for (i = 0; i < R.n; i++)
-		start_phase(&R.ec[i], part(o->count, R.n, i));
-	loop_run(all_done, NULL, NULL);
+	do {
+		loop_phase("measured, round %" PRIu64, rounds + 1);
+		round_all(o->count);
+		rounds++;
+	} while (!latency && R.t_last - t0 < o->min_ms * 1000000u);
 	R.measuring = 0;
 
+	msgs = rounds * o->count;
+	for (i = 0; i < R.n; i++)
+		compared += R.ec[i].mc.compared;
 	if (latency)
 		hist_format_us(&hist, extra, sizeof(extra));
-	print_result(R.msgs, R.bytes, (double)(R.t_last - t0) / 1e9, R.errors,
-		     extra);
+	len = strlen(extra);
+	snprintf(extra + len, sizeof(extra) - len,
+		 ", \"rounds\": %" PRIu64 ", \"checked\": %" PRIu64 ", \"compared\": %" PRIu64,
+		 rounds, o->verify ? msgs : 0, compared);
+	print_result(msgs, msgs * o->size, (double)(R.t_last - t0) / 1e9, 0, extra);
 
 	/* clean close, bounded, outside the measurement */
 	R.closing = 1;
@@ -182,10 +210,12 @@ void run_echo(const struct opts *o, int latency)
 	close_deadline = now_ns() + 500000000u;
 	loop_wake_at(close_deadline);
 	loop_run(all_closed, NULL, NULL);
-	for (i = 0; i < R.n; i++)
+	for (i = 0; i < R.n; i++) {
 		conn_free(&R.ec[i].c);
+		msgs_conn_free(&R.ec[i].mc);
+	}
 	free(R.ec);
-	frameset_free(&R.fs);
+	msgs_free(&R.msgs);
 	if (latency)
 		hist_free(&hist);
 }

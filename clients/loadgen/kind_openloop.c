@@ -2,13 +2,15 @@
  * openloop: message i is due at t0 + i/R and is sent when due (all overdue
  * ones at once if we fell behind); each round trip is timed from its due
  * time, so stalls are not hidden (no coordinated omission). Echoes arrive in
- * order, so echo k answers message k.
+ * order, so echo k answers message k; every echo is checked (msgs.c).
  */
 #include "conn.h"
 #include "histogram.h"
 #include "kinds.h"
+#include "msgs.h"
 #include "util.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,11 +18,11 @@
 
 static struct {
 	struct conn c;
-	struct frameset fs;
-	int opcode, open, closing, closed, measuring;
-	size_t size;
+	struct msgs msgs;
+	struct msgs_conn mc;
+	int open, closing, closed, measuring;
 	double interval_ns;
-	uint64_t t0, total, sent, recv, bytes, errors, t_last;
+	uint64_t t0, total, sent, recv, t_last;
 	uint64_t warm_target, warm_sent, warm_recv;
 	struct histogram hist;
 } L;
@@ -36,24 +38,28 @@ static void on_open(struct conn *c)
 	L.open = 1;
 }
 
+static void on_data(struct conn *c, const unsigned char *p, size_t n)
+{
+	(void)c;
+	msgs_on_data(&L.msgs, &L.mc, p, n);
+}
+
 static void on_message(struct conn *c, int opcode, uint64_t len)
 {
 	uint64_t now = now_ns();
 
-	if (opcode != L.opcode || len != L.size)
-		L.errors++;
+	if (L.measuring && L.recv >= L.sent)
+		fail("unexpected message in phase measured");
+	msgs_on_message(&L.msgs, &L.mc, -1, opcode, len);
 	if (!L.measuring) {	/* warm-up: ping-pong */
 		if (++L.warm_recv < L.warm_target) {
-			conn_send_ref(c, frameset_next(&L.fs), L.fs.frame_len);
+			msgs_send(&L.msgs, &L.mc, c);
 			L.warm_sent++;
 		}
 		return;
 	}
-	if (L.recv >= L.sent)
-		fail("unexpected message in phase measured");
 	hist_record(&L.hist, now - due(L.recv));
 	L.recv++;
-	L.bytes += len;
 	L.t_last = now;
 }
 
@@ -66,6 +72,7 @@ static void on_closed(struct conn *c)
 
 static const struct conn_ops ops = {
 	.on_open = on_open,
+	.on_data = on_data,
 	.on_message = on_message,
 	.on_closed = on_closed,
 };
@@ -77,7 +84,7 @@ static void tick(void *x)
 
 	(void)x;
 	while (L.sent < L.total && due(L.sent) <= now) {
-		conn_send_ref(&L.c, frameset_next(&L.fs), L.fs.frame_len);
+		msgs_send(&L.msgs, &L.mc, &L.c);
 		L.sent++;
 	}
 	loop_wake_at(L.sent < L.total ? due(L.sent) : 0);
@@ -111,16 +118,14 @@ static int closed(void *x)
 
 void run_openloop(const struct opts *o)
 {
-	unsigned char *payload = make_payload(o);
-	char extra[768];
+	char extra[1024];
 	size_t n;
 
-	L.opcode = o->binary ? OP_BINARY : OP_TEXT;
-	L.size = o->size;
 	L.interval_ns = 1e9 / o->rate;
 	L.total = (uint64_t)ceil((double)o->duration_ms * o->rate / 1000.0 - 1e-9);
-	frameset_init(&L.fs, L.opcode, payload, o->size);
-	free(payload);
+	msgs_init(&L.msgs, o->binary, o->mixed, o->size, o->verify);
+	/* open loop: anything may be in flight */
+	msgs_conn_init(&L.msgs, &L.mc, L.total > o->warmup ? L.total : o->warmup);
 	hist_init(&L.hist);
 
 	loop_phase("connect");
@@ -129,15 +134,18 @@ void run_openloop(const struct opts *o)
 
 	loop_phase("warmup");
 	L.warm_target = o->warmup;
+	msgs_round(&L.mc, o->warmup);
 	if (L.warm_target) {
-		conn_send_ref(&L.c, frameset_next(&L.fs), L.fs.frame_len);
+		msgs_send(&L.msgs, &L.mc, &L.c);
 		L.warm_sent = 1;
 		loop_run(warm_done, NULL, NULL);
 	}
 
-	print_start();
+	start_barrier();
 	loop_phase("measured");
 	L.measuring = 1;
+	msgs_phase(&L.msgs, &L.mc, 1);
+	msgs_round(&L.mc, L.total);
 	L.t0 = L.t_last = now_ns();
 	loop_run(all_back, tick, NULL);
 	loop_wake_at(0);
@@ -148,10 +156,12 @@ void run_openloop(const struct opts *o)
 		hist_format_us(&L.hist, extra, sizeof(extra));
 		n = strlen(extra);
 		snprintf(extra + n, sizeof(extra) - n,
-			 ", \"rate\": %.3f, \"sent\": %llu, \"achieved_rate\": %.3f",
+			 ", \"rate\": %.3f, \"sent\": %llu, \"achieved_rate\": %.3f"
+			 ", \"checked\": %" PRIu64 ", \"compared\": %" PRIu64,
 			 o->rate, (unsigned long long)L.sent,
-			 seconds > 0 ? (double)L.recv / seconds : 0.0);
-		print_result(L.recv, L.bytes, seconds, L.errors, extra);
+			 seconds > 0 ? (double)L.recv / seconds : 0.0,
+			 o->verify ? L.recv : 0, L.mc.compared);
+		print_result(L.recv, L.recv * o->size, seconds, 0, extra);
 	}
 
 	L.closing = 1;
@@ -160,6 +170,7 @@ void run_openloop(const struct opts *o)
 	loop_wake_at(close_deadline);
 	loop_run(closed, NULL, NULL);
 	conn_free(&L.c);
-	frameset_free(&L.fs);
+	msgs_conn_free(&L.mc);
+	msgs_free(&L.msgs);
 	hist_free(&L.hist);
 }

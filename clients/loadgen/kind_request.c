@@ -122,8 +122,9 @@ static int cmp_double(const void *a, const void *b)
 void run_request(const struct opts *o)
 {
 	uint64_t n = o->expect_close ? 1 : o->count, i, t0, t_start;
+	uint64_t min_ns = o->expect_close ? 0 : o->min_ms * 1000000u, cap = n;
 	unsigned char req[FRAME_HEADER_MAX + 1];
-	double *ms = xcalloc(n, sizeof(double)), median;
+	double *ms = xcalloc(cap, sizeof(double)), median;
 	size_t req_len;
 	char extra[160];
 
@@ -138,9 +139,14 @@ void run_request(const struct opts *o)
 	if (!Q.open)
 		fail("connection closed during the upgrade");
 
-	print_start();
+	start_barrier();
 	t_start = now_ns();
-	for (i = 0; i < n; i++) {
+	/* --count requests, and more until --min-ms has passed */
+	for (i = 0; i < n || (Q.t_end - t_start < min_ns && Q.c.state == C_OPEN); i++) {
+		if (i == cap) {
+			cap *= 2;
+			ms = xrealloc(ms, cap * sizeof(double));
+		}
 		if (Q.c.state != C_OPEN)
 			fail("connection closed after %llu of %llu replies (code %d)",
 			     (unsigned long long)i, (unsigned long long)n,
@@ -159,6 +165,7 @@ void run_request(const struct opts *o)
 		fail("connection closed instead of a reply (code %d)", Q.close_code);
 	if (o->expect_close && !Q.close_code)
 		fail("no close");
+	n = i;
 	{
 		double s = (double)(Q.t_end - t_start) / 1e9;
 

@@ -26,12 +26,14 @@ struct opts {
 	int expect_close;	/* request: --expect close */
 	int has_expect_length;
 	uint64_t expect_length;
+	uint64_t min_ms;	/* --min-ms: echo, request and handshake repeat until */
+	int verify;		/* --verify on (default) or off */
 };
 
-/* The message every kind sends: --type/--text/--size (caller frees). */
-unsigned char *make_payload(const struct opts *o);
-
-/* Each prints WSBENCH-START and the result line, or fails the run. */
+/*
+ * Each announces its measured phase with start_barrier() (util.h), prints the
+ * result line, or fails the run.
+ */
 void run_echo(const struct opts *o, int latency);
 void run_openloop(const struct opts *o);
 void run_handshake(const struct opts *o);

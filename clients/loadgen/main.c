@@ -22,12 +22,12 @@
 #define USAGE "wsbench-loadgen --url ws://HOST:PORT/PATH [--kind echo|latency|openloop|handshake|request] " \
 	"[--type text|binary] [--size BYTES] [--count N] [--warmup N] [--mode burst|window|pingpong] " \
 	"[--window W] [--connections C] [--text ascii|mixed] [--rate R] [--duration-ms D] " \
-	"[--expect text|close] [--expect-length L] [--timeout-ms MS]"
+	"[--expect text|close] [--expect-length L] [--min-ms MS] [--verify on|off] [--timeout-ms MS]"
 
 static const char *const known[] = {
 	"url", "kind", "type", "size", "count", "warmup", "mode", "window",
 	"timeout-ms", "text", "connections", "transfer", "rate", "duration-ms",
-	"expect", "expect-length", "polls", NULL,
+	"expect", "expect-length", "polls", "min-ms", "verify", NULL,
 };
 #define NKNOWN (sizeof(known) / sizeof(known[0]) - 1)
 
@@ -153,6 +153,11 @@ static void parse(int argc, char **argv, struct opts *o)
 	}
 	if (!strcmp(kind, "handshake") || !strcmp(kind, "request"))
 		require("count");
+	o->min_ms = int_arg("min-ms", 0, 0);
+	v = get("verify");
+	if (v && strcmp(v, "on") && strcmp(v, "off"))
+		fail("--verify must be on or off");
+	o->verify = !v || !strcmp(v, "on");
 	o->size = (size_t)int_arg("size", 0, 0);
 	o->count = int_arg("count", 1, 1);
 	if (!strcmp(kind, "openloop")) {

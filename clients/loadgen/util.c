@@ -60,12 +60,18 @@ void *xrealloc(void *p, size_t n)
 	return p;
 }
 
-void hold_if_requested(void)
+static int held(void)
 {
 	const char *h = getenv("WSBENCH_HOLD");
+
+	return h && !strcmp(h, "1");
+}
+
+void hold_if_requested(void)
+{
 	char buf[4096];
 
-	if (!h || strcmp(h, "1"))
+	if (!held())
 		return;
 	for (;;) {
 		ssize_t r = read(0, buf, sizeof(buf));
@@ -121,10 +127,32 @@ void fail_unsupported(const char *what)
 	fail_with(3, msg);
 }
 
-void print_start(void)
+void start_barrier(void)
 {
+	char line[64];
+	size_t n = 0;
+
 	fputs("WSBENCH-START\n", stdout);
 	fflush(stdout);
+	if (!held())
+		return;
+	/* byte by byte: nothing after the line is ours to consume */
+	for (;;) {
+		char ch;
+		ssize_t r = read(0, &ch, 1);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			fail("start barrier: stdin closed before GO");
+		if (ch == '\n')
+			break;
+		if (n < sizeof(line) - 1)
+			line[n++] = ch;
+	}
+	line[n] = 0;
+	if (strcmp(line, "GO"))
+		fail("start barrier: expected GO on stdin, got \"%s\"", line);
 }
 
 void print_result(uint64_t messages, uint64_t bytes, double seconds,

@@ -21,8 +21,11 @@ _Noreturn void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print {"error": "unsupported: <what>"}, wait for WSBENCH_HOLD, exit 3. */
 _Noreturn void fail_unsupported(const char *what);
 
-/* Print WSBENCH-START. */
-void print_start(void);
+/*
+ * Print WSBENCH-START; with WSBENCH_HOLD=1, then wait for the harness's "GO"
+ * line on stdin (it takes its readings in between). The clock starts after.
+ */
+void start_barrier(void);
 
 /*
  * Print the result line: the common keys, then `extra` (either "" or

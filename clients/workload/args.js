@@ -1,12 +1,11 @@
 // Command-line options of the shared workload (clients/README.md): parsing and checks.
 
-import { unsupported } from './errors.js';
-
 const USAGE =
   '--url ws://127.0.0.1:PORT/ [--kind echo|latency|openloop|buffered|request|handshake] ' +
   '--type text|binary --size BYTES --count N [--warmup N] [--mode burst|window|pingpong] ' +
   '[--window W] [--text ascii|mixed] [--connections C] [--transfer] [--rate R] ' +
-  '[--duration-ms D] [--polls P] [--expect text|close] [--expect-length L] [--timeout-ms MS] ' +
+  '[--duration-ms D] [--polls P] [--expect text|close] [--expect-length L] [--min-ms MS] ' +
+  '[--verify on|off] [--timeout-ms MS] ' +
   '(see clients/README.md)';
 
 // Options each kind accepts besides --url, --kind and --timeout-ms, and those it needs.
@@ -14,17 +13,21 @@ const USAGE =
 // uniformly.
 export const KINDS = {
   echo: {
-    options: ['type', 'size', 'count', 'warmup', 'mode', 'window', 'text', 'connections', 'transfer'],
+    options: ['type', 'size', 'count', 'warmup', 'mode', 'window', 'text', 'connections', 'transfer', 'min-ms',
+      'verify'],
     required: ['type', 'size', 'count'],
   },
-  latency: { options: ['type', 'size', 'count', 'warmup'], required: ['type', 'size', 'count'] },
+  latency: { options: ['type', 'size', 'count', 'warmup', 'verify'], required: ['type', 'size', 'count'] },
   openloop: {
-    options: ['type', 'size', 'rate', 'duration-ms', 'warmup'],
+    options: ['type', 'size', 'rate', 'duration-ms', 'warmup', 'verify'],
     required: ['type', 'size', 'rate', 'duration-ms'],
   },
-  buffered: { options: ['type', 'size', 'count', 'polls'], required: ['size', 'count'] },
-  request: { options: ['type', 'size', 'count', 'warmup', 'expect', 'expect-length'], required: ['expect'] },
-  handshake: { options: ['type', 'size', 'count', 'warmup'], required: ['count'] },
+  buffered: { options: ['type', 'size', 'count', 'polls', 'min-ms', 'verify'], required: ['size', 'count'] },
+  request: {
+    options: ['type', 'size', 'count', 'warmup', 'expect', 'expect-length', 'min-ms'],
+    required: ['expect'],
+  },
+  handshake: { options: ['type', 'size', 'count', 'warmup', 'min-ms'], required: ['count'] },
 };
 const FLAGS = ['transfer']; // options without a value
 
@@ -89,6 +92,11 @@ export function parseArgs(argv) {
   if (o.type !== 'text' && o.type !== 'binary') throw new Error('--type must be text or binary');
   o.size = raw.size === undefined ? 0 : intArg('size', raw.size, 0);
   o.count = raw.count === undefined ? 1 : intArg('count', raw.count, 1);
+  // The measured phase repeats its rounds until it has lasted this long (0: one round).
+  o.minMs = raw['min-ms'] === undefined ? 0 : intArg('min-ms', raw['min-ms'], 0);
+  // off: echoes are not checked (only to measure what the checks cost; see README.md).
+  if (raw.verify !== undefined && raw.verify !== 'on' && raw.verify !== 'off') throw new Error('--verify must be on or off');
+  o.verify = raw.verify !== 'off';
 
   if (kind === 'echo') {
     o.warmup = raw.warmup === undefined ? Math.min(o.count, 1000) : intArg('warmup', raw.warmup, 0);

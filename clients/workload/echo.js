@@ -1,20 +1,33 @@
-import { makePayload } from './payload.js';
-import { MIN_TIMER_MS, TRANSFER, baseResult } from './session.js';
+// echo: throughput over one or more connections.
+//
+// After the warm-up, the measured phase runs rounds: each round sends --count messages
+// (split over the connections; all at once in burst mode, or keeping --window / one in
+// flight) and waits for every echo. Rounds repeat until the phase has lasted --min-ms,
+// so a fast client is measured over as long a phase as a slow one; `messages` counts
+// every echo of every round. Every echo is checked (verify.js) as it arrives.
 
-// ---- echo: throughput over one or more connections -------------------------------------
+import { baseResult, TRANSFER } from './session.js';
+import { checkEcho, makeMessages, mismatch, stampView } from './verify.js';
 
 export function echoBody(env, opts, ctx) {
-  const isText = opts.type === 'text';
-  const size = opts.size;
-  const payload = makePayload(opts.type, size, opts.text);
-  const expectLen = isText ? payload.length : size; // UTF-16 code units for text
+  const m = makeMessages(env, opts.type, opts.size, opts.text, opts.verify);
+  const isText = m.isText;
+  const size = m.size;
+  const ring = m.ring;
+  const ringMask = m.ringMask;
+  const buf = m.buf;
+  const stamp = m.stamp;
+  const seqMask = m.seqMask;
+  const seqOf = m.seqOf;
+  const plain = m.plain;
   const C = opts.connections;
 
-  let errors = 0; // over warm-up and measured phase alike
-  let bytes = 0;
   let t0 = 0;
   let t1 = 0;
   let pending = 0; // connections not yet through the current step
+  let measuring = false;
+  let rounds = 0;
+  let compared = 0; // measured echoes compared byte for byte
   const conns = [];
 
   function inFlightFor(n) {
@@ -27,97 +40,182 @@ export function echoBody(env, opts, ctx) {
     return Math.floor(total / C) + (i < total % C ? 1 : 0);
   }
 
-  // One connection: its own send/receive counters, the shared totals above.
-  function makeConn(count, warmup) {
+  // One connection: its own sequence numbers; rounds and totals are shared.
+  function makeConn(index, count, warmup) {
     let ws = null;
-    let target = 0; // messages in the current phase
-    let sent = 0;
-    let received = 0;
-    let phaseDone = null;
-    // --transfer: one buffer per message, all made before the first one is sent.
-    const bufs = opts.transfer ? new Array(warmup + count) : null;
+    let ks = 0; // sequence number of the next message to send
+    let kr = 0; // sequence number the next echo must carry
+    let sendEnd = 0; // the current round sends messages up to (not including) this one
+    let recvEnd = 0; // ... and ends when this echo has arrived
+    let nextWhole = 0; // binary: the next echo compared byte for byte
+    let every = 1; // binary: echoes between two such comparisons (1 during warm-up)
+    let roundDone = null;
+    // --transfer: every message of a round from its own buffer, made before the first
+    // round and reused by the next ones (each send copies the bytes, see verify.js).
+    let bufs = null;
+    let stamps = null;
     let next = 0;
-    if (bufs !== null) for (let i = 0; i < bufs.length; i++) bufs[i] = payload.slice(0);
-
-    function onMessage(ev) {
-      const d = ev.data;
-      const str = typeof d === 'string';
-      const len = str ? d.length : d.byteLength | 0;
-      if (str !== isText || len !== expectLen) errors++;
-      bytes += len;
-      if (++received === target) {
-        t1 = env.now();
-        phaseDone();
-      } else if (sent < target) {
-        sent++;
-        ws.send(payload);
+    if (opts.transfer) {
+      const n = Math.max(count, warmup, 1);
+      bufs = new Array(n);
+      stamps = new Array(n);
+      for (let i = 0; i < n; i++) {
+        bufs[i] = m.plain.slice(0);
+        stamps[i] = stampView(bufs[i]);
       }
     }
 
-    // A copy of onMessage that sends from the per-message buffers: kept separate on
-    // purpose, so neither hot path pays a per-message branch or extra call.
-    function onMessageTransfer(ev) {
-      const d = ev.data;
-      const str = typeof d === 'string';
-      const len = str ? d.length : d.byteLength | 0;
-      if (str !== isText || len !== expectLen) errors++;
-      bytes += len;
-      if (++received === target) {
-        t1 = env.now();
-        phaseDone();
-      } else if (sent < target) {
-        sent++;
-        ws.send(bufs[next++], TRANSFER);
+    function phase() {
+      return measuring ? 'measured' : 'warm-up';
+    }
+
+    function bad(d) {
+      ctx.fail(mismatch(m, d, kr, C > 1 ? index : -1, phase()));
+    }
+
+    // The general send (the hot paths below inline their own).
+    function sendNext() {
+      if (bufs !== null) {
+        const i = next;
+        if (++next === bufs.length) next = 0;
+        if (m.verify) stamps[i][0] = ks;
+        ks++;
+        ws.send(bufs[i], TRANSFER);
+      } else if (!m.verify) {
+        ks++;
+        ws.send(plain);
+      } else if (isText) {
+        ws.send(ring[ks++ & ringMask]);
+      } else {
+        stamp[0] = ks++;
+        ws.send(buf);
       }
     }
 
-    // Sends `n` messages keeping at most `inFlight` outstanding; calls done() after
-    // the n-th echo has arrived.
-    function startPhase(n, inFlight, done) {
-      target = n;
-      sent = 0;
-      received = 0;
-      phaseDone = done;
+    // Binary echo k compared byte for byte; false (and the run failed) if it differs.
+    function whole(d, k) {
+      const err = checkEcho(m, d, k, true, C > 1 ? index : -1, phase());
+      if (err !== null) {
+        ctx.fail(err);
+        return false;
+      }
+      if (measuring) compared++;
+      return true;
+    }
+
+    // The last echo of every round is compared too (unless it just was).
+    function endOfRound(d) {
+      if (d !== null && kr - 1 !== nextWhole - every && !whole(d, kr - 1)) return;
+      roundDone();
+    }
+
+    function rxText(ev) {
+      const d = ev.data;
+      if (d !== ring[kr & ringMask]) return bad(d);
+      if (++kr === recvEnd) return endOfRound(null);
+      if (ks < sendEnd) ws.send(ring[ks++ & ringMask]);
+    }
+
+    function rxBinary(ev) {
+      const d = ev.data;
+      if (seqOf(d, size) !== (kr & seqMask)) return bad(d);
+      if (kr === nextWhole) {
+        if (!whole(d, kr)) return;
+        nextWhole += every;
+      }
+      if (++kr === recvEnd) return endOfRound(d);
+      if (ks < sendEnd) {
+        stamp[0] = ks++;
+        ws.send(buf);
+      }
+    }
+
+    function rxTransfer(ev) {
+      const d = ev.data;
+      if (seqOf(d, size) !== (kr & seqMask)) return bad(d);
+      if (kr === nextWhole) {
+        if (!whole(d, kr)) return;
+        nextWhole += every;
+      }
+      if (++kr === recvEnd) return endOfRound(d);
+      if (ks < sendEnd) sendNext();
+    }
+
+    // --verify off: nothing checked, the same message every time.
+    function rxPlain() {
+      if (++kr === recvEnd) return endOfRound(null);
+      if (ks < sendEnd) {
+        if (bufs !== null) {
+          sendNext();
+        } else {
+          ks++;
+          ws.send(plain);
+        }
+      }
+    }
+
+    // Sends `n` messages keeping at most `inFlight` outstanding; done() after the n-th echo.
+    function startRound(n, inFlight, done) {
+      sendEnd = ks + n;
+      recvEnd = kr + n;
+      roundDone = done;
       if (n === 0) {
         done();
         return;
       }
-      const first = inFlight < n ? inFlight : n;
-      for (let i = 0; i < first; i++) {
-        sent++;
-        if (bufs !== null) ws.send(bufs[next++], TRANSFER);
-        else ws.send(payload);
+      const first = ks + (inFlight < n ? inFlight : n);
+      if (bufs !== null) {
+        while (ks < first) sendNext();
+      } else if (!m.verify) {
+        while (ks < first) {
+          ks++;
+          ws.send(plain);
+        }
+      } else if (isText) {
+        while (ks < first) ws.send(ring[ks++ & ringMask]);
+      } else {
+        while (ks < first) {
+          stamp[0] = ks++;
+          ws.send(buf);
+        }
       }
     }
 
     return {
       open(onOpen) {
         ws = ctx.connect(() => {
-          ws.onmessage = bufs !== null ? onMessageTransfer : onMessage;
+          if (!m.verify) ws.onmessage = rxPlain;
+          else if (isText) ws.onmessage = rxText;
+          else ws.onmessage = bufs !== null ? rxTransfer : rxBinary;
           onOpen();
         });
       },
       warmup(done) {
-        startPhase(warmup, inFlightFor(warmup), done);
+        every = 1; // every warm-up echo is compared byte for byte
+        nextWhole = kr;
+        startRound(warmup, inFlightFor(warmup), done);
       },
-      measured(done) {
-        startPhase(count, inFlightFor(count), done);
+      round(done) {
+        if (every === 1) {
+          every = m.sampleEvery;
+          nextWhole = kr + every - 1;
+        }
+        startRound(count, inFlightFor(count), done);
       },
       progress() {
-        return 'sent ' + sent + ', received ' + received + ' of ' + target;
+        return 'sent ' + ks + ', received ' + kr + ' of ' + recvEnd;
       },
     };
   }
 
   ctx.progress = () => {
     const parts = [];
-    for (let i = 0; i < conns.length; i++) parts.push((C > 1 ? '#' + i + ': ' : '') + conns[i].progress());
-    return parts.join('; ');
+    for (let i = 0; i < conns.length; i++) parts.push((C > 1 ? '#' + (i + 1) + ': ' : '') + conns[i].progress());
+    return 'round ' + (rounds + 1) + ': ' + parts.join('; ');
   };
 
   function step() {
-    if (--pending === 0) return true;
-    return false;
+    return --pending === 0;
   }
 
   function allOpen() {
@@ -129,24 +227,35 @@ export function echoBody(env, opts, ctx) {
 
   function allWarm() {
     if (!step()) return;
-    env.print('WSBENCH-START');
-    ctx.phase = 'measured';
-    bytes = 0;
+    ctx.measure(() => {
+      measuring = true;
+      t0 = env.now();
+      nextRound();
+    });
+  }
+
+  function nextRound() {
     pending = C;
-    t0 = env.now();
-    for (let i = 0; i < C; i++) conns[i].measured(allMeasured);
+    for (let i = 0; i < C; i++) conns[i].round(roundOver);
   }
 
-  function allMeasured() {
+  function roundOver() {
     if (!step()) return;
-    const seconds = (t1 - t0) / 1000;
-    const messages = opts.count;
-    // Mixed text: .length counts UTF-16 code units; report UTF-8 payload bytes.
-    const nbytes = opts.text === 'mixed' ? messages * size : bytes;
-    ctx.done(baseResult(messages, nbytes, seconds, errors));
+    t1 = env.now();
+    rounds++;
+    if (t1 - t0 < opts.minMs) {
+      nextRound();
+      return;
+    }
+    const messages = rounds * opts.count;
+    const r = baseResult(messages, messages * m.utf8Size, (t1 - t0) / 1000, 0);
+    r.rounds = rounds;
+    r.checked = m.verify ? messages : 0;
+    r.compared = !m.verify ? 0 : isText ? messages : compared;
+    ctx.done(r);
   }
 
-  for (let i = 0; i < C; i++) conns.push(makeConn(share(opts.count, i), share(opts.warmup, i)));
+  for (let i = 0; i < C; i++) conns.push(makeConn(i, share(opts.count, i), share(opts.warmup, i)));
   pending = C;
   for (let i = 0; i < C; i++) conns[i].open(allOpen);
 }

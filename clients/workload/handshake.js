@@ -1,11 +1,13 @@
+// handshake: connect, open, close, in sequence: --count of them, and more until the
+// measured phase has lasted --min-ms.
+
 import { closeDetail } from './errors.js';
 import { baseResult } from './session.js';
-
-// ---- handshake: connect, open, close, in sequence ----------------------------------------
 
 export function handshakeBody(env, opts, ctx) {
   let done = 0;
   let target = 0;
+  let minMs = 0;
   let t0 = 0;
   let phaseDone = null;
 
@@ -26,13 +28,14 @@ export function handshakeBody(env, opts, ctx) {
         ctx.fail(new Error('handshake ' + (done + 1) + ': unexpected close ' + closeDetail(ev)));
         return;
       }
-      if (++done === target) phaseDone();
+      if (++done >= target && env.now() - t0 >= minMs) phaseDone();
       else cycle();
     };
   }
 
-  function startPhase(n, cb) {
+  function startPhase(n, ms, cb) {
     target = n;
+    minMs = ms;
     done = 0;
     phaseDone = cb;
     if (n === 0) cb();
@@ -41,14 +44,14 @@ export function handshakeBody(env, opts, ctx) {
 
   ctx.progress = () => 'completed ' + done + ' of ' + target;
   ctx.phase = 'warmup';
-  startPhase(opts.warmup, () => {
-    env.print('WSBENCH-START');
-    ctx.phase = 'measured';
-    t0 = env.now();
-    startPhase(opts.count, () => {
-      const r = baseResult(opts.count, 0, (env.now() - t0) / 1000, 0);
-      r.handshakes_per_s = r.msgs_per_s;
-      ctx.done(r);
-    });
-  });
+  startPhase(opts.warmup, 0, () =>
+    ctx.measure(() => {
+      t0 = env.now();
+      startPhase(opts.count, opts.minMs, () => {
+        const r = baseResult(done, 0, (env.now() - t0) / 1000, 0);
+        r.handshakes_per_s = r.msgs_per_s;
+        ctx.done(r);
+      });
+    }),
+  );
 }

@@ -1,70 +1,71 @@
-import { Histogram } from './histogram.js';
-import { makePayload } from './payload.js';
-import { baseResult } from './session.js';
+// latency: closed loop, one message in flight, every round trip timed. The count is
+// fixed (no --min-ms): the histogram's definition is its message count.
 
-// ---- latency: closed loop, one message in flight, every round trip timed -----------------
+import { Histogram } from './histogram.js';
+import { baseResult } from './session.js';
+import { checkEcho, makeMessages, messageFor } from './verify.js';
 
 export function latencyBody(env, opts, ctx) {
-  const isText = opts.type === 'text';
-  const size = opts.size;
-  const payload = makePayload(opts.type, size, 'ascii');
+  const m = makeMessages(env, opts.type, opts.size, 'ascii', opts.verify);
   const hist = new Histogram();
   let ws = null;
-  let errors = 0;
-  let bytes = 0;
+  let k = 0; // sequence number of the message in flight
   let received = 0;
+  let nextWhole = 0;
   let tSend = 0;
   let t0 = 0;
 
   function onMessage(ev) {
     const now = env.now();
     const d = ev.data;
-    const str = typeof d === 'string';
-    const len = str ? d.length : d.byteLength | 0;
-    if (str !== isText || len !== size) errors++;
-    bytes += len;
+    const last = received + 1 === opts.count;
+    const err = checkEcho(m, d, k, k === nextWhole || last, -1, 'measured');
+    if (err !== null) return ctx.fail(err);
+    if (k === nextWhole) nextWhole += m.sampleEvery;
     hist.record((now - tSend) * 1000);
     if (++received === opts.count) {
-      const r = baseResult(received, bytes, (now - t0) / 1000, errors);
+      const r = baseResult(received, received * m.utf8Size, (now - t0) / 1000, 0);
       r.latency_us = hist.summary();
+      r.checked = m.verify ? received : 0;
       ctx.done(r);
     } else {
+      const msg = messageFor(m, ++k);
       tSend = env.now();
-      ws.send(payload);
+      ws.send(msg);
     }
   }
 
-  function measured() {
-    env.print('WSBENCH-START');
-    ctx.phase = 'measured';
+  function measured(first) {
     ws.onmessage = onMessage;
+    k = first;
+    nextWhole = first + m.sampleEvery - 1;
+    const msg = messageFor(m, k);
     tSend = env.now();
     t0 = tSend;
-    ws.send(payload);
+    ws.send(msg);
   }
 
   ctx.progress = () => 'received ' + received + ' of ' + opts.count;
   ws = ctx.connect(() => {
     ctx.phase = 'warmup';
-    pingpongWarmup(ws, payload, isText, size, opts.warmup, () => errors++, measured);
+    pingpongWarmup(ws, m, opts.warmup, ctx, (next) => ctx.measure(() => measured(next)));
   });
 }
 
 // Unmeasured warm-up for the kinds that have their own measured loop: n messages, one at
-// a time. Calls done() after the n-th echo.
-export function pingpongWarmup(ws, payload, isText, size, n, onError, done) {
-  let received = 0;
+// a time, every echo compared byte for byte. Calls done(n), the next sequence number,
+// after the n-th echo.
+export function pingpongWarmup(ws, m, n, ctx, done) {
+  let k = 0;
   if (n === 0) {
-    done();
+    done(0);
     return;
   }
   ws.onmessage = (ev) => {
-    const d = ev.data;
-    const str = typeof d === 'string';
-    const len = str ? d.length : d.byteLength | 0;
-    if (str !== isText || len !== size) onError();
-    if (++received === n) done();
-    else ws.send(payload);
+    const err = checkEcho(m, ev.data, k, true, -1, 'warm-up');
+    if (err !== null) return ctx.fail(err);
+    if (++k === n) done(n);
+    else ws.send(messageFor(m, k));
   };
-  ws.send(payload);
+  ws.send(messageFor(m, 0));
 }

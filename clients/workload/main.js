@@ -8,8 +8,12 @@
 //   env.print(line)    write one line to stdout and flush it
 //   env.setTimeout     (fn, ms) => handle; env.clearTimeout is optional
 //   env.binaryType     optional, defaults to 'arraybuffer'
-//   env.hold()         optional; resolves when the harness has taken its readings
-//                      (stdin reaches end-of-file), see README.md
+//   env.barrier()      optional; null, or a promise that resolves when the harness has
+//                      taken its readings at the start of the measured phase ("GO" on
+//                      stdin), see README.md
+//   env.hold()         optional; resolves when the harness has taken its readings at
+//                      the end (stdin reaches end-of-file)
+//   env.seqOf, env.firstDiff   optional native versions of the echo checks (verify.js)
 //
 // The per-message paths (the onMessage functions below) are kept as small as possible
 // and are the same for every runtime: what gets measured is the runtime's WebSocket,
@@ -26,7 +30,7 @@ import { requestBody } from './request.js';
 import { run } from './session.js';
 
 export { parseArgs } from './args.js';
-export { makePayload, utf8Length } from './payload.js';
+export { utf8Length } from './payload.js';
 
 const KIND_BODIES = {
   echo: echoBody,

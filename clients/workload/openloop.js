@@ -1,19 +1,18 @@
+// openloop: messages sent on a schedule, timed from when they were due. The duration is
+// fixed by --duration-ms (no --min-ms).
+
 import { Histogram } from './histogram.js';
 import { pingpongWarmup } from './latency.js';
-import { makePayload } from './payload.js';
 import { MIN_TIMER_MS, baseResult } from './session.js';
-
-// ---- openloop: messages sent on a schedule, timed from when they were due ---------------
+import { checkEcho, makeMessages, messageFor } from './verify.js';
 
 export function openloopBody(env, opts, ctx) {
-  const isText = opts.type === 'text';
-  const size = opts.size;
-  const payload = makePayload(opts.type, size, 'ascii');
+  const m = makeMessages(env, opts.type, opts.size, 'ascii', opts.verify);
   const interval = 1000 / opts.rate; // ms between due times
   const total = opts.total;
   let ws = null;
-  let errors = 0;
-  let bytes = 0;
+  let k0 = 0; // sequence number of the first measured message
+  let nextWhole = 0;
   let sent = 0;
   let received = 0;
   let t0 = 0;
@@ -24,16 +23,16 @@ export function openloopBody(env, opts, ctx) {
   // Echoes come back in order: the k-th echo answers the message due at t0 + k * interval.
   function onMessage(ev) {
     const now = env.now();
-    const d = ev.data;
-    const str = typeof d === 'string';
-    const len = str ? d.length : d.byteLength | 0;
-    if (str !== isText || len !== size) errors++;
-    bytes += len;
+    const k = k0 + received;
+    const err = checkEcho(m, ev.data, k, k === nextWhole || received + 1 === total, -1, 'measured');
+    if (err !== null) return ctx.fail(err);
+    if (k === nextWhole) nextWhole += m.sampleEvery;
     hist.record((now - (t0 + received * interval)) * 1000);
     if (++received === total) {
       t1 = now;
       const seconds = (t1 - t0) / 1000;
-      const r = baseResult(received, bytes, seconds, errors);
+      const r = baseResult(received, received * m.utf8Size, seconds, 0);
+      r.checked = m.verify ? received : 0;
       r.rate = opts.rate;
       r.sent = sent;
       r.achieved_rate = r.msgs_per_s;
@@ -48,10 +47,7 @@ export function openloopBody(env, opts, ctx) {
     if (ctx.finished) return;
     const now = env.now();
     if (sent < total && t0 + sent * interval <= now) lag.record((now - (t0 + sent * interval)) * 1000);
-    while (sent < total && t0 + sent * interval <= now) {
-      sent++;
-      ws.send(payload);
-    }
+    while (sent < total && t0 + sent * interval <= now) ws.send(messageFor(m, k0 + sent++));
     if (sent < total) {
       const delay = Math.ceil(t0 + sent * interval - env.now());
       env.setTimeout(tick, delay > MIN_TIMER_MS ? delay : MIN_TIMER_MS);
@@ -60,10 +56,10 @@ export function openloopBody(env, opts, ctx) {
     }
   }
 
-  function measured() {
-    env.print('WSBENCH-START');
-    ctx.phase = 'measured';
+  function measured(first) {
     ws.onmessage = onMessage;
+    k0 = first;
+    nextWhole = first + m.sampleEvery - 1;
     t0 = env.now();
     tick();
   }
@@ -71,6 +67,6 @@ export function openloopBody(env, opts, ctx) {
   ctx.progress = () => 'sent ' + sent + ', received ' + received + ' of ' + total;
   ws = ctx.connect(() => {
     ctx.phase = 'warmup';
-    pingpongWarmup(ws, payload, isText, size, opts.warmup, () => errors++, measured);
+    pingpongWarmup(ws, m, opts.warmup, ctx, (next) => ctx.measure(() => measured(next)));
   });
 }

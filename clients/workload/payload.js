@@ -58,10 +58,3 @@ export function utf8Length(s) {
   }
   return n;
 }
-
-export function makePayload(type, size, text) {
-  if (type === 'text') return text === 'mixed' ? mixedString(size) : asciiString(size);
-  const bytes = new Uint8Array(size);
-  for (let i = 0; i < size; i++) bytes[i] = i & 255;
-  return bytes.buffer;
-}

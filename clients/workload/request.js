@@ -1,19 +1,15 @@
+// request: time from a 1-byte request until a prepared reply is delivered. The measured
+// phase makes --count requests, and more until it has lasted --min-ms; delivery_ms is
+// the median. The replies are the server's prepared messages (servers/README.md): their
+// type and length are checked, their content is the runtime's to validate.
+
 import { errorDetail } from './errors.js';
 import { utf8Length } from './payload.js';
-import { baseResult } from './session.js';
-
-// ---- request: time from a 1-byte request until a prepared reply is delivered ------------
-
-function median(xs) {
-  const a = xs.slice().sort((x, y) => x - y);
-  const m = a.length >> 1;
-  return a.length % 2 ? a[m] : (a[m - 1] + a[m]) / 2;
-}
+import { baseResult, median } from './session.js';
 
 export function requestBody(env, opts, ctx) {
   const L = opts.expectLength;
   let ws = null;
-  let errors = 0;
   let received = 0;
   let target = 0;
   let tReq = 0;
@@ -26,10 +22,15 @@ export function requestBody(env, opts, ctx) {
   function onMessage(ev) {
     const now = env.now();
     const d = ev.data;
-    if (typeof d !== 'string' || d.length !== L) errors++;
+    if (typeof d !== 'string' || d.length !== L) {
+      const what = typeof d === 'string' ? 'text of ' + d.length + ' code units' : 'binary';
+      return ctx.fail(new Error('reply ' + (received + 1) + ' (' + ctx.phase + ') came back as ' + what +
+        ', expected text of ' + L + ' code units'));
+    }
     if (ctx.phase === 'measured') times.push(now - tReq);
-    if (replyBytes < 0) replyBytes = typeof d === 'string' ? utf8Length(d) : d.byteLength | 0;
-    if (++received === target) {
+    if (replyBytes < 0) replyBytes = utf8Length(d);
+    ++received;
+    if (received >= target && (ctx.phase !== 'measured' || now - t0 >= opts.minMs)) {
       t1 = now;
       phaseDone();
     } else {
@@ -52,10 +53,8 @@ export function requestBody(env, opts, ctx) {
   }
 
   function measured() {
-    env.print('WSBENCH-START');
-    ctx.phase = 'measured';
     startPhase(opts.count, () => {
-      const r = baseResult(received, received * replyBytes, (t1 - t0) / 1000, errors);
+      const r = baseResult(received, received * replyBytes, (t1 - t0) / 1000, 0);
       r.delivery_ms = median(times);
       ctx.done(r);
     });
@@ -83,10 +82,10 @@ export function requestBody(env, opts, ctx) {
       if (errorMessage !== '') r.error_message = errorMessage.replace(/\s+/g, ' ');
       ctx.done(r);
     };
-    env.print('WSBENCH-START');
-    ctx.phase = 'measured';
-    tReq = env.now();
-    ws.send('?');
+    ctx.measure(() => {
+      tReq = env.now();
+      ws.send('?');
+    });
   }
 
   ctx.progress = () => 'received ' + received + ' of ' + target;
@@ -97,6 +96,6 @@ export function requestBody(env, opts, ctx) {
     }
     ws.onmessage = onMessage;
     ctx.phase = 'warmup';
-    startPhase(opts.warmup, measured);
+    startPhase(opts.warmup, () => ctx.measure(measured));
   });
 }

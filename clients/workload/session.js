@@ -12,6 +12,9 @@ const CLOSED = 3; // WebSocket.CLOSED
 //   ctx.connect(onOpen)  a new tracked socket on opts.url; errors and closes fail the run
 //   ctx.forget(ws)       stop tracking a socket (it is closed and done with)
 //   ctx.progress = fn    returns a description of the state for the timeout message
+//   ctx.measure(fn)      announce the measured phase (WSBENCH-START), wait at the start
+//                        barrier (env.barrier) until the harness has taken its readings,
+//                        then call fn, which starts the clock
 //   ctx.done(result)     print the result line and finish
 //   ctx.fail(err)        finish with an error
 //   ctx.finished         true once done or failed
@@ -103,6 +106,22 @@ export function run(env, opts, body) {
       fail(err) {
         finish(err);
       },
+      measure(fn) {
+        ctx.phase = 'start barrier';
+        env.print('WSBENCH-START');
+        const begin = () => {
+          if (ctx.finished) return;
+          ctx.phase = 'measured';
+          try {
+            fn();
+          } catch (e) {
+            finish(e);
+          }
+        };
+        const go = typeof env.barrier === 'function' ? env.barrier() : null;
+        if (go === null) begin();
+        else go.then(begin, (e) => finish(new Error('start barrier: ' + describe(e))));
+      },
     };
 
     timer = env.setTimeout(() => {
@@ -116,6 +135,12 @@ export function run(env, opts, body) {
       finish(e);
     }
   });
+}
+
+export function median(xs) {
+  const a = xs.slice().sort((x, y) => x - y);
+  const h = a.length >> 1;
+  return a.length % 2 ? a[h] : (a[h - 1] + a[h]) / 2;
 }
 
 // The keys every result line has.

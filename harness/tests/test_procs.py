@@ -69,7 +69,8 @@ def test_procfs_reads_this_process() -> None:
     assert before is not None and after is not None and after > before
     assert procfs.running(pid)
     assert procfs.peak_rss_kib(pid) > 1000
-    assert procfs.reset_peak_rss(pid)
+    assert procfs.reset_peak_rss(pid) is None
+    assert "cannot reset the peak RSS of process 999999999" in str(procfs.reset_peak_rss(999_999_999))
     assert procfs.process_cpu_ns(999_999_999) is None
     assert not procfs.running(999_999_999)
 

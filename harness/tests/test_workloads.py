@@ -31,11 +31,16 @@ def test_defaults_and_command_line(tmp_path: Path) -> None:
     assert ws.workloads["b"].params["warmup"] == 1000 and ws.workloads["b"].params["mode"] == "burst"
     assert ws.workloads["b"].client_args() == [
         "--kind", "echo", "--type", "binary", "--size", "1", "--count", "5000", "--transfer",
-        "--mode", "burst", "--warmup", "1000", "--timeout-ms", "60000"]
+        "--mode", "burst", "--warmup", "1000", "--min-ms", "0", "--timeout-ms", "60000"]
+    # the floor reaches the client (and lengthens its time limit); --verify off only when asked
+    assert ws.workloads["b"].client_args(min_seconds=1.5, verify=False)[-6:] == [
+        "--min-ms", "1500", "--verify", "off", "--timeout-ms", "61500"]
     o = ws.workloads["o"]
     assert o.metric == "latency_p99_us" and o.path == "/?x=1"
-    assert o.client_args(rate=20)[:10] == ["--kind", "openloop", "--type", "binary", "--size", "32",
-                                           "--rate", "20", "--duration-ms", "500"]
+    assert o.client_args({"rate": 20}, min_seconds=2)[:10] == [
+        "--kind", "openloop", "--type", "binary", "--size", "32", "--rate", "20", "--duration-ms", "500"]
+    # an open-loop run keeps its own duration: no floor, no longer time limit
+    assert "--min-ms" not in o.client_args(min_seconds=2) and o.timeout_for(2) == o.timeout_s
 
 
 @pytest.mark.parametrize("text, message", [

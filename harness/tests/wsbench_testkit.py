@@ -52,6 +52,7 @@ def tiny_workloads(directory: Path, count: int = 50, timeout_s: float = 10) -> P
         description = "t"
         workloads = ["tiny"]
         repetitions = 2
+        min_seconds = 0
     """))
     return directory
 

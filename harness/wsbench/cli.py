@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 from typing import NoReturn, Sequence
 
-from . import __version__, procs
+from . import __version__, pinning, procs
 from .catalog import Catalog, load_catalog
 from .errors import WsbenchError
+from .measure import Settings
 from .paths import REPORTS_DIR, RUNTIMES_FILE, WORKLOADS_DIR, relative
 from .progress import Progress
 from .results import Run, read_json, write_json
@@ -21,6 +22,7 @@ from .table import render_markdown
 from .verify import verify_echo
 from .workloads import Suite, load_workloads
 
+DEFAULT_MIN_SECONDS = 1.0
 EXIT_FAILED_CELLS = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -43,6 +45,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--server", "-s", action="append", help="server name (repeatable)")
     run.add_argument("--client", "-c", action="append", help="client name (repeatable)")
     run.add_argument("--repetitions", "-n", type=int, help="repetitions per cell (default: the suite's)")
+    run.add_argument("--min-seconds", type=float, metavar="S",
+                     help=f"shortest measured phase: bursts repeat until it has passed (default: the "
+                          f"suite's, else {DEFAULT_MIN_SECONDS:g}; latency and open-loop workloads keep their length)")
+    run.add_argument("--pin", action="store_true",
+                     help="run client and server on separate cores (sched_setaffinity); recorded with the run")
+    run.add_argument("--verify", choices=("on", "off"), default="on",
+                     help="off: clients check no echo (only to measure what the checks cost; the tables say so)")
     run.add_argument("--out", type=Path, default=REPORTS_DIR, help="directory for the JSON and Markdown results")
     run.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
 
@@ -93,7 +102,14 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     reps = args.repetitions or (suite.repetitions if suite else 3)
     if reps < 1:
         raise WsbenchError(f"--repetitions must be at least 1, got {reps}")
-    plan = Plan(servers, clients, chosen, reps, suite)
+    min_seconds = args.min_seconds
+    if min_seconds is None:
+        min_seconds = suite.min_seconds if suite and suite.min_seconds is not None else DEFAULT_MIN_SECONDS
+    if not 0 <= min_seconds <= 600:
+        raise WsbenchError(f"--min-seconds must be between 0 and 600, got {min_seconds:g}")
+    settings = Settings(min_seconds=min_seconds, verify=args.verify == "on",
+                        pinning=pinning.plan() if args.pin else None)
+    plan = Plan(servers, clients, chosen, reps, suite, settings)
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)

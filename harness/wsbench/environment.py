@@ -1,7 +1,16 @@
-"""The machine and software a run was measured on, recorded with every result."""
+"""The machine and software a run was measured on, recorded with every result.
+
+Besides the machine (CPU, cores, memory, kernel, CPU frequency governor) and every
+runtime's exact version, the provenance of the figures: the harness commit and whether
+the tree differs from it (and in which files), the hashes of the lockfiles the runtimes
+were installed from and of every native binary measured, and the load average before the
+run (``load_average_after`` is added when it ends).
+"""
 
 from __future__ import annotations
 
+import glob
+import hashlib
 import os
 import platform
 import subprocess
@@ -13,7 +22,14 @@ from .catalog import Runtime
 from .paths import ROOT
 
 
+# Files whose hashes say exactly what was installed and built.
+LOCKFILES = ("package-lock.json", "requirements.txt")
+BINARIES = ("build/prefix/bin/qjs", "build/quickjs-websocket/lws.so", "build/clients/wsbench_check.so",
+            "build/bin/lws-echo", "build/bin/wsbench-loadgen", "build/prefix/lib/libwebsockets.so")
+
+
 def collect(runtimes: Iterable[Runtime]) -> dict[str, Any]:
+    dirty = _git("status", "--porcelain")
     return {
         "cpu_model": _cpu_model(),
         "logical_cpus": os.cpu_count(),
@@ -21,13 +37,47 @@ def collect(runtimes: Iterable[Runtime]) -> dict[str, Any]:
         "kernel": platform.release(),
         "os": _os_release(),
         "machine": platform.machine(),
+        "cpu_governor": cpu_governor(),
         "python": platform.python_version(),
         "wsbench": __version__,
         "git_commit": _git("rev-parse", "HEAD"),
-        "git_dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
-        "load_average": list(os.getloadavg()),
+        "git_dirty": bool(dirty) if dirty is not None else None,
+        "git_dirty_files": [line[3:] for line in (dirty or "").splitlines()][:50],
+        "lockfiles": {name: sha256_of(ROOT / name) for name in LOCKFILES},
+        "binaries": {name: sha256_of(ROOT / name) for name in BINARIES},
+        "load_average": load_average(),
         "runtimes": {rt.name: {"label": rt.label, "version": runtime_version(rt)} for rt in runtimes},
     }
+
+
+def load_average() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def sha256_of(path: Path) -> str:
+    """The file's sha256 (symlinks followed), or why there is none."""
+    try:
+        digest = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+        return digest.hexdigest()
+    except OSError as exc:
+        return f"unavailable ({exc.strerror})"
+
+
+def cpu_governor() -> str:
+    """The CPU frequency governor(s) in use, or why it cannot be read."""
+    files = sorted(glob.glob("/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor"))
+    if not files:
+        return "unavailable (no cpufreq in /sys: a VM or a kernel without frequency scaling)"
+    values = set()
+    for name in files:
+        try:
+            values.add(Path(name).read_text().strip())
+        except OSError as exc:
+            values.add(f"unreadable ({exc.strerror})")
+    return ", ".join(sorted(values))
 
 
 def runtime_version(rt: Runtime) -> str:
@@ -77,4 +127,4 @@ def _git(*args: str) -> str | None:
         out = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return out.stdout.strip() if out.returncode == 0 else None
+    return out.stdout.rstrip() if out.returncode == 0 else None

@@ -1,12 +1,22 @@
 """One repetition of one cell: run a client against a running server and take readings.
 
-Readings are taken at the client's ``WSBENCH-START`` line and at its result line, while
-the client is held alive (``WSBENCH_HOLD=1``, released by closing its stdin):
-- CPU of either side: its process CPU clock between the two lines (see procfs). A client
-  that does not hold is read from rusage when reaped instead, which also counts its
-  shutdown; ``client_cpu_method`` says which was used ("clock" or "rusage").
-- peak RSS: each side's VmHWM; the server's is reset before the run. A client that did
-  not hold reports ``ru_maxrss``.
+The client is held at both ends of its measured phase (``WSBENCH_HOLD=1``, see
+clients/README.md):
+- start barrier: at ``WSBENCH-START`` the client waits; the harness reads both sides' CPU
+  clocks, then writes ``GO`` to the client's stdin, and only then does the client start
+  its clock. Nothing the client measures can run before the readings are taken.
+- end: the client prints its result line after stopping its clock and stays alive until
+  its stdin is closed; the harness reads both CPU clocks and peak RSS in that moment.
+
+Readings:
+- CPU of either side: its process CPU clock between the two lines (see procfs). A reading
+  that cannot be taken, is zero, or runs backwards fails the sample with a one-line
+  reason. A client that exited before the end reading (it did not hold) is read from
+  rusage when reaped instead, which also counts its shutdown; ``client_cpu_method`` says
+  which was used ("clock" or "rusage").
+- peak RSS: each side's VmHWM; the server's is reset before the run. A reset or reading
+  that fails leaves that reading empty (None) with a line in ``reading_errors``: a value
+  is never carried over from an earlier cell.
 """
 
 from __future__ import annotations
@@ -19,15 +29,26 @@ from pathlib import Path
 from typing import Any
 
 from . import procfs, procs
-from .logs import last_line
 from .catalog import Program
+from .logs import last_line
 from .paths import ROOT
+from .pinning import Pinning
 from .server import RunningServer
 from .workloads import Workload
 
 START_LINE = "WSBENCH-START"
+GO_LINE = "GO"
 STARTUP_ALLOWANCE_S = 20.0
 RESULT_KEYS = ("messages", "bytes", "seconds", "msgs_per_s", "mb_per_s", "errors")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How every cell of a run is measured (recorded with the run)."""
+
+    min_seconds: float = 1.0  # floor on the measured phase of the kinds that have one
+    verify: bool = True  # False: clients check no echo (only to measure what checking costs)
+    pinning: Pinning | None = None  # client and server on separate cores
 
 
 @dataclass
@@ -50,6 +71,8 @@ class Sample:
     exit_code: int | None = None
     wall_s: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # the kind's own result keys
+    reading_errors: list[str] = field(default_factory=list)  # readings left empty, and why
+    barrier_s: float | None = None  # START line seen until GO written (the readings' cost)
 
     @property
     def ok(self) -> bool:
@@ -59,8 +82,45 @@ class Sample:
         return asdict(self)
 
 
+@dataclass
+class _Clocks:
+    """Both sides' CPU clocks at the start and end of the measured phase, in ns."""
+
+    client0: int | None = None
+    server0: int | None = None
+    client1: int | None = None
+    server1: int | None = None
+
+    def start_problem(self) -> str | None:
+        for side, value in (("client", self.client0), ("server", self.server0)):
+            if value is None:
+                return f"{side} CPU clock could not be read at the start barrier"
+            if value <= 0:
+                return f"{side} CPU clock read {value} ns at the start barrier"
+        return None
+
+    def server_problem(self) -> str | None:
+        if self.server0 is None:
+            return None
+        if self.server1 is None:
+            return "server CPU clock could not be read at the end of the measured phase"
+        if self.server1 < self.server0:
+            return f"server CPU clock ran backwards ({self.server0} ns, then {self.server1} ns)"
+        return None
+
+    def client_problem(self, seconds: float | None) -> str | None:
+        if self.client0 is None or self.client1 is None:
+            return None
+        if self.client1 < self.client0:
+            return f"client CPU clock ran backwards ({self.client0} ns, then {self.client1} ns)"
+        if self.client1 == self.client0 and seconds:
+            return (f"client CPU time over its {seconds:.3f} s measured phase is zero: the readings "
+                    "were not taken around the phase")
+        return None
+
+
 def run_client(client: Program, server: RunningServer, workload: Workload, rep: int,
-               log_dir: Path, override: dict[str, Any] | None = None) -> Sample:
+               log_dir: Path, settings: Settings, override: dict[str, Any] | None = None) -> Sample:
     """One run of ``client`` against ``server``; ``override`` replaces workload parameters
     (a rate sweep runs the same workload at several rates)."""
     sample = Sample(rep=rep)
@@ -70,65 +130,129 @@ def run_client(client: Program, server: RunningServer, workload: Workload, rep: 
         return sample
     tag = "".join(f"-{k}{v}" for k, v in (override or {}).items())
     log = log_dir / f"client-{client.name}-{server.program.name}-{workload.name}{tag}-{rep}.log"
-    argv = [*client.command, "--url", server.url(workload.path), *workload.client_args(**(override or {}))]
-    procfs.reset_peak_rss(server.pid)
+    argv = [*client.command, "--url", server.url(workload.path),
+            *workload.client_args(override, min_seconds=settings.min_seconds, verify=settings.verify)]
+    rss_reset = procfs.reset_peak_rss(server.pid)
+    if rss_reset:
+        sample.reading_errors.append(f"server peak RSS: {rss_reset}")
     began = time.monotonic()
     try:
         proc = procs.spawn(argv, cwd=ROOT, env={**os.environ, "WSBENCH_HOLD": "1", **client.env},
-                           stderr_path=log, stdin_pipe=True)
+                           stderr_path=log, stdin_pipe=True,
+                           cpus=settings.pinning.client if settings.pinning else None)
     except OSError as exc:
         sample.error = f"{culprit}: cannot start {argv[0]}: {exc.strerror}"
         return sample
-    deadline = began + workload.timeout_s + STARTUP_ALLOWANCE_S
+    deadline = began + workload.timeout_for(settings.min_seconds) + STARTUP_ALLOWANCE_S
     reader = procs.LineReader(proc)
-    client_ns0 = client_ns1 = server_ns0 = server_ns1 = client_hwm = None
+    clocks = _Clocks()
+    client_hwm: int | None = None
+    server_hwm: int | None = None
     result: dict[str, Any] | None = None
+    problem: str | None = None  # fails the sample; the client is stopped
+    started = False
     stray = ""  # the last line that was neither the start marker nor a result
     try:
-        while result is None:
+        while result is None and problem is None:
             line = reader.readline(deadline)
             if line is None:
                 break
             if line == START_LINE:
-                client_ns0 = procfs.process_cpu_ns(proc.pid)
-                server_ns0 = procfs.process_cpu_ns(server.pid)
+                if started:
+                    problem = f"{START_LINE} printed twice"
+                    break
+                started = True
+                seen = time.monotonic()
+                clocks.client0 = procfs.process_cpu_ns(proc.pid)
+                clocks.server0 = procfs.process_cpu_ns(server.pid)
+                problem = clocks.start_problem()
+                if problem is None:
+                    refused = procs.tell(proc, GO_LINE)
+                    if refused:
+                        problem = f"start barrier: {refused}"
+                sample.barrier_s = time.monotonic() - seen
             elif line.startswith("{"):
-                server_ns1 = procfs.process_cpu_ns(server.pid)
-                sample.server_peak_rss_kib = procfs.peak_rss_kib(server.pid)
-                client_ns1 = procfs.process_cpu_ns(proc.pid)
+                clocks.server1 = procfs.process_cpu_ns(server.pid)
+                server_hwm = procfs.peak_rss_kib(server.pid)
+                clocks.client1 = procfs.process_cpu_ns(proc.pid)
                 client_hwm = procfs.peak_rss_kib(proc.pid)
                 if not procfs.running(proc.pid):  # it did not hold: readings may be partial
-                    client_ns1 = client_hwm = None
+                    clocks.client1 = client_hwm = None
                 procs.release(proc)
                 result = _parse(line)
+                if started is False and "error" not in result:
+                    problem = f"result line before {START_LINE}: the readings were never taken"
             elif line.strip():
                 stray = line.strip()
-        timed_out = result is None and not reader.eof
+        timed_out = result is None and problem is None and not reader.eof
     finally:
         reader.close()
+    if problem is not None:
+        _stop(proc, sample)
+        sample.error = f"{culprit}: {problem}"
+        return sample
     if timed_out:
-        procs.terminate(proc)
+        _stop(proc, sample)
         sample.error = f"{culprit}: no result within {deadline - began:.0f} s (log: {log})"
         return sample
-    rusage = _reap(proc, deadline=time.monotonic() + 10.0)
+    rusage = _reap(proc, sample, deadline=time.monotonic() + 10.0)
     sample.wall_s = time.monotonic() - began
     sample.exit_code = proc.returncode
-    if client_ns0 is not None and client_ns1 is not None:
-        sample.client_cpu_s, sample.client_cpu_method = (client_ns1 - client_ns0) / 1e9, "clock"
-    elif rusage is not None and client_ns0 is not None:
-        sample.client_cpu_s = rusage.ru_utime + rusage.ru_stime - client_ns0 / 1e9
+    sample.error = _judge(culprit, result, proc.returncode, log, stray) or (
+        f"{culprit}: {sample.error}" if sample.error else None)
+    if sample.error is not None or result is None:
+        return sample
+    for key in RESULT_KEYS:
+        setattr(sample, key, result[key])
+    sample.extra = {k: v for k, v in result.items() if k not in RESULT_KEYS}
+    if result["errors"]:
+        sample.error = f"{culprit}: {result['errors']} echoes did not match what was sent"
+        return sample
+    problem = clocks.server_problem() or clocks.client_problem(sample.seconds)
+    if problem:
+        sample.error = f"{culprit}: {problem}"
+        return sample
+    if clocks.client0 is not None and clocks.client1 is not None:
+        sample.client_cpu_s, sample.client_cpu_method = (clocks.client1 - clocks.client0) / 1e9, "clock"
+    elif rusage is not None and clocks.client0 is not None:
+        sample.client_cpu_s = rusage.ru_utime + rusage.ru_stime - clocks.client0 / 1e9
         sample.client_cpu_method = "rusage"
+    if clocks.server0 is not None and clocks.server1 is not None:
+        sample.server_cpu_s = (clocks.server1 - clocks.server0) / 1e9
     sample.client_peak_rss_kib = client_hwm or (rusage.ru_maxrss if rusage is not None else None)
-    if server_ns0 is not None and server_ns1 is not None:
-        sample.server_cpu_s = (server_ns1 - server_ns0) / 1e9
-    sample.error = _judge(culprit, result, proc.returncode, log, stray)
-    if sample.error is None and result is not None:
-        for key in RESULT_KEYS:
-            setattr(sample, key, result[key])
-        sample.extra = {k: v for k, v in result.items() if k not in RESULT_KEYS}
-        if result["errors"]:
-            sample.error = f"{culprit}: {result['errors']} echoes did not match what was sent"
+    if sample.client_peak_rss_kib is None:
+        sample.reading_errors.append("client peak RSS: not readable (the client exited before the end reading)")
+    if rss_reset is None:
+        sample.server_peak_rss_kib = server_hwm
+        if server_hwm is None:
+            sample.reading_errors.append(f"server peak RSS: /proc/{server.pid}/status not readable")
+    unchecked = _unchecked(workload, sample, settings)
+    if unchecked:
+        sample.error = f"{culprit}: {unchecked}"
     return sample
+
+
+def _unchecked(workload: Workload, sample: Sample, settings: Settings) -> str | None:
+    """A client that echoes but says it checked fewer echoes than it counted."""
+    if not settings.verify or not workload.verifies():
+        return None
+    checked = sample.extra.get("checked")
+    if checked != sample.messages:
+        return (f"the client checked {checked!r} of its {sample.messages} echoes; every echo must be "
+                "checked (clients/README.md, Verification)")
+    return None
+
+
+def _stop(proc: Any, sample: Sample) -> None:
+    _kill_problem(sample, procs.terminate(proc))
+
+
+def _kill_problem(sample: Sample, problem: str | None) -> None:
+    """A process group the kernel would not let us kill fails the sample: what is left of
+    it could disturb every later cell."""
+    if problem:
+        sample.reading_errors.append(f"client process group: {problem}")
+        sample.error = sample.error or f"client process group: {problem}"
 
 
 def _parse(line: str) -> dict[str, Any]:
@@ -147,7 +271,7 @@ def _judge(culprit: str, result: dict[str, Any] | None, code: int | None, log: P
         said = f"; last stdout line: {stray[:120]!r}" if stray else last_line(log)
         return f"{culprit}: exited with code {code} without a JSON result line (log: {log}{said})"
     if "error" in result:
-        return f"{culprit}: {str(result['error']).splitlines()[0][:200]}"
+        return f"{culprit}: {str(result['error']).splitlines()[0][:300]}"
     missing = [k for k in RESULT_KEYS if not isinstance(result.get(k), (int, float))]
     if missing:
         return f"{culprit}: result lacks {', '.join(missing)}"
@@ -156,15 +280,15 @@ def _judge(culprit: str, result: dict[str, Any] | None, code: int | None, log: P
     return None
 
 
-def _reap(proc: Any, deadline: float) -> Any:
+def _reap(proc: Any, sample: Sample, deadline: float) -> Any:
     """Wait for the client with wait4 so its rusage is ours; kill it past the deadline."""
     while True:
         pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
         if pid == proc.pid:
             proc.returncode = os.waitstatus_to_exitcode(status)
-            procs.forget(proc)
+            _kill_problem(sample, procs.forget(proc))
             return rusage
         if time.monotonic() > deadline:
-            procs.terminate(proc)
+            _stop(proc, sample)
             return None
         time.sleep(0.005)

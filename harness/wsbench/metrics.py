@@ -60,6 +60,8 @@ def _mib(rss_field: str) -> Getter:
 
 _ALL = [
     Metric("msgs_per_s", "msgs/s", True, 0, _field("msgs_per_s")),
+    Metric("messages", "msgs counted", True, 0, _field("messages")),
+    Metric("seconds", "phase s", True, 2, _field("seconds")),
     Metric("mb_per_s", "MB/s", True, 1, _field("mb_per_s")),
     Metric("client_cpu_us_per_msg", "client CPU µs/msg", False, 2, _per_message("client_cpu_s")),
     Metric("server_cpu_us_per_msg", "server CPU µs/msg", False, 2, _per_message("server_cpu_s")),
@@ -91,12 +93,12 @@ _COST = ["client_cpu_us_per_msg", "server_cpu_us_per_msg", "client_peak_rss_mib"
 
 # The columns each kind's table shows after its ranking metric.
 COLUMNS: dict[str, list[str]] = {
-    "echo": ["mb_per_s", *_COST],
+    "echo": ["mb_per_s", "messages", "seconds", *_COST],
     "latency": ["latency_p50_us", "latency_p90_us", "latency_p99_us", "latency_p999_us", "latency_max_us", *_COST],
     "openloop": ["achieved_rate", "latency_p50_us", "latency_p90_us", "latency_p99_us", "latency_p999_us",
                  "latency_max_us", *_COST],
-    "buffered": ["drain_ms", "pending_bytes", "client_peak_rss_mib"],
-    "request": ["close_code", "client_peak_rss_mib", "server_peak_rss_mib"],
-    "handshake": [*_COST],
+    "buffered": ["drain_ms", "pending_bytes", "messages", "seconds", "client_peak_rss_mib"],
+    "request": ["close_code", "messages", "seconds", "client_peak_rss_mib", "server_peak_rss_mib"],
+    "handshake": ["messages", "seconds", *_COST],
     "sweep": ["latency_p99_us", "client_peak_rss_mib"],
 }

@@ -46,10 +46,10 @@ def peak_rss_kib(pid: int) -> int | None:
     return None
 
 
-def reset_peak_rss(pid: int) -> bool:
-    """Reset VmHWM to the current RSS (Linux >= 4.0). Returns False if not possible."""
+def reset_peak_rss(pid: int) -> str | None:
+    """Reset VmHWM to the current RSS (Linux >= 4.0). Returns None, or why it failed."""
     try:
         Path(f"/proc/{pid}/clear_refs").write_text("5")
-        return True
-    except OSError:
-        return False
+    except OSError as exc:
+        return f"cannot reset the peak RSS of process {pid} (/proc/{pid}/clear_refs: {exc.strerror or exc})"
+    return None

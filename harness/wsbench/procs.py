@@ -2,7 +2,8 @@
 
 Every process the harness starts goes through ``spawn``; ``kill_all`` (registered with
 atexit and called from the signal handlers in the CLI) kills every group still alive.
-Processes are killed by PID / process-group id, never by name.
+Processes are killed by PID / process-group id, never by name. A kill that the kernel
+refuses is not ignored: ``terminate`` and ``forget`` return it as a one-line problem.
 """
 
 from __future__ import annotations
@@ -15,19 +16,22 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Iterable, Sequence
 
 _live: dict[int, subprocess.Popen[bytes]] = {}
 
 
 def spawn(argv: Sequence[str], cwd: Path, env: dict[str, str] | None = None,
-          stderr_path: Path | None = None, stdin_pipe: bool = False) -> subprocess.Popen[bytes]:
-    """Start ``argv`` as the leader of a new process group, stdout (and optionally stdin) piped."""
+          stderr_path: Path | None = None, stdin_pipe: bool = False,
+          cpus: Iterable[int] | None = None) -> subprocess.Popen[bytes]:
+    """Start ``argv`` as the leader of a new process group, stdout (and optionally stdin)
+    piped; ``cpus``: run it (and every thread it starts) on these CPUs only."""
     stderr = open(stderr_path, "wb") if stderr_path else subprocess.DEVNULL
     try:
         proc = subprocess.Popen(
             list(argv), cwd=cwd, env=env, stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=stderr, start_new_session=True)
+            stdout=subprocess.PIPE, stderr=stderr, start_new_session=True,
+            preexec_fn=_pin(frozenset(cpus)) if cpus is not None else None)
     finally:
         if stderr_path:
             stderr.close()  # type: ignore[union-attr]
@@ -35,22 +39,33 @@ def spawn(argv: Sequence[str], cwd: Path, env: dict[str, str] | None = None,
     return proc
 
 
-def terminate(proc: subprocess.Popen[bytes], grace_s: float = 2.0) -> None:
-    """SIGTERM the process group, then SIGKILL it if it is still there after ``grace_s``."""
+def _pin(cpus: frozenset[int]) -> Callable[[], None]:
+    """Runs in the child between fork and exec (the harness has no threads)."""
+    return lambda: os.sched_setaffinity(0, cpus)
+
+
+def terminate(proc: subprocess.Popen[bytes], grace_s: float = 2.0) -> str | None:
+    """SIGTERM the process group, then SIGKILL it if it is still there after ``grace_s``.
+    Returns None, or why the group could not be killed."""
     pgid = proc.pid
     release(proc)
+    problem = None
     if proc.poll() is None:
-        _signal_group(pgid, signal.SIGTERM)
+        problem = _signal_group(pgid, signal.SIGTERM)
         deadline = time.monotonic() + grace_s
         while proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
     # Stragglers in the group (children of the leader) go too.
-    _signal_group(pgid, signal.SIGKILL)
+    problem = _signal_group(pgid, signal.SIGKILL) or problem
     if proc.poll() is None:
-        proc.wait()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            problem = problem or f"process {pgid} survived SIGKILL for 10 s"
     if proc.stdout:
         proc.stdout.close()
     _live.pop(proc.pid, None)
+    return problem
 
 
 def release(proc: subprocess.Popen[bytes]) -> None:
@@ -62,13 +77,15 @@ def release(proc: subprocess.Popen[bytes]) -> None:
             pass
 
 
-def forget(proc: subprocess.Popen[bytes]) -> None:
-    """The process was reaped by the caller; kill anything left in its group."""
+def forget(proc: subprocess.Popen[bytes]) -> str | None:
+    """The process was reaped by the caller; kill anything left in its group. Returns
+    None, or why that kill failed."""
     release(proc)
-    _signal_group(proc.pid, signal.SIGKILL)
+    problem = _signal_group(proc.pid, signal.SIGKILL)
     if proc.stdout:
         proc.stdout.close()
     _live.pop(proc.pid, None)
+    return problem
 
 
 def kill_all() -> None:
@@ -76,11 +93,15 @@ def kill_all() -> None:
         terminate(proc, grace_s=1.0)
 
 
-def _signal_group(pgid: int, sig: int) -> None:
+def _signal_group(pgid: int, sig: int) -> str | None:
+    """Signal a process group; a group that is already gone is not a problem."""
     try:
         os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
+    except ProcessLookupError:
         pass
+    except OSError as exc:
+        return f"cannot send {signal.Signals(sig).name} to process group {pgid}: {exc.strerror}"
+    return None
 
 
 atexit.register(kill_all)
@@ -129,3 +150,15 @@ class LineReader:
 
     def close(self) -> None:
         self._selector.close()
+
+
+def tell(proc: subprocess.Popen[bytes], line: str) -> str | None:
+    """Write one line to the child's stdin; None, or why it could not be written."""
+    if proc.stdin is None or proc.stdin.closed:
+        return "its stdin is closed"
+    try:
+        proc.stdin.write(line.encode() + b"\n")
+        proc.stdin.flush()
+    except OSError as exc:
+        return f"cannot write to its stdin: {exc.strerror or exc}"
+    return None

@@ -1,6 +1,12 @@
 """The result data model and its JSON form (one file per run under reports/).
 
-Schema history: version 1 — first release.
+Schema history:
+- version 1: first release.
+- version 2: the run's ``settings`` (min_seconds, verify, pinning); per sample
+  ``reading_errors`` (readings left empty, and why) and ``barrier_s``; clients report
+  ``rounds``, ``checked`` and ``compared`` in ``extra``; servers' ``cpus`` when pinned; the
+  environment's provenance (lockfile and binary hashes, CPU governor, git state, load
+  before and after). Version 1 files are still read (the new fields are empty).
 """
 
 from __future__ import annotations
@@ -17,7 +23,8 @@ from .metrics import METRICS
 from .stats import Summary, summarize
 
 SCHEMA = "wsbench-run"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 
 @dataclass
 class Cell:
@@ -86,6 +93,7 @@ class ProgramRecord:
     status: str = "ok"  # ok, failed
     error: str | None = None
     checks: list[str] = field(default_factory=list)
+    cpus: list[int] | None = None  # servers: the CPUs it was allowed to run on, when pinned
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -104,6 +112,7 @@ class Run:
     cells: list[Cell]
     finished: str | None = None
     complete: bool = False
+    settings: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self, summaries: bool = True) -> dict[str, Any]:
         """``summaries=False`` leaves out the per-cell statistics (checkpoints mid-run)."""
@@ -111,7 +120,7 @@ class Run:
             "schema": SCHEMA, "schema_version": SCHEMA_VERSION,
             "created": self.created, "finished": self.finished, "complete": self.complete,
             "command": self.command, "suite": self.suite, "repetitions": self.repetitions,
-            "environment": self.environment, "workloads": self.workloads,
+            "settings": self.settings, "environment": self.environment, "workloads": self.workloads,
             "servers": {k: v.to_json() for k, v in self.servers.items()},
             "clients": {k: v.to_json() for k, v in self.clients.items()},
             "cells": [c.to_json(summaries) for c in self.cells],
@@ -135,9 +144,9 @@ def read_json(path: Path) -> Run:
         raise WsbenchError(f"{path}: not JSON: {exc}") from None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise WsbenchError(f"{path}: not a wsbench run file")
-    if data.get("schema_version") != SCHEMA_VERSION:
+    if data.get("schema_version") not in READABLE_VERSIONS:
         raise WsbenchError(f"{path}: schema version {data.get('schema_version')} is not supported "
-                           f"(this wsbench reads {SCHEMA_VERSION})")
+                           f"(this wsbench reads {', '.join(map(str, READABLE_VERSIONS))})")
     try:
         return _run_from_json(data)
     except (KeyError, TypeError) as exc:
@@ -159,4 +168,5 @@ def _run_from_json(data: dict[str, Any]) -> Run:
         workloads=data["workloads"],
         servers={k: program(v) for k, v in data["servers"].items()},
         clients={k: program(v) for k, v in data["clients"].items()},
-        cells=cells, finished=data.get("finished"), complete=data.get("complete", False))
+        cells=cells, finished=data.get("finished"), complete=data.get("complete", False),
+        settings=data.get("settings", {}))

@@ -9,14 +9,14 @@ from typing import Callable
 
 from .catalog import Catalog, Program
 from .errors import WsbenchError
-from .measure import run_client
+from .measure import Settings, run_client
 from .sweep import run_sweep
 from .progress import Progress
 from .results import Cell, ProgramRecord, Run
 from .server import RunningServer, start_server
 from .verify import verify_echo
 from .workloads import Suite, Workload
-from . import environment
+from . import environment, pinning
 
 
 @dataclass
@@ -26,6 +26,7 @@ class Plan:
     workloads: list[Workload]
     repetitions: int
     suite: Suite | None
+    settings: Settings = Settings()
 
 
 def interleaved(cells: list[Cell], repetitions: int) -> list[tuple[int, Cell]]:
@@ -85,11 +86,16 @@ def new_run(plan: Plan, catalog: Catalog, argv: list[str]) -> Run:
                            "exclude every selected pair; name the workloads without --suite, or use --suite full")
     return Run(
         created=now(), command=argv, suite=plan.suite.name if plan.suite else None,
-        repetitions=plan.repetitions, environment=env,
+        repetitions=plan.repetitions, environment=env, settings=_settings(plan.settings),
         workloads={w.name: w.to_json() for w in plan.workloads},
         servers={s.name: _record(s) for s in plan.servers},
         clients={c.name: _record(c) for c in plan.clients},
         cells=cells)
+
+
+def _settings(settings: Settings) -> dict[str, object]:
+    return {"min_seconds": settings.min_seconds, "verify": settings.verify,
+            "pinning": settings.pinning.to_json() if settings.pinning else None}
 
 
 def _record(p: Program) -> ProgramRecord:
@@ -103,7 +109,7 @@ def execute(plan: Plan, run: Run, log_dir: Path, checkpoint: Callable[[Run], Non
     running: dict[str, RunningServer] = {}
     try:
         for server in plan.servers:
-            live = _start_verified(server, run.servers[server.name], log_dir, progress)
+            live = _start_verified(server, run.servers[server.name], log_dir, progress, plan.settings)
             if live:
                 running[server.name] = live
         for cell in run.cells:
@@ -127,7 +133,7 @@ def execute(plan: Plan, run: Run, log_dir: Path, checkpoint: Callable[[Run], Non
             progress.step(f"{cell.workload} server={cell.server} client={cell.client}", rep, plan.repetitions)
             workload = workloads[cell.workload]
             measure = run_sweep if workload.sweep else run_client
-            sample = measure(clients[cell.client], running[cell.server], workload, rep, log_dir)
+            sample = measure(clients[cell.client], running[cell.server], workload, rep, log_dir, plan.settings)
             cell.samples.append(sample)
             if sample.error:
                 progress.note(f"! {sample.error}")
@@ -135,18 +141,22 @@ def execute(plan: Plan, run: Run, log_dir: Path, checkpoint: Callable[[Run], Non
             checkpoint(run)
         run.complete = True
     finally:
-        for live in running.values():
-            live.stop()
+        for name, live in running.items():
+            problem = live.stop()
+            if problem:
+                run.servers[name].error = run.servers[name].error or f"could not be stopped: {problem}"
+                progress.note(f"! server '{name}' could not be stopped: {problem}")
         run.finished = now()
+        run.environment["load_average_after"] = environment.load_average()
         progress.finish()
         checkpoint(run)
     return run
 
 
 def _start_verified(server: Program, record: ProgramRecord, log_dir: Path,
-                    progress: Progress) -> RunningServer | None:
+                    progress: Progress, settings: Settings) -> RunningServer | None:
     try:
-        live = start_server(server, log_dir)
+        live = start_server(server, log_dir, settings.pinning.server if settings.pinning else None)
     except WsbenchError as exc:
         record.status, record.error = "failed", "did not start: " + str(exc).split(": ", 1)[-1]
         progress.note(f"! {exc}")
@@ -158,6 +168,8 @@ def _start_verified(server: Program, record: ProgramRecord, log_dir: Path,
         record.status, record.error = "failed", f"failed verification: {check.error}"
         progress.note(f"! server '{server.name}' failed verification: {check.error}")
         return None
+    if settings.pinning:
+        record.cpus = pinning.allowed(live.pid)
     progress.note(f"server {server.name}: ready on port {live.port}, echo verified "
                   f"({len(check.checks)} checks)")
     return live

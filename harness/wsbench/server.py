@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from subprocess import Popen
+from typing import Iterable
 
 from . import procs
 from .logs import last_line
@@ -35,12 +36,14 @@ class RunningServer:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def stop(self) -> None:
-        procs.terminate(self.proc)
+    def stop(self) -> str | None:
+        """Stop the server's process group; None, or why it could not be killed."""
+        return procs.terminate(self.proc)
 
 
-def start_server(program: Program, log_dir: Path) -> RunningServer:
-    """Start ``program`` on a free loopback port; raise WsbenchError if it never gets ready."""
+def start_server(program: Program, log_dir: Path, cpus: Iterable[int] | None = None) -> RunningServer:
+    """Start ``program`` on a free loopback port (on ``cpus`` only, if given); raise
+    WsbenchError if it never gets ready."""
     missing = program.missing()
     if missing:
         raise WsbenchError(f"server '{program.name}': {missing[0]} is missing; run: make setup")
@@ -48,7 +51,7 @@ def start_server(program: Program, log_dir: Path) -> RunningServer:
     log = log_dir / f"server-{program.name}.log"
     env = {**os.environ, **program.env}
     try:
-        proc = procs.spawn([*program.command, "--port", "0"], cwd=ROOT, env=env, stderr_path=log)
+        proc = procs.spawn([*program.command, "--port", "0"], cwd=ROOT, env=env, stderr_path=log, cpus=cpus)
     except OSError as exc:
         raise WsbenchError(f"server '{program.name}': cannot start {program.command[0]}: {exc.strerror}") from None
     reader = procs.LineReader(proc)

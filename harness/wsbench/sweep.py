@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .catalog import Program
-from .measure import Sample, run_client
+from .measure import Sample, Settings, run_client
 from .server import RunningServer
 from .workloads import Workload
 
@@ -16,7 +16,7 @@ MIN_ACHIEVED = 0.95
 
 
 def run_sweep(client: Program, server: RunningServer, workload: Workload, rep: int,
-              log_dir: Path) -> Sample:
+              log_dir: Path, settings: Settings) -> Sample:
     """Run ``workload`` at each rate of its sweep, rising, until p99 exceeds the limit.
 
     The sample returned is the run at the highest passing rate (its CPU and memory
@@ -29,7 +29,7 @@ def run_sweep(client: Program, server: RunningServer, workload: Workload, rep: i
     best = 0
     first: Sample | None = None
     for rate in workload.sweep.rates:
-        sample = run_client(client, server, workload, rep, log_dir, override={"rate": rate})
+        sample = run_client(client, server, workload, rep, log_dir, settings, override={"rate": rate})
         first = first or sample
         p99 = (sample.extra.get("latency_us") or {}).get("p99")
         achieved = sample.extra.get("achieved_rate")

@@ -65,9 +65,29 @@ def _environment(run: Run) -> list[str]:
     ]
     versions = "; ".join(f"{name}: {v['version']}" for name, v in env.get("runtimes", {}).items())
     out.append(f"- runtimes: {versions}")
+    out.append("- " + _settings(run))
+    if run.settings and not run.settings.get("verify", True):
+        out.append("- **echo contents NOT verified** (`--verify off`): for measuring what the checks cost, "
+                   "not for publishing")
     if not run.complete:
         out.append("- **incomplete run**: interrupted before every cell was measured")
     return out
+
+
+def _settings(run: Run) -> str:
+    """How the cells were measured: floor, pinning, load before and after."""
+    st, env = run.settings, run.environment
+    if not st:
+        return "measured phases: as long as each workload's count (schema 1 run: no floor, no barrier)"
+    pin = st.get("pinning")
+    where = (f"client on CPU {','.join(map(str, pin['client']))}, server on CPU {','.join(map(str, pin['server']))}"
+             if pin else "not pinned")
+    load = env.get("load_average")
+    after = env.get("load_average_after")
+    loads = f"; load average {load[0]:.2f} before" if load else ""
+    loads += f", {after[0]:.2f} after" if after else ""
+    return (f"measured phases of at least {st.get('min_seconds', 0):g} s (bursts repeated; latency and "
+            f"open-loop workloads keep their own length); {where}{loads}")
 
 
 def _kind(spec: dict[str, Any]) -> str:
@@ -124,6 +144,9 @@ def _failures(run: Run) -> list[str]:
     problems = [f"- server {n}: {r.error}" for n, r in run.servers.items() if r.error]
     problems += [f"- client {n}: {r.error}" for n, r in run.clients.items() if r.error]
     problems += [f"- {e}" for c in run.cells for e in c.errors]
+    missing = [f"- {c.workload}: {_label(run, 'clients', c.client)} vs {_label(run, 'servers', c.server)}, "
+               f"rep {s.rep}: {why}"
+               for c in run.cells for s in c.samples for why in s.reading_errors]
     warnings = [f"- {c.workload}: {_label(run, 'clients', c.client)} vs {_label(run, 'servers', c.server)}: "
                 f"CV {s.cv:.0%}"
                 for c in run.cells
@@ -132,6 +155,8 @@ def _failures(run: Run) -> list[str]:
     out: list[str] = []
     if problems:
         out += ["## Problems", ""] + problems + [""]
+    if missing:
+        out += ["## Readings left empty", ""] + missing + [""]
     if warnings:
         out += [f"## Noisy cells (CV above {CV_WARN:.0%})", ""] + warnings + [""]
     return out

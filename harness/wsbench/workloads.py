@@ -66,6 +66,11 @@ KINDS: dict[str, dict[str, tuple[bool, Check]]] = {
     "handshake": {"count": (True, _int(1))},
 }
 
+# Kinds whose measured phase repeats its rounds until --min-seconds has passed, and kinds
+# whose echoes the client checks (sequence numbers and bytes, clients/README.md).
+FLOOR_KINDS = ("echo", "buffered", "request", "handshake")
+VERIFY_KINDS = ("echo", "latency", "openloop", "buffered")
+
 WORKLOAD_KEYS = {"description", "kind", "metric", "timeout_s", "path", "server_features",
                  "client_features", "scope", "sweep"}
 
@@ -100,15 +105,35 @@ class Workload:
     scope: str | None = None  # see SCOPES
     sweep: Sweep | None = None
 
-    def client_args(self, **override: Any) -> list[str]:
+    def client_args(self, override: dict[str, Any] | None = None, min_seconds: float = 0.0,
+                    verify: bool = True) -> list[str]:
+        """The client's options: the workload's parameters (``override`` replaces some),
+        the floor on its measured phase where the kind has one, and ``--verify off``."""
         args = ["--kind", self.kind]
-        for key, value in {**self.params, **override}.items():
+        for key, value in {**self.params, **(override or {})}.items():
             option = "--" + key.replace("_", "-")
             if value is True:
                 args.append(option)
             elif value is not False:
                 args += [option, str(value)]
-        return args + ["--timeout-ms", str(int(self.timeout_s * 1000))]
+        if self.has_floor():
+            args += ["--min-ms", str(int(round(min_seconds * 1000)))]
+        if not verify and self.verifies():
+            args += ["--verify", "off"]
+        return args + ["--timeout-ms", str(int(self.timeout_for(min_seconds) * 1000))]
+
+    def timeout_for(self, min_seconds: float) -> float:
+        """The whole run's time limit: the workload's own, plus the floor where it applies."""
+        return self.timeout_s + (min_seconds if self.has_floor() else 0.0)
+
+    def has_floor(self) -> bool:
+        """Whether the measured phase repeats until the run's minimum duration (latency,
+        open-loop and the single close of ``expect = "close"`` keep their own length)."""
+        return self.kind in FLOOR_KINDS and self.params.get("expect") != "close"
+
+    def verifies(self) -> bool:
+        """Whether the client checks echoes of messages it sent (clients/README.md)."""
+        return self.kind in VERIFY_KINDS
 
     def to_json(self) -> dict[str, Any]:
         return {"description": self.description, "kind": self.kind, "params": self.params,
@@ -131,6 +156,7 @@ class Suite:
     extends: tuple[str, ...] = field(default=())
     servers: tuple[str, ...] | None = None  # the suite's own choice of programs, used when
     clients: tuple[str, ...] | None = None  # the command line names none
+    min_seconds: float | None = None  # the suite's floor on measured phases (None: the default)
 
 
 @dataclass(frozen=True)
@@ -235,15 +261,21 @@ def _sweep(where: str, table: Any, kind: str) -> Sweep:
 def _suite(where: str, name: str, table: Any, source: str) -> Suite:
     tomlfile.expect(where, table, dict, "the entry")
     tomlfile.check_keys(where, table, {"description"},
-                        {"workloads", "repetitions", "scoped", "extends", "servers", "clients"})
+                        {"workloads", "repetitions", "scoped", "extends", "servers", "clients", "min_seconds"})
     names = tomlfile.strings(where, table.get("workloads", []), "workloads")
     reps = _int(1)(where, table.get("repetitions", 3), "repetitions")
+    min_seconds = None
+    if "min_seconds" in table:
+        min_seconds = float(tomlfile.expect(where, table["min_seconds"], (int, float), "min_seconds"))
+        if min_seconds < 0:
+            raise WsbenchError(f"{where}: min_seconds must not be negative, got {min_seconds:g}")
     return Suite(name, tomlfile.expect(where, table["description"], str, "description"),
                  tuple(names), reps, source,
                  scoped=tomlfile.expect(where, table.get("scoped", True), bool, "scoped"),
                  extends=tuple(tomlfile.strings(where, table.get("extends", []), "extends")),
                  servers=tuple(tomlfile.strings(where, table["servers"], "servers")) if "servers" in table else None,
-                 clients=tuple(tomlfile.strings(where, table["clients"], "clients")) if "clients" in table else None)
+                 clients=tuple(tomlfile.strings(where, table["clients"], "clients")) if "clients" in table else None,
+                 min_seconds=min_seconds)
 
 
 def _resolve_suites(suites: dict[str, Suite], workloads: dict[str, Workload]) -> dict[str, Suite]:

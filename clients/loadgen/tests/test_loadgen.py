@@ -112,6 +112,39 @@ def test_unsupported_is_exit_3_with_one_error_line(url: str, args: list[str]) ->
     assert code == 3 and len(lines) == 1 and res["error"].startswith("unsupported: ")
 
 
+def test_min_ms_repeats_whole_rounds_and_every_echo_is_checked(url: str) -> None:
+    code, _, res = loadgen("--url", url, "--type", "binary", "--size", "100000", "--count", "20",
+                           "--min-ms", "300")
+    assert code == 0, res
+    assert res["seconds"] >= 0.3 and res["rounds"] > 1
+    assert res["messages"] == res["checked"] == 20 * res["rounds"]
+    assert res["compared"] >= res["rounds"]  # at least the last echo of every round
+
+
+def test_the_start_barrier_holds_the_clock_until_go(url: str) -> None:
+    env = {**os.environ, "WSBENCH_HOLD": "1"}
+    args = [str(LOADGEN), "--url", url, "--type", "text", "--size", "11", "--count", "1000"]
+    proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True)
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        assert proc.stdout.readline().strip() == "WSBENCH-START"
+        time.sleep(0.5)  # the readings take time: the clock must not be running meanwhile
+        proc.stdin.write("GO\n")
+        proc.stdin.flush()
+        res = json.loads(proc.stdout.readline())
+        assert res["messages"] == 1000 and res["seconds"] < 0.5
+        assert proc.poll() is None  # held until stdin ends
+        proc.stdin.close()
+        assert proc.wait(timeout=10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    closed = subprocess.run(args, input="", capture_output=True, text=True, env=env, timeout=30)
+    assert closed.returncode == 1
+    assert json.loads(closed.stdout.splitlines()[-1])["error"] == "start barrier: stdin closed before GO"
+
+
 def test_refused_connection_is_an_error_line() -> None:
     code, lines, res = loadgen("--url", "ws://127.0.0.1:1/", "--type", "text", "--size", "1", "--count", "1")
     assert code == 1 and "error" in res
@@ -120,6 +153,8 @@ def test_refused_connection_is_an_error_line() -> None:
 @pytest.mark.skipif(not shutil.which("valgrind"), reason="valgrind not installed")
 def test_no_leaks_under_valgrind(url: str, tmp_path: Path) -> None:
     for args in (["--type", "text", "--size", "100", "--count", "3000", "--connections", "4"],
+                 ["--type", "binary", "--size", "70000", "--count", "40", "--mode", "window", "--window", "4"],
+                 ["--kind", "openloop", "--type", "text", "--size", "32", "--rate", "2000", "--duration-ms", "200"],
                  ["--kind", "handshake", "--count", "50"]):
         log = tmp_path / "vg.log"
         code, _, res = loadgen("--url", url, *args, timeout=300,

@@ -1,0 +1,87 @@
+/*
+ * The numbered messages of the echo kinds and the checks of their echoes
+ * (clients/README.md, "Verification"): message k of a connection carries its
+ * sequence number in its first bytes, every echo's type, length and number
+ * are checked, and the warm-up echoes, every K-th measured one and the last
+ * of every round are compared byte for byte.
+ *
+ * Frames of up to RING_FRAME_MAX bytes come from a ring of R frames built,
+ * stamped (frame j carries j) and masked before the run, R a power of two
+ * (16 to 4096, about 2 MiB in all): sending costs what an unnumbered message
+ * costs, and the number is k mod R. Bigger frames share one masked body; each
+ * message gets its own small head (frame header + the masked number k mod
+ * 2^32) written at send time.
+ */
+#ifndef LG_MSGS_H
+#define LG_MSGS_H
+
+#include "conn.h"
+#include "frame.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct msgs {
+	int opcode;
+	size_t size;
+	int verify;		/* 0: --verify off (one message, nothing checked) */
+	unsigned field_len;	/* bytes of the sequence field */
+	unsigned char *plain;	/* the payload as sent, sequence field of message 0 */
+	uint64_t sample_every;	/* K */
+	/* ring of numbered frames (or, unverified, of identical ones) */
+	struct frameset fs;
+	uint64_t ring_mask;	/* R - 1; 0 in head mode */
+	unsigned char (*fields)[8];	/* the plain sequence field of each ring slot */
+	/* head mode: one masked body; heads are header + field */
+	int head_mode;
+	size_t hdr_len;		/* frame header incl. masking key */
+};
+
+/* A connection's send and receive state. */
+struct msgs_conn {
+	uint64_t ks;		/* number of the next message to send */
+	uint64_t kr;		/* number the next echo must carry */
+	uint64_t next_whole;	/* the next echo compared byte for byte */
+	uint64_t every;		/* 1 during warm-up, K after */
+	uint64_t round_end;	/* kr once the current round's echoes are in */
+	int measuring;
+	uint64_t compared;	/* measured echoes compared byte for byte */
+	/* head mode: one head per message in flight */
+	unsigned char *heads;
+	uint64_t nheads;
+	/* the echo arriving */
+	uint64_t off;		/* its bytes so far */
+	unsigned char field[8];
+	int whole;		/* compare it */
+	int64_t diff;		/* first differing byte, -1 */
+	unsigned char got;	/* the byte received there */
+};
+
+void msgs_init(struct msgs *m, int binary, int mixed, size_t size, int verify);
+void msgs_free(struct msgs *m);
+/* At most `inflight` messages of the connection are ever outstanding. */
+void msgs_conn_init(const struct msgs *m, struct msgs_conn *mc, uint64_t inflight);
+void msgs_conn_free(struct msgs_conn *mc);
+
+/* Queue message mc->ks on `c` and count it sent. */
+void msgs_send(const struct msgs *m, struct msgs_conn *mc, struct conn *c);
+
+/* From now on: warm-up (every echo compared) or measured (every K-th). */
+void msgs_phase(const struct msgs *m, struct msgs_conn *mc, int measuring);
+
+/* The next n echoes are a round (its last one is compared byte for byte). */
+void msgs_round(struct msgs_conn *mc, uint64_t n);
+
+/* A payload chunk of the echo arriving (conn_ops.on_data). */
+void msgs_on_data(const struct msgs *m, struct msgs_conn *mc,
+		  const unsigned char *p, size_t n);
+
+/*
+ * The echo is complete (conn_ops.on_message); `conn` numbers the connection
+ * for messages (-1: there is one). Fails the run naming the message and the
+ * first differing byte if it is wrong; otherwise counts it received.
+ */
+void msgs_on_message(const struct msgs *m, struct msgs_conn *mc, int conn,
+		     int opcode, uint64_t len);
+
+#endif
