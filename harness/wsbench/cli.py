@@ -1,4 +1,4 @@
-"""Command line: ``wsbench run``, ``wsbench list``, ``wsbench verify``, ``wsbench report``."""
+"""Command line: ``wsbench run``, ``list``, ``verify``, ``report`` and ``stability``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn, Sequence
 
-from . import __version__, pinning, procs
+from . import __version__, pinning, procs, stability
 from .catalog import Catalog, load_catalog
 from .errors import WsbenchError
 from .measure import Settings
@@ -62,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     report = sub.add_parser("report", help="print the ranked tables of a saved run")
     report.add_argument("file", type=Path, help="a reports/*.json file")
+
+    stab = sub.add_parser("stability", help="spread per cell of saved runs, and whether runs agree")
+    stab.add_argument("files", type=Path, nargs="+", help="reports/*.json files (of the same matrix, to compare)")
     return parser
 
 
@@ -75,6 +78,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_list(args)
         if args.command == "verify":
             return cmd_verify(args)
+        if args.command == "stability":
+            print(stability.render([(f, read_json(f)) for f in args.files]))
+            return 0
         return cmd_report(args.file)
     except WsbenchError as exc:
         print(f"wsbench: error: {exc}", file=sys.stderr)

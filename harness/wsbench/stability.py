@@ -1,0 +1,125 @@
+"""How trustworthy a run's figures are: the spread of every cell, and whether two runs of
+the same matrix agree (``wsbench stability A.json [B.json ...]``).
+
+For each run and metric (the workloads' own ranking metric, and client CPU µs/msg): the
+distribution over cells of the coefficient of variation across repetitions — median,
+90th percentile, worst, and the share of cells at or under 5 %. For every pair of runs:
+over the cells both measured, the share whose medians agree, i.e. whose 95 % intervals
+of the median overlap, and the share where each median even lies inside the other run's
+interval.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+from .metrics import METRICS
+from .results import Cell, Run
+
+CV_GOAL = 0.05
+RANKING = "ranking metric"
+
+
+@dataclass(frozen=True)
+class Spread:
+    cells: int
+    median_cv: float
+    p90_cv: float
+    worst_cv: float
+    within_goal: float  # share of cells with CV <= CV_GOAL
+
+    def row(self) -> str:
+        return (f"{self.cells} | {self.median_cv:.1%} | {self.p90_cv:.1%} | {self.worst_cv:.1%} | "
+                f"{self.within_goal:.0%}")
+
+
+@dataclass(frozen=True)
+class Agreement:
+    cells: int
+    overlapping: float  # share whose 95 % intervals overlap
+    inside: float  # share where each median lies in the other's interval
+
+    def row(self) -> str:
+        return f"{self.cells} | {self.overlapping:.0%} | {self.inside:.0%}"
+
+
+def metric_of(run: Run, cell: Cell, which: str) -> str:
+    return str(run.workloads[cell.workload].get("metric", "msgs_per_s")) if which == RANKING else which
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Linear-interpolated percentile (q in 0..1) of a non-empty list."""
+    data = sorted(values)
+    pos = (len(data) - 1) * q
+    lo = int(pos)
+    hi = min(lo + 1, len(data) - 1)
+    return data[lo] + (data[hi] - data[lo]) * (pos - lo)
+
+
+def spread(run: Run, which: str) -> Spread | None:
+    cvs = []
+    for cell in run.cells:
+        s = cell.summary(metric_of(run, cell, which))
+        if s is not None and s.cv is not None:
+            cvs.append(s.cv)
+    if not cvs:
+        return None
+    return Spread(len(cvs), statistics.median(cvs), percentile(cvs, 0.9), max(cvs),
+                  sum(cv <= CV_GOAL for cv in cvs) / len(cvs))
+
+
+def agreement(a: Run, b: Run, which: str) -> Agreement | None:
+    theirs = {c.key: c for c in b.cells}
+    overlap = inside = n = 0
+    for cell in a.cells:
+        other = theirs.get(cell.key)
+        if other is None:
+            continue
+        x, y = cell.summary(metric_of(a, cell, which)), other.summary(metric_of(b, other, which))
+        if x is None or y is None or x.n < 2 or y.n < 2:
+            continue
+        n += 1
+        overlap += x.ci95[0] <= y.ci95[1] and y.ci95[0] <= x.ci95[1]
+        inside += y.ci95[0] <= x.median <= y.ci95[1] and x.ci95[0] <= y.median <= x.ci95[1]
+    return Agreement(n, overlap / n, inside / n) if n else None
+
+
+def render(runs: list[tuple[Path, Run]]) -> str:
+    metrics = [RANKING, "client_cpu_us_per_msg"]
+    out = ["# Stability", "",
+           f"CV: coefficient of variation across the repetitions of a cell; the goal is {CV_GOAL:.0%}.", ""]
+    for which in metrics:
+        title = which if which == RANKING else METRICS[which].header
+        out += [f"## Spread of {title} per cell", "",
+                "| run | settings | cells | median CV | p90 CV | worst CV | cells ≤ 5 % |",
+                "|---|---|---:|---:|---:|---:|---:|"]
+        for path, run in runs:
+            s = spread(run, which)
+            out.append(f"| {path.name} | {_settings(run)} | " + (s.row() if s else "– | – | – | – | –") + " |")
+        out.append("")
+    if len(runs) > 1:
+        out += ["## Agreement between runs", "",
+                "Cells measured by both runs; \"overlap\": their 95 % intervals of the median overlap; "
+                "\"inside\": each run's median lies inside the other's interval.", "",
+                "| run A | run B | metric | cells | overlap | inside |", "|---|---|---|---:|---:|---:|"]
+        for i, (pa, a) in enumerate(runs):
+            for pb, b in runs[i + 1:]:
+                for which in metrics:
+                    g = agreement(a, b, which)
+                    title = which if which == RANKING else METRICS[which].header
+                    out.append(f"| {pa.name} | {pb.name} | {title} | " + (g.row() if g else "– | – | –") + " |")
+        out.append("")
+    return "\n".join(out)
+
+
+def _settings(run: Run) -> str:
+    st = run.settings
+    if not st:
+        return "schema 1 (no floor)"
+    parts = [f"≥ {st.get('min_seconds', 0):g} s", "pinned" if st.get("pinning") else "unpinned",
+             f"{run.repetitions} reps"]
+    if not st.get("verify", True):
+        parts.append("unverified")
+    return ", ".join(parts)
