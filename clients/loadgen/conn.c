@@ -201,6 +201,7 @@ void conn_start(struct conn *c, const struct url *u,
 	memset(c, 0, sizeof(*c));
 	c->ops = ops;
 	c->user = user;
+	c->want_data = 1;
 	c->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (c->fd < 0)
 		fail("socket: %s", strerror(errno));
@@ -269,7 +270,7 @@ static int on_parsed_data(void *ctx, const unsigned char *p, size_t n)
 {
 	struct conn *c = ctx;
 
-	if (c->ops->on_data && c->state == C_OPEN)
+	if (c->want_data && c->ops->on_data && c->state == C_OPEN)
 		c->ops->on_data(c, p, n);
 	return 0;
 }

@@ -51,6 +51,7 @@ struct conn {
 	size_t head_len;
 	/* receive */
 	struct wsparser parser;
+	int want_data;		/* deliver payload chunks to ops->on_data (1 after conn_start) */
 	int close_sent, close_code;
 };
 

@@ -193,6 +193,15 @@ int wsparser_feed(struct wsparser *ps, const unsigned char *p, size_t n,
 				memcpy(ps->ctrl + ps->ctrl_len, p, take);
 				ps->ctrl_len += (unsigned)take;
 			} else {
+				if (ps->msg_len < sizeof(ps->head)) {
+					size_t h = sizeof(ps->head) - (size_t)ps->msg_len;
+
+					if (h == sizeof(ps->head) && take >= h)
+						memcpy(ps->head, p, sizeof(ps->head));
+					else
+						for (h = 0; h < take && ps->msg_len + h < sizeof(ps->head); h++)
+							ps->head[ps->msg_len + h] = p[h];
+				}
 				ps->msg_len += take;
 				if ((r = cb->data(ctx, p, take)))
 					return r;

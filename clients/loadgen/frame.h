@@ -60,6 +60,7 @@ struct wsparser {
 	uint64_t left;		/* payload bytes of this frame still to come */
 	int msg_opcode;		/* opcode of the message in progress, or 0 */
 	uint64_t msg_len;
+	unsigned char head[8];	/* its first (up to 8) payload bytes, kept after it ends */
 	unsigned char ctrl[125];
 	unsigned ctrl_len;
 	const char *error;	/* set when wsparser_feed() returns -1 */

@@ -41,7 +41,7 @@ static void pump(struct echo_conn *e)
 	uint64_t w = R.window ? R.window : e->target;
 
 	while (e->sent < e->target && e->sent - e->recv < w) {
-		msgs_send(&R.msgs, &e->mc, &e->c);
+		msgs_send(&R.msgs, &e->mc);
 		e->sent++;
 	}
 	if (R.hist)
@@ -52,7 +52,7 @@ static void start_round(struct echo_conn *e, uint64_t n)
 {
 	e->target = n;
 	e->sent = e->recv = 0;
-	msgs_round(&e->mc, n);
+	msgs_round(&R.msgs, &e->mc, n);
 	if (!n)
 		R.done++;
 	else
@@ -164,7 +164,7 @@ void run_echo(const struct opts *o, int latency)
 		if (R.window && R.window < inflight)
 			inflight = R.window;
 		R.ec[i].index = (int)i;
-		msgs_conn_init(&R.msgs, &R.ec[i].mc, inflight);
+		msgs_conn_init(&R.msgs, &R.ec[i].mc, &R.ec[i].c, inflight);
 	}
 
 	R.phase = "connect";

@@ -48,12 +48,13 @@ static void on_message(struct conn *c, int opcode, uint64_t len)
 {
 	uint64_t now = now_ns();
 
+	(void)c;
 	if (L.measuring && L.recv >= L.sent)
 		fail("unexpected message in phase measured");
 	msgs_on_message(&L.msgs, &L.mc, -1, opcode, len);
 	if (!L.measuring) {	/* warm-up: ping-pong */
 		if (++L.warm_recv < L.warm_target) {
-			msgs_send(&L.msgs, &L.mc, c);
+			msgs_send(&L.msgs, &L.mc);
 			L.warm_sent++;
 		}
 		return;
@@ -84,7 +85,7 @@ static void tick(void *x)
 
 	(void)x;
 	while (L.sent < L.total && due(L.sent) <= now) {
-		msgs_send(&L.msgs, &L.mc, &L.c);
+		msgs_send(&L.msgs, &L.mc);
 		L.sent++;
 	}
 	loop_wake_at(L.sent < L.total ? due(L.sent) : 0);
@@ -125,7 +126,7 @@ void run_openloop(const struct opts *o)
 	L.total = (uint64_t)ceil((double)o->duration_ms * o->rate / 1000.0 - 1e-9);
 	msgs_init(&L.msgs, o->binary, o->mixed, o->size, o->verify);
 	/* open loop: anything may be in flight */
-	msgs_conn_init(&L.msgs, &L.mc, L.total > o->warmup ? L.total : o->warmup);
+	msgs_conn_init(&L.msgs, &L.mc, &L.c, L.total > o->warmup ? L.total : o->warmup);
 	hist_init(&L.hist);
 
 	loop_phase("connect");
@@ -134,9 +135,9 @@ void run_openloop(const struct opts *o)
 
 	loop_phase("warmup");
 	L.warm_target = o->warmup;
-	msgs_round(&L.mc, o->warmup);
+	msgs_round(&L.msgs, &L.mc, o->warmup);
 	if (L.warm_target) {
-		msgs_send(&L.msgs, &L.mc, &L.c);
+		msgs_send(&L.msgs, &L.mc);
 		L.warm_sent = 1;
 		loop_run(warm_done, NULL, NULL);
 	}
@@ -145,7 +146,7 @@ void run_openloop(const struct opts *o)
 	loop_phase("measured");
 	L.measuring = 1;
 	msgs_phase(&L.msgs, &L.mc, 1);
-	msgs_round(&L.mc, L.total);
+	msgs_round(&L.msgs, &L.mc, L.total);
 	L.t0 = L.t_last = now_ns();
 	loop_run(all_back, tick, NULL);
 	loop_wake_at(0);

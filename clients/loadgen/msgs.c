@@ -32,6 +32,31 @@ static void field_of(const struct msgs *m, uint64_t k, unsigned char *out)
 	}
 }
 
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "sequence fields are loaded little-endian");
+
+/* A sequence field's bytes as one integer: field_len bytes, little-endian, the rest 0. */
+static inline uint64_t load_field(const unsigned char *p, unsigned len)
+{
+	uint64_t v = 0;
+	uint32_t v4;
+	uint16_t v2;
+
+	switch (len) {	/* constant sizes: plain loads, no library call */
+	case 8:
+		memcpy(&v, p, 8);
+		return v;
+	case 4:
+		memcpy(&v4, p, 4);
+		return v4;
+	case 2:
+		memcpy(&v2, p, 2);
+		return v2;
+	default:
+		memcpy(&v, p, len);
+		return v;
+	}
+}
+
 /* The number a sequence field holds, or -1 if it is not one (text). */
 static int64_t number_in(const struct msgs *m, const unsigned char *f)
 {
@@ -86,6 +111,7 @@ void msgs_init(struct msgs *m, int binary, int mixed, size_t size, int verify)
 			m->plain[i] = (unsigned char)ascii[(i - m->field_len) % (sizeof(ascii) - 1)];
 	}
 	field_of(m, 0, m->plain);
+	m->field_mask = m->field_len >= 8 ? ~(uint64_t)0 : ((uint64_t)1 << (8 * m->field_len)) - 1;
 	for (k = SAMPLE_EVERY; k < (size + SAMPLE_BYTES_PER_ECHO - 1) / SAMPLE_BYTES_PER_ECHO; k *= 2)
 		;
 	m->sample_every = k;
@@ -105,8 +131,8 @@ void msgs_init(struct msgs *m, int binary, int mixed, size_t size, int verify)
 	scratch = xmalloc(size);
 	memcpy(scratch, m->plain, size);
 	for (k = 0; k < r; k++) {
-		field_of(m, k, m->fields[k]);
-		memcpy(scratch, m->fields[k], m->field_len);
+		field_of(m, k, scratch);
+		m->fields[k] = load_field(scratch, m->field_len);
 		m->fs.frames[k] = xmalloc(frame_len);
 		m->fs.frame_len = frame_build(m->fs.frames[k], m->opcode, scratch, size);
 	}
@@ -122,9 +148,10 @@ void msgs_free(struct msgs *m)
 	memset(m, 0, sizeof(*m));
 }
 
-void msgs_conn_init(const struct msgs *m, struct msgs_conn *mc, uint64_t inflight)
+void msgs_conn_init(const struct msgs *m, struct msgs_conn *mc, struct conn *c, uint64_t inflight)
 {
 	memset(mc, 0, sizeof(*mc));
+	mc->c = c;
 	mc->every = 1;
 	mc->diff = -1;
 	if (m->head_mode) {
@@ -139,8 +166,9 @@ void msgs_conn_free(struct msgs_conn *mc)
 	mc->heads = NULL;
 }
 
-void msgs_send(const struct msgs *m, struct msgs_conn *mc, struct conn *c)
+void msgs_send(const struct msgs *m, struct msgs_conn *mc)
 {
+	struct conn *c = mc->c;
 	uint64_t k = mc->ks++;
 	const unsigned char *f;
 	unsigned char *h;
@@ -167,11 +195,18 @@ void msgs_send(const struct msgs *m, struct msgs_conn *mc, struct conn *c)
 	conn_send_ref(c, f + hl, m->size - m->field_len);
 }
 
-static void next_echo(struct msgs_conn *mc)
+/* Whether echo kr is compared whole, and which echo is the next one that is. */
+static void next_echo(const struct msgs *m, struct msgs_conn *mc)
 {
+	uint64_t last = mc->round_end ? mc->round_end - 1 : 0;
+
 	mc->off = 0;
 	mc->diff = -1;
-	mc->whole = mc->kr == mc->next_whole || mc->kr + 1 == mc->round_end;
+	if (mc->kr > mc->next_whole)
+		mc->next_whole += mc->every * ((mc->kr - mc->next_whole + mc->every - 1) / mc->every);
+	mc->next_slow = mc->next_whole < last || mc->kr > last ? mc->next_whole : last;
+	mc->whole = m->verify && mc->kr == mc->next_slow;
+	mc->c->want_data = mc->whole;
 }
 
 void msgs_phase(const struct msgs *m, struct msgs_conn *mc, int measuring)
@@ -179,13 +214,13 @@ void msgs_phase(const struct msgs *m, struct msgs_conn *mc, int measuring)
 	mc->measuring = measuring;
 	mc->every = measuring ? m->sample_every : 1;
 	mc->next_whole = measuring ? mc->kr + mc->every - 1 : mc->kr;
-	next_echo(mc);
+	next_echo(m, mc);
 }
 
-void msgs_round(struct msgs_conn *mc, uint64_t n)
+void msgs_round(const struct msgs *m, struct msgs_conn *mc, uint64_t n)
 {
 	mc->round_end = mc->kr + n;
-	next_echo(mc);
+	next_echo(m, mc);
 }
 
 void msgs_on_data(const struct msgs *m, struct msgs_conn *mc,
@@ -193,13 +228,6 @@ void msgs_on_data(const struct msgs *m, struct msgs_conn *mc,
 {
 	size_t i, from, to;
 
-	if (!m->verify)
-		return;
-	if (mc->off < m->field_len) {
-		size_t take = m->field_len - mc->off < n ? m->field_len - mc->off : n;
-
-		memcpy(mc->field + mc->off, p, take);
-	}
 	if (mc->whole && mc->diff < 0) {
 		/* bytes [off, off + n) against the payload, the field excepted */
 		from = mc->off > m->field_len ? mc->off : m->field_len;
@@ -214,13 +242,18 @@ void msgs_on_data(const struct msgs *m, struct msgs_conn *mc,
 	mc->off += n;
 }
 
-static _Noreturn void wrong(const struct msgs *m, const struct msgs_conn *mc,
-			    int conn, int opcode, uint64_t len, const unsigned char *want)
+static _Noreturn void wrong(const struct msgs *m, const struct msgs_conn *mc, int conn,
+			    int opcode, uint64_t len, uint64_t got_field, uint64_t want_field)
 {
 	char who[128], on[48] = "", why[256] = "", tail[160] = "";
+	unsigned char got[8], want[8];
 	unsigned i;
 	int64_t got_k, want_k;
 
+	for (i = 0; i < 8; i++) {
+		got[i] = (unsigned char)(got_field >> (8 * i));
+		want[i] = (unsigned char)(want_field >> (8 * i));
+	}
 	if (conn >= 0)
 		snprintf(on, sizeof(on), " on connection %d", conn + 1);
 	snprintf(who, sizeof(who), "echo of message %" PRIu64 "%s (%s)", mc->kr + 1, on,
@@ -232,10 +265,10 @@ static _Noreturn void wrong(const struct msgs *m, const struct msgs_conn *mc,
 	if (len != m->size)
 		fail("%s is %" PRIu64 " bytes long, sent %zu", who, len, m->size);
 	for (i = 0; i < m->field_len; i++) {
-		if (mc->field[i] != want[i]) {
+		if (got[i] != want[i]) {
 			snprintf(why, sizeof(why), "differs at byte %u: got 0x%02x, sent 0x%02x",
-				 i, mc->field[i], want[i]);
-			got_k = number_in(m, mc->field);
+				 i, got[i], want[i]);
+			got_k = number_in(m, got);
 			want_k = number_in(m, want);
 			if (got_k >= 0)
 				snprintf(tail, sizeof(tail), "; it carries sequence number %" PRId64
@@ -248,25 +281,25 @@ static _Noreturn void wrong(const struct msgs *m, const struct msgs_conn *mc,
 	     mc->got, m->plain[mc->diff]);
 }
 
-void msgs_on_message(const struct msgs *m, struct msgs_conn *mc, int conn,
-		     int opcode, uint64_t len)
+void msgs_echo_slow(const struct msgs *m, struct msgs_conn *mc, int conn, int opcode, uint64_t len)
 {
 	unsigned char want[8];
-	const unsigned char *w = want;
+	uint64_t w, got;
 
-	if (m->verify) {
-		if (m->head_mode)
-			field_of(m, mc->kr, want);
-		else
-			w = m->fields[mc->kr & m->ring_mask];
-		if (opcode != m->opcode || len != m->size ||
-		    memcmp(mc->field, w, m->field_len) || mc->diff >= 0)
-			wrong(m, mc, conn, opcode, len, w);
-		if (mc->whole && mc->measuring)
-			mc->compared++;
-		if (mc->kr == mc->next_whole)
-			mc->next_whole += mc->every;
+	memcpy(&got, mc->c->parser.head, sizeof(got));
+	got &= m->field_mask;
+	if (m->head_mode) {
+		field_of(m, mc->kr, want);
+		w = load_field(want, m->field_len);
+	} else {
+		w = m->fields[mc->kr & m->ring_mask];
 	}
+	if (opcode != m->opcode || len != m->size || got != w || mc->diff >= 0)
+		wrong(m, mc, conn, opcode, len, got, w);
+	if (mc->whole && mc->measuring)
+		mc->compared++;
+	if (mc->kr == mc->next_whole)
+		mc->next_whole += mc->every;
 	mc->kr++;
-	next_echo(mc);
+	next_echo(m, mc);
 }

@@ -20,18 +20,20 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct msgs {
 	int opcode;
 	size_t size;
 	int verify;		/* 0: --verify off (one message, nothing checked) */
 	unsigned field_len;	/* bytes of the sequence field */
+	uint64_t field_mask;	/* those bytes of a little-endian 64-bit load */
 	unsigned char *plain;	/* the payload as sent, sequence field of message 0 */
 	uint64_t sample_every;	/* K */
 	/* ring of numbered frames (or, unverified, of identical ones) */
 	struct frameset fs;
 	uint64_t ring_mask;	/* R - 1; 0 in head mode */
-	unsigned char (*fields)[8];	/* the plain sequence field of each ring slot */
+	uint64_t *fields;	/* the plain sequence field of each ring slot, as loaded */
 	/* head mode: one masked body; heads are header + field */
 	int head_mode;
 	size_t hdr_len;		/* frame header incl. masking key */
@@ -39,19 +41,20 @@ struct msgs {
 
 /* A connection's send and receive state. */
 struct msgs_conn {
+	struct conn *c;		/* its payload chunks are wanted only for echoes compared whole */
 	uint64_t ks;		/* number of the next message to send */
 	uint64_t kr;		/* number the next echo must carry */
-	uint64_t next_whole;	/* the next echo compared byte for byte */
+	uint64_t next_whole;	/* the next sampled echo (compared byte for byte) */
 	uint64_t every;		/* 1 during warm-up, K after */
 	uint64_t round_end;	/* kr once the current round's echoes are in */
+	uint64_t next_slow;	/* the next echo for msgs_echo_slow(): sampled or a round's last */
 	int measuring;
 	uint64_t compared;	/* measured echoes compared byte for byte */
 	/* head mode: one head per message in flight */
 	unsigned char *heads;
 	uint64_t nheads;
-	/* the echo arriving */
-	uint64_t off;		/* its bytes so far */
-	unsigned char field[8];
+	/* the echo arriving (its sequence field is in c->parser.head) */
+	uint64_t off;		/* its bytes so far, when compared whole */
 	int whole;		/* compare it */
 	int64_t diff;		/* first differing byte, -1 */
 	unsigned char got;	/* the byte received there */
@@ -59,29 +62,52 @@ struct msgs_conn {
 
 void msgs_init(struct msgs *m, int binary, int mixed, size_t size, int verify);
 void msgs_free(struct msgs *m);
-/* At most `inflight` messages of the connection are ever outstanding. */
-void msgs_conn_init(const struct msgs *m, struct msgs_conn *mc, uint64_t inflight);
+/* Messages go over `c`; at most `inflight` of them are ever outstanding. */
+void msgs_conn_init(const struct msgs *m, struct msgs_conn *mc, struct conn *c, uint64_t inflight);
 void msgs_conn_free(struct msgs_conn *mc);
 
-/* Queue message mc->ks on `c` and count it sent. */
-void msgs_send(const struct msgs *m, struct msgs_conn *mc, struct conn *c);
+/* Queue message mc->ks and count it sent. */
+void msgs_send(const struct msgs *m, struct msgs_conn *mc);
 
 /* From now on: warm-up (every echo compared) or measured (every K-th). */
 void msgs_phase(const struct msgs *m, struct msgs_conn *mc, int measuring);
 
 /* The next n echoes are a round (its last one is compared byte for byte). */
-void msgs_round(struct msgs_conn *mc, uint64_t n);
+void msgs_round(const struct msgs *m, struct msgs_conn *mc, uint64_t n);
 
-/* A payload chunk of the echo arriving (conn_ops.on_data). */
+/* A payload chunk of an echo to compare whole (conn_ops.on_data). */
 void msgs_on_data(const struct msgs *m, struct msgs_conn *mc,
 		  const unsigned char *p, size_t n);
+
+/* msgs_on_message() for every echo but the plain, correct, unsampled ones. */
+void msgs_echo_slow(const struct msgs *m, struct msgs_conn *mc, int conn, int opcode, uint64_t len);
 
 /*
  * The echo is complete (conn_ops.on_message); `conn` numbers the connection
  * for messages (-1: there is one). Fails the run naming the message and the
- * first differing byte if it is wrong; otherwise counts it received.
+ * first differing byte if it is wrong; otherwise counts it received. Inline:
+ * for most echoes this is a load, a table read, a compare and an increment.
  */
-void msgs_on_message(const struct msgs *m, struct msgs_conn *mc, int conn,
-		     int opcode, uint64_t len);
+static inline void msgs_on_message(const struct msgs *m, struct msgs_conn *mc, int conn,
+				   int opcode, uint64_t len)
+{
+	uint64_t got;
+
+	if (!m->verify) {
+		mc->kr++;
+		return;
+	}
+	memcpy(&got, mc->c->parser.head, sizeof(got));
+	if (__builtin_expect(m->head_mode || mc->whole ||
+			     (((unsigned)opcode ^ (unsigned)m->opcode) | (len ^ m->size) |
+			      ((got & m->field_mask) ^ m->fields[mc->kr & m->ring_mask])), 0)) {
+		msgs_echo_slow(m, mc, conn, opcode, len);
+		return;
+	}
+	if (__builtin_expect(++mc->kr == mc->next_slow, 0)) {
+		mc->whole = 1;	/* the next echo is compared whole: its bytes are wanted */
+		mc->c->want_data = 1;
+	}
+}
 
 #endif

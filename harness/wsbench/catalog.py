@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ class Program:
     kinds: tuple[str, ...] | None = None  # clients: the workload kinds it runs (None: all)
     notes: dict[str, str] = field(default_factory=dict)  # why a kind or feature is missing
     default: bool = True  # part of the matrix unless named explicitly (ablation variants are not)
+    checks: bool = True  # clients: check the echoes (False only for the twins of --verify both)
 
     def cannot(self, kind: str, features: tuple[str, ...]) -> str | None:
         """Why this program cannot take part in a workload, or None if it can."""
@@ -43,6 +44,11 @@ class Program:
             if feature not in self.features:
                 return self.notes.get(feature, f"lacks '{feature}'")
         return None
+
+    def unchecked_twin(self) -> "Program":
+        """The same client with its echo checks off, to measure what they cost."""
+        return replace(self, name=f"{self.name}/unchecked", label=f"{self.label} (echoes unchecked)",
+                       checks=False)
 
     def missing(self) -> list[str]:
         """Files this program needs that are not there (not built yet)."""

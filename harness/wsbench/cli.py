@@ -50,8 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
                           f"suite's, else {DEFAULT_MIN_SECONDS:g}; latency and open-loop workloads keep their length)")
     run.add_argument("--pin", action="store_true",
                      help="run client and server on separate cores (sched_setaffinity); recorded with the run")
-    run.add_argument("--verify", choices=("on", "off"), default="on",
-                     help="off: clients check no echo (only to measure what the checks cost; the tables say so)")
+    run.add_argument("--verify", choices=("on", "off", "both"), default="on",
+                     help="off: clients check no echo; both: every client also runs unchecked beside itself "
+                          "and the tables show what the checks cost (for that measurement only)")
     run.add_argument("--out", type=Path, default=REPORTS_DIR, help="directory for the JSON and Markdown results")
     run.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
 
@@ -113,8 +114,10 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
         min_seconds = suite.min_seconds if suite and suite.min_seconds is not None else DEFAULT_MIN_SECONDS
     if not 0 <= min_seconds <= 600:
         raise WsbenchError(f"--min-seconds must be between 0 and 600, got {min_seconds:g}")
-    settings = Settings(min_seconds=min_seconds, verify=args.verify == "on",
+    settings = Settings(min_seconds=min_seconds, verify=args.verify,
                         pinning=pinning.plan() if args.pin else None)
+    if args.verify == "both":
+        clients = [twin for c in clients for twin in (c, c.unchecked_twin())]
     plan = Plan(servers, clients, chosen, reps, suite, settings)
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     out: Path = args.out

@@ -47,7 +47,8 @@ class Settings:
     """How every cell of a run is measured (recorded with the run)."""
 
     min_seconds: float = 1.0  # floor on the measured phase of the kinds that have one
-    verify: bool = True  # False: clients check no echo (only to measure what checking costs)
+    verify: str = "on"  # "off": clients check no echo; "both": every client also runs unchecked
+    # (as "<name>/unchecked"), to measure what the checks cost
     pinning: Pinning | None = None  # client and server on separate cores
 
 
@@ -129,9 +130,10 @@ def run_client(client: Program, server: RunningServer, workload: Workload, rep: 
         sample.error = f"{culprit}: server has exited (log: {server.log})"
         return sample
     tag = "".join(f"-{k}{v}" for k, v in (override or {}).items())
-    log = log_dir / f"client-{client.name}-{server.program.name}-{workload.name}{tag}-{rep}.log"
+    log = log_dir / f"client-{client.name}-{server.program.name}-{workload.name}{tag}-{rep}.log".replace("/", "~")
+    checks = settings.verify != "off" and client.checks
     argv = [*client.command, "--url", server.url(workload.path),
-            *workload.client_args(override, min_seconds=settings.min_seconds, verify=settings.verify)]
+            *workload.client_args(override, min_seconds=settings.min_seconds, verify=checks)]
     rss_reset = procfs.reset_peak_rss(server.pid)
     if rss_reset:
         sample.reading_errors.append(f"server peak RSS: {rss_reset}")
@@ -226,15 +228,15 @@ def run_client(client: Program, server: RunningServer, workload: Workload, rep: 
         sample.server_peak_rss_kib = server_hwm
         if server_hwm is None:
             sample.reading_errors.append(f"server peak RSS: /proc/{server.pid}/status not readable")
-    unchecked = _unchecked(workload, sample, settings)
+    unchecked = _unchecked(workload, sample, checks)
     if unchecked:
         sample.error = f"{culprit}: {unchecked}"
     return sample
 
 
-def _unchecked(workload: Workload, sample: Sample, settings: Settings) -> str | None:
+def _unchecked(workload: Workload, sample: Sample, checks: bool) -> str | None:
     """A client that echoes but says it checked fewer echoes than it counted."""
-    if not settings.verify or not workload.verifies():
+    if not checks or not workload.verifies():
         return None
     checked = sample.extra.get("checked")
     if checked != sample.messages:

@@ -120,6 +120,6 @@ def _settings(run: Run) -> str:
         return "schema 1 (no floor)"
     parts = [f"≥ {st.get('min_seconds', 0):g} s", "pinned" if st.get("pinning") else "unpinned",
              f"{run.repetitions} reps"]
-    if not st.get("verify", True):
+    if st.get("verify") in ("off", False):
         parts.append("unverified")
     return ", ".join(parts)

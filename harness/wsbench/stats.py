@@ -48,3 +48,21 @@ def bootstrap_median_ci(data: Sequence[float], level: float = 0.95, seed: int = 
     lo = medians[int((1 - level) / 2 * (len(medians) - 1))]
     hi = medians[int((1 + level) / 2 * (len(medians) - 1))]
     return (lo, hi)
+
+
+def ratio_of_medians(a: Sequence[float], b: Sequence[float], level: float = 0.95,
+                     seed: int = 1) -> tuple[float, float, float] | None:
+    """median(a) / median(b) with a percentile-bootstrap interval (both sides resampled)."""
+    if not a or not b or statistics.median(b) == 0:
+        return None
+    rng = random.Random(seed)
+    point = statistics.median(a) / statistics.median(b)
+    ratios = []
+    for _ in range(BOOTSTRAP_RESAMPLES):
+        denominator = statistics.median(rng.choices(b, k=len(b)))
+        if denominator:
+            ratios.append(statistics.median(rng.choices(a, k=len(a))) / denominator)
+    ratios.sort()
+    lo = ratios[int((1 - level) / 2 * (len(ratios) - 1))]
+    hi = ratios[int((1 + level) / 2 * (len(ratios) - 1))]
+    return point, lo, hi

@@ -7,11 +7,12 @@ n/a with the reason; failed cells are listed with the error.
 
 from __future__ import annotations
 
+import statistics
 from typing import Any
 
 from .metrics import COLUMNS, METRICS, Metric
 from .results import Cell, Run
-from .stats import Summary
+from .stats import Summary, ratio_of_medians
 
 CV_WARN = 0.10
 SATURATED = 0.90  # CPU share from which a side counts as having kept its core busy
@@ -51,6 +52,7 @@ def render_markdown(run: Run) -> str:
     for workload, spec in run.workloads.items():
         lines += _workload_table(run, workload, spec) + [""]
     lines += _notes() + [""]
+    lines += _check_cost(run)
     lines += _failures(run)
     return "\n".join(lines).rstrip() + "\n"
 
@@ -66,7 +68,7 @@ def _environment(run: Run) -> list[str]:
     versions = "; ".join(f"{name}: {v['version']}" for name, v in env.get("runtimes", {}).items())
     out.append(f"- runtimes: {versions}")
     out.append("- " + _settings(run))
-    if run.settings and not run.settings.get("verify", True):
+    if run.settings and run.settings.get("verify") in ("off", False):
         out.append("- **echo contents NOT verified** (`--verify off`): for measuring what the checks cost, "
                    "not for publishing")
     if not run.complete:
@@ -130,6 +132,46 @@ def _row(run: Run, position: int, cell: Cell, metric: Metric, extra: list[Metric
     return (f"| {position} | {_label(run, 'clients', cell.client)} | {_label(run, 'servers', cell.server)} "
             f"| {s.median:,.{metric.digits}f}{note} | {s.ci95[0]:,.{metric.digits}f}–{s.ci95[1]:,.{metric.digits}f} "
             f"| {ratio} | " + " | ".join(values) + f" | {bound_side(cell) or '–'} | {_pct(cv)}{flag} |")
+
+
+def _check_cost(run: Run) -> list[str]:
+    """With --verify both: what checking the echoes costs each client, from the same run."""
+    twins = [(name, f"{name}/unchecked") for name in run.clients if f"{name}/unchecked" in run.clients]
+    if not twins:
+        return []
+    out = ["## Cost of the echo checks", "",
+           "Each client beside its unchecked twin (`--verify both`, interleaved in this run): client CPU "
+           "per message and throughput, medians, and the change the checks make, with its 95 % bootstrap "
+           "interval.", "",
+           "| workload | client | server | CPU µs/msg checked | unchecked | CPU change | msgs/s change |",
+           "|---|---|---|---:|---:|---:|---:|"]
+    cells = {c.key: c for c in run.cells}
+    for cell in run.cells:
+        if cell.client not in dict(twins):
+            continue
+        twin = cells.get(f"{cell.workload}/{cell.server}/{cell.client}/unchecked")
+        if twin is None:
+            continue
+        cpu = [_values(c, "client_cpu_us_per_msg") for c in (cell, twin)]
+        rate = [_values(c, "msgs_per_s") for c in (cell, twin)]
+        if not cpu[0] or not cpu[1]:
+            continue
+        out.append(f"| {cell.workload} | {_label(run, 'clients', cell.client)} | {_label(run, 'servers', cell.server)} "
+                   f"| {statistics.median(cpu[0]):.3f} | {statistics.median(cpu[1]):.3f} "
+                   f"| {_change(ratio_of_medians(*cpu))} | {_change(ratio_of_medians(*rate))} |")
+    return out + [""]
+
+
+def _values(cell: Cell, metric: str) -> list[float]:
+    get = METRICS[metric].get
+    return [v for v in (get(s) for s in cell.ok_samples) if v is not None]
+
+
+def _change(r: tuple[float, float, float] | None) -> str:
+    if r is None:
+        return "–"
+    point, lo, hi = r
+    return f"{point - 1:+.1%} ({lo - 1:+.1%} … {hi - 1:+.1%})"
 
 
 def _notes() -> list[str]:
