@@ -74,7 +74,7 @@ def test_a_failed_rss_reset_leaves_the_reading_empty_with_its_reason(live, monke
 def test_a_client_that_checks_fewer_echoes_than_it_counts_fails(live) -> None:  # type: ignore[no-untyped-def]
     sample = _one(live, "unchecked")
     assert sample.error and "the client checked 0 of its 20 echoes; every echo must be checked" in sample.error
-    unverified = _one(live, "unchecked", Settings(min_seconds=0, verify=False))
+    unverified = _one(live, "unchecked", Settings(min_seconds=0, verify="off"))
     assert unverified.ok, unverified.error  # --verify off: nothing is expected
 
 
@@ -85,7 +85,7 @@ def test_min_seconds_repeats_rounds_and_pin_separates_the_cores(tmp_path: Path) 
                    "run", "--suite", "t", "-n", "1", "--min-seconds", "0.3", "--pin", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     run = load_run(out)
-    assert run["settings"] == {"min_seconds": 0.3, "verify": True, "pinning": {"client": [0], "server": [1]}}
+    assert run["settings"] == {"min_seconds": 0.3, "verify": "on", "pinning": {"client": [0], "server": [1]}}
     sample = run["cells"][0]["samples"][0]
     assert sample["seconds"] >= 0.3 and sample["extra"]["rounds"] > 1
     assert sample["messages"] == 10 * sample["extra"]["rounds"] == sample["extra"]["checked"]
@@ -116,3 +116,17 @@ def test_old_run_files_are_still_read(tmp_path: Path) -> None:
     loaded = read_json(tmp_path / "old.json")
     assert loaded.settings == {} and loaded.cells[0].samples[0].reading_errors == []
     assert FIXTURES.exists()
+
+
+def test_verify_both_measures_every_client_beside_its_unchecked_twin(tmp_path: Path) -> None:
+    catalog = fake_catalog(tmp_path / "rt.toml", {"s": []}, {"c": {}})
+    out = tmp_path / "out"
+    proc = wsbench("--catalog", str(catalog), "--workloads-dir", str(tiny_workloads(tmp_path / "w", count=10)),
+                   "run", "--suite", "t", "-n", "2", "--verify", "both", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    run = load_run(out)
+    assert set(run["clients"]) == {"c", "c/unchecked"} and run["clients"]["c/unchecked"]["checks"] is False
+    checked = {c["client"]: c["samples"][0]["extra"]["checked"] for c in run["cells"]}
+    assert checked == {"c": 10, "c/unchecked": 0}
+    assert "## Cost of the echo checks" in proc.stdout
+    assert "| tiny | c | s |" in proc.stdout

@@ -19,7 +19,7 @@ def run_file(path: Path, rates: dict[str, list[float]], cpu_s: float = 1.0) -> P
              for c, values in rates.items()]
     path.write_text(json.dumps({
         "schema": SCHEMA, "schema_version": SCHEMA_VERSION, "created": "t", "command": [], "suite": None,
-        "repetitions": 3, "settings": {"min_seconds": 1, "verify": True, "pinning": None},
+        "repetitions": 3, "settings": {"min_seconds": 1, "verify": "on", "pinning": None},
         "environment": {}, "workloads": {"w": {"metric": "msgs_per_s"}}, "servers": {}, "clients": {},
         "cells": cells}))
     return path
