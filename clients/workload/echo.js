@@ -130,6 +130,8 @@ export function echoBody(env, opts, ctx) {
       }
     }
 
+    // rxBinary with the --transfer send: a copy, not a branch, so the common path stays
+    // as short as it can be.
     function rxTransfer(ev) {
       const d = ev.data;
       if (seqOf(d, size) !== (kr & seqMask)) return bad(d);
