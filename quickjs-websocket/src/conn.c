@@ -319,10 +319,6 @@ static int conn_receive(conn *c, struct lws *wsi, const uint8_t *in, size_t len)
     int binary = lws_frame_is_binary(wsi);
     size_t remain = (size_t)lws_remaining_packet_payload(wsi);
 
-    if (first)
-        c->msg_op = binary ? 2 : 1;
-    if (final && !remain)
-        c->msg_op = 0;
     if (conn_deliver(c, in, len, first, final, binary, remain) < 0) {
         const char *r = fail_text(c->fail_code);
         size_t rl = strlen(r);
@@ -337,6 +333,10 @@ static int conn_receive(conn *c, struct lws *wsi, const uint8_t *in, size_t len)
         }
         return -1;
     }
+    /* lws_is_final_fragment(): FIN set and no payload left in the frame,
+     * so lws' parser is between frames and no message is unfinished */
+    if (c->hwait && final)
+        own_message_end(c);
     return 0;
 }
 
@@ -378,14 +378,8 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
     case LWS_CALLBACK_CLIENT_ESTABLISHED: {
         JSValue argv[2];
         c->state = ST_OPEN;
-        if (OPT(OPT_FRAMING) && !c->secure) {
-            int fd = (int)lws_get_socket_fd(wsi);
-            if (fd >= 0 && fd < FDMAP_MAX && !g_fdmap[fd] && !lws_partial_buffered(wsi)) {
-                c->fd = fd;
-                c->own = 1;
-                g_fdmap[fd] = c;
-            }
-        }
+        if (OPT(OPT_FRAMING) && !c->secure)
+            own_established(c);
         argv[0] = JS_NewInt32(c->jsctx, EV_OPEN);
         argv[1] = JS_NewString(c->jsctx, c->protocol);
         call_js(c->jsctx, c->evfn, 2, (JSValueConst *)argv);

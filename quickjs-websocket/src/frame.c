@@ -16,10 +16,12 @@ conn *g_fdmap[FDMAP_MAX];
 /*
  * For ws:// connections lws does the connect and the opening handshake;
  * once the connection is established we frame, mask and write ourselves
- * (queued frames are coalesced into one sendmsg per wakeup), and, as soon
- * as lws holds no buffered rx and is between frames, read and parse the
- * socket ourselves (lws' own parser handles one byte per call).  lws still
- * owns the wsi: writable notifications, timeouts and the final close.
+ * (queued frames are coalesced into one sendmsg per wakeup), and read and
+ * parse the socket ourselves (lws' own parser handles one byte per call).
+ * Both directions are handed over together, and only where lws' parser is
+ * between frames with no message unfinished and holds no buffered bytes
+ * (see "handing over" below).  lws still owns the wsi: writable
+ * notifications, timeouts and the final close.
  */
 
 typedef struct oblk {
@@ -555,9 +557,105 @@ static void own_read(conn *c)
     }
 }
 
+/* ------------------------------------------------------------------ */
+/* handing a connection over from lws to our framing                     */
+
+/*
+ * lws' parser state is private; what we can know is when it is at a frame
+ * boundary with no message unfinished: right after the handshake (nothing
+ * parsed yet) and inside the rx callback for the last chunk of a message
+ * (lws_is_final_fragment: FIN and no payload left).  What we must also know
+ * is that lws holds no bytes it has read but not parsed (its buflist: bytes
+ * that came in the same read as the 101 response or behind a message).
+ *
+ * After the handshake with nothing buffered we take over at once (the
+ * normal case).  Otherwise lws keeps parsing; at the end of each message
+ * the rx callback pauses it (rx flow control: lws stops parsing right there
+ * and keeps the rest buffered) and, outside lws, own_handover() resumes it
+ * and checks whether it holds anything; if not, we take over.
+ */
+
+/* lws holds no unparsed rx (for any connection it would parse now, so for
+ * this one) and nothing of this connection is queued or half written on the
+ * lws path; the connection is open and not closing */
+static int lws_idle(conn *c)
+{
+    return lws_service_adjust_timeout(G.ctx, 1, 0) && !lws_partial_buffered(c->wsi) &&
+           !c->qhead && c->state == ST_OPEN && !c->close_requested && !c->fail_code &&
+           !c->peer_closed && !g_fdmap[c->fd];
+}
+
+/* both directions are ours from now on */
+static void own_take(conn *c)
+{
+    c->hwait = 0;
+    c->own = c->own_rx = 1;
+    g_fdmap[c->fd] = c;
+    /* lws must never read this socket again (its own poll() in lws_service
+     * would): rx flow control drops its POLLIN, while our registration
+     * keeps it (own_events) */
+    lws_rx_flow_control(c->wsi, 0);
+}
+
+/* LWS_CALLBACK_CLIENT_ESTABLISHED of a ws:// connection, "framing" on */
+void own_established(conn *c)
+{
+    int fd = (int)lws_get_socket_fd(c->wsi);
+    if (fd < 0 || fd >= FDMAP_MAX)
+        return; /* stays on lws */
+    c->fd = fd;
+    if (lws_idle(c))
+        own_take(c); /* lws has not parsed a single frame byte */
+    else
+        c->hwait = 1; /* frames came with the 101: lws parses them first */
+}
+
+/* lws rx callback, last chunk of a message, c->hwait: pause lws here */
+void own_message_end(conn *c)
+{
+    if (c->hpaused)
+        return;
+    lws_rx_flow_control(c->wsi, 0);
+    c->hpaused = 1;
+    c->hnext = G.handover;
+    G.handover = c;
+}
+
+static void own_unlink_handover(conn *c)
+{
+    conn **pp;
+    if (!c->hpaused)
+        return;
+    for (pp = &G.handover; *pp; pp = &(*pp)->hnext) {
+        if (*pp == c) {
+            *pp = c->hnext;
+            break;
+        }
+    }
+    c->hpaused = 0;
+    c->hnext = NULL;
+}
+
+/* outside lws: resume every paused lws parser; take over where it holds
+ * nothing (the other paused ones are flow controlled, so lws' answer
+ * covers this connection and unpaused ones only: no false "idle") */
+void own_handover(void)
+{
+    while (G.handover) {
+        conn *c = G.handover;
+        own_unlink_handover(c);
+        if (!c->wsi)
+            continue;
+        lws_rx_flow_control(c->wsi, 1);
+        if (lws_idle(c))
+            own_take(c);
+    }
+}
+
 /* the conn is leaving "framing": unqueue it, free its frames, unmap its fd */
 void own_release(conn *c)
 {
+    own_unlink_handover(c);
     own_unlink_dirty(c);
     own_free_queue(c);
     if (c->own && c->fd >= 0 && c->fd < FDMAP_MAX && g_fdmap[c->fd] == c)
@@ -584,16 +682,6 @@ void service_one(int fd, short events, short revents)
 {
     struct lws_pollfd pfd;
     conn *c = (fd >= 0 && fd < FDMAP_MAX) ? g_fdmap[fd] : NULL;
-    if (c && c->own && !c->own_rx && (revents & (POLLIN | POLLHUP | POLLERR))) {
-        /* take over rx only when lws holds nothing and is between frames */
-        if (lws_service_adjust_timeout(G.ctx, 1, 0) && !lws_remaining_packet_payload(c->wsi)) {
-            /* lws must never read this socket again (its own poll() in
-             * lws_service would): rx flow control drops its POLLIN, while
-             * our registration keeps it (own_events) */
-            c->own_rx = 1;
-            lws_rx_flow_control(c->wsi, 0);
-        }
-    }
     if (c && c->own_rx) {
         if (revents & (POLLIN | POLLHUP | POLLERR))
             own_read(c);

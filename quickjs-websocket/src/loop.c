@@ -195,10 +195,12 @@ static int service_pending(void)
 {
     int i;
     for (i = 0; i < 4; i++) {
+        own_handover();
         if (lws_service_adjust_timeout(G.ctx, 1, 0))
             return 0;
         lws_service_tsi(G.ctx, -1, 0);
     }
+    own_handover();
     return !lws_service_adjust_timeout(G.ctx, 1, 0);
 }
 

@@ -87,6 +87,7 @@ struct qjsws_globals {
     uint64_t own_writes, own_reads;
     int in_service;      /* depth: inside service()/service_fd()/tick() */
     conn *dirty;         /* "framing" conns with output to flush / to kill */
+    conn *handover;      /* conns whose lws rx is paused at a message end (frame.c) */
 };
 extern struct qjsws_globals G; /* loop.c */
 
@@ -129,7 +130,10 @@ struct conn {
     /* opt "framing": our own RFC 6455 framing on the raw socket (ws:// only) */
     int fd;
     int own;           /* tx: we frame, mask and write the socket */
-    int own_rx;        /* rx: we read and parse the socket */
+    int own_rx;        /* rx: we read and parse the socket (set together with own) */
+    int hwait;         /* waiting for lws to reach a message end to hand over */
+    int hpaused;       /* lws rx paused at a message end, on G.handover */
+    struct conn *hnext;
     struct oblk *ohead, *otail; /* queued frames, written with one sendmsg */
     size_t obytes;
     int dirty;         /* on G.dirty: flush (and maybe kill) after service */

@@ -75,6 +75,8 @@ class Peer:
 def peer_argv(kind):
     if kind == "python":
         return [str(PYTHON), str(HERE / "peer_py.py"), "--port", "0"], None
+    if kind == "raw":
+        return [str(PYTHON), str(HERE / "peer_raw.py"), "--port", "0"], None
     if kind == "lws":
         exe = ROOT / "build" / "bin" / "lws-echo"
         if not exe.exists():

@@ -34,6 +34,12 @@ function textPattern (n) {
   return s.slice(0, n)
 }
 
+// peak resident set of this process (VmHWM), KiB
+function peakRss () {
+  const m = /VmHWM:\s+(\d+)/.exec(std.loadFile('/proc/self/status') || '')
+  return m ? Number(m[1]) : -1
+}
+
 function sameBytes (ab, u) {
   if (!(ab instanceof ArrayBuffer) || ab.byteLength !== u.length) return false
   const a = new Uint8Array(ab)
@@ -245,6 +251,108 @@ const modes = {
       }
     }
     one()
+  },
+
+  // the server sends frames in the same write as its 101 response (peer_raw /burst)
+  burst101 () {
+    const want = ['text:m0', 'text:fragmented', 'binary:0,1,2,3,4,5,6,7,8,9',
+      'text:' + 'x'.repeat(300), 'binary:97,98,99,100', 'text:last']
+    const show = (d) => typeof d === 'string' ? 'text:' + d : 'binary:' + Array.from(new Uint8Array(d)).join(',')
+    const ws = new WebSocket(url)
+    const got = []
+    const echoes = [textPattern(10), pattern(200, 1).buffer, textPattern(70000), pattern(65536, 2).buffer, 'é€😀']
+    let e = 0
+    let bad = 0
+    const errors = []
+    ws.onerror = (ev) => errors.push(ev.message)
+    ws.onmessage = (ev) => {
+      if (got.length < want.length) {
+        got.push(show(ev.data))
+        if (got.length === want.length) ws.send(echoes[0])
+        return
+      }
+      const sent = echoes[e++]
+      if (typeof sent === 'string' ? ev.data !== sent : !sameBytes(ev.data, new Uint8Array(sent))) bad++
+      if (e < echoes.length) ws.send(echoes[e])
+      else ws.close(1000)
+    }
+    ws.onclose = (ev) => done({ mode, ok: JSON.stringify(got) === JSON.stringify(want), got: got.map((s) => s.slice(0, 40)),
+      echoed: e, bad, errors, close: { code: ev.code, reason: ev.reason, wasClean: ev.wasClean }, pool: poolStats() })
+  },
+
+  // record every event with its time; optional actions:
+  //   rest[0]: 'close' -> close(1000) once the first message (or open, if rest[1] is 'open') arrived
+  events () {
+    const t0 = os.now()
+    const ms = () => Math.round(os.now() - t0)
+    const ws = new WebSocket(url)
+    const ev = []
+    const action = rest[0] || ''
+    const when = rest[1] || 'message'
+    ws.onopen = () => {
+      ev.push({ type: 'open', t: ms() })
+      if (action === 'close' && when === 'open') ws.close(1000)
+      if (action === 'send') ws.send(rest[1] || 'x')
+    }
+    ws.onmessage = (e) => {
+      const d = e.data
+      ev.push({ type: 'message', t: ms(), kind: typeof d === 'string' ? 'text' : 'binary', len: typeof d === 'string' ? d.length : d.byteLength })
+      if (action === 'close' && when === 'message') ws.close(1000)
+    }
+    ws.onerror = (e) => ev.push({ type: 'error', t: ms(), message: e.message })
+    ws.onclose = (e) => {
+      ev.push({ type: 'close', t: ms() })
+      done({ mode, events: ev, close: { code: e.code, reason: e.reason, wasClean: e.wasClean }, readyState: ws.readyState, peakRssKiB: peakRss() })
+    }
+  },
+
+  // microtask checkpoint: promise continuations run after each message's dispatch
+  microtask () {
+    const n = Number(rest[0] || 50)
+    const ws = new WebSocket(url)
+    const log = []
+    let i = 0
+    let asyncDone = 0
+    ws.onopen = () => {
+      log.push('open')
+      Promise.resolve().then(() => log.push('open-p'))
+      // a burst: the echoes arrive together, several per read
+      for (let k = 0; k < n; k++) ws.send('m' + k)
+    }
+    ws.onmessage = (e) => {
+      const k = i++
+      log.push('m' + k)
+      Promise.resolve().then(() => log.push('p' + k)).then(() => log.push('q' + k))
+      if (k === n - 1) ws.close(1000)
+    }
+    // an async listener: its continuation after await must also run before the next message
+    ws.addEventListener('message', async (e) => {
+      await null
+      asyncDone++
+      log.push('a' + e.data.slice(1))
+    })
+    ws.onclose = (e) => {
+      log.push('close')
+      Promise.resolve().then(() => {
+        log.push('close-p')
+        done({ mode, log, asyncDone, close: { code: e.code, wasClean: e.wasClean } })
+      })
+    }
+  },
+
+  // strings with lone surrogates are sent as USVStrings (each lone surrogate -> U+FFFD)
+  surrogates () {
+    const cases = ['a\uD800b', '\uDC00', 'x\uD83D', '\uD83D\uDE00', 'a\uDFFF\uD800b', '\uD800\uD800', 'é\uDBFF', 'plain ascii']
+    const ws = new WebSocket(url)
+    const got = []
+    let i = 0
+    ws.onopen = () => ws.send(cases[0])
+    ws.onmessage = (e) => {
+      got.push(Array.from(e.data, (ch) => ch.codePointAt(0).toString(16)).join(' '))
+      if (++i < cases.length) ws.send(cases[i])
+      else ws.close(4000, 'r\uD800')
+    }
+    ws.onclose = (e) => done({ mode, got, close: { code: e.code, reason: e.reason, wasClean: e.wasClean } })
   },
 
   // leak test: N messages (text and binary, several sizes) then pool stats
