@@ -81,6 +81,61 @@ void conn_detach(conn *c)
     JS_FreeValue(c->jsctx, self);
 }
 
+/*
+ * Fail the WebSocket connection (RFC 6455 7.1.7): fire error (once), send a
+ * close frame with `code` and drop the TCP connection; close then reports
+ * `code` with wasClean false.  Own framing: the kill follows the flush at the
+ * end of the service call.  lws path: lws sends the close frame when the rx
+ * callback returns -1 (conn_receive) or in the writable callback.
+ */
+void conn_fail(conn *c, int code, const char *reason)
+{
+    size_t rl = strlen(reason);
+    if (c->fail_code || c->closed_dispatched || !c->wsi)
+        return;
+    if (rl > 123)
+        rl = 123;
+    c->fail_code = code;
+    c->close_code = code;
+    memcpy(c->close_reason, reason, rl);
+    c->close_reason_len = rl;
+    c->state = ST_CLOSING;
+    if (c->own) {
+        own_send_close(c, code, reason, rl);
+        c->kill_pending = 1;
+        own_kick(c);
+    } else {
+        if (!c->close_sent)
+            lws_close_reason(c->wsi, (enum lws_close_status)code, (unsigned char *)c->close_reason, rl);
+        lws_callback_on_writable(c->wsi);
+    }
+    conn_dispatch_error(c, reason);
+}
+
+/*
+ * The TCP connection is gone: report close.  wasClean only if the close
+ * handshake completed (a close frame came and ours went out, RFC 6455
+ * 7.1.4); without a close frame from the peer the code is 1006 (7.1.5).
+ */
+static void conn_closed(conn *c)
+{
+    if (c->closed_dispatched)
+        return;
+    if (c->fail_code) {
+        conn_dispatch_close(c, c->fail_code, c->close_reason, c->close_reason_len, 0);
+    } else if (c->peer_closed) {
+        /* own framing: our close frame queued and the queue written out;
+         * lws path: ours was written by us, or lws answers the peer's */
+        int sent = c->own ? c->close_sent && !c->tx_failed && !c->ohead : 1;
+        conn_dispatch_close(c, c->peer_code, c->peer_reason, c->peer_reason_len, sent);
+    } else {
+        /* an error only where nobody asked for the end */
+        if (!c->aborted && !c->close_requested)
+            conn_dispatch_error(c, "connection lost");
+        conn_dispatch_close(c, 1006, "", 0, 0);
+    }
+}
+
 /* ------------------------------------------------------------------ */
 /* sending                                                                */
 
@@ -211,15 +266,16 @@ static void free_rx(JSRuntime *rt, void *opaque, void *ptr)
 
 /*
  * One chunk of a data message.  `remain` is what the current frame still
- * owes after this chunk.  Returns -1 when the connection is to be failed
- * (c->fail_code set).
+ * owes after this chunk.  Returns -1 when the connection was failed
+ * (conn_fail).  Nothing is delivered once the connection is closing
+ * (close() called, a close frame received, or failed), as in browsers.
  */
 int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
                  int binary, size_t remain)
 {
     JSContext *ctx = c->jsctx;
 
-    if (c->state != ST_OPEN && c->state != ST_CLOSING)
+    if (c->state != ST_OPEN)
         return 0;
 
     if (!OPT(OPT_JOIN)) {
@@ -241,7 +297,7 @@ int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
             deliver_message(c, JS_NewArrayBufferCopy(ctx, in, len));
         } else {
             if (!utf8_valid(in, len)) {
-                c->fail_code = 1007;
+                conn_fail(c, 1007, fail_text(1007));
                 goto check_fail;
             }
             deliver_message(c, JS_NewStringLen(ctx, (const char *)in, len));
@@ -265,7 +321,7 @@ int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
         }
         nb = realloc(c->rx, ncap ? ncap : 1);
         if (!nb) {
-            c->fail_code = 1009;
+            conn_fail(c, 1009, fail_text(1009));
             goto check_fail;
         }
         c->rx = nb;
@@ -286,7 +342,7 @@ int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
             deliver_message(c, JS_NewArrayBuffer(ctx, buf, mlen, free_rx, NULL, 0));
         } else {
             if (!utf8_valid(c->rx, mlen)) {
-                c->fail_code = 1007;
+                conn_fail(c, 1007, fail_text(1007));
                 goto check_fail;
             }
             deliver_message(c, JS_NewStringLen(ctx, (const char *)c->rx, mlen));
@@ -311,6 +367,34 @@ const char *fail_text(int code)
     }
 }
 
+/*
+ * lws path: our close frame.  We write it ourselves instead of returning -1
+ * with lws_close_reason(): lws' own close flow swallows the peer's answer,
+ * so a TCP drop could not be told from a completed handshake.  This way
+ * lws stays established and reports the answer (PEER_INITIATED_CLOSE).
+ * lws_write() frames and masks opcode 8 for LWS_WRITE_CLOSE, whose value (4)
+ * lws 4.3.5 keeps in a private header (lib/roles/ws/private-lib-roles-ws.h;
+ * the public enum leaves 4 free for it).
+ */
+#define QJSWS_LWS_WRITE_CLOSE ((enum lws_write_protocol)4)
+
+static int lws_path_send_close(conn *c)
+{
+    uint8_t b[LWS_PRE + 125];
+    size_t n = 0;
+    if (c->close_code != 1005) {
+        b[LWS_PRE] = (uint8_t)(c->close_code >> 8);
+        b[LWS_PRE + 1] = (uint8_t)c->close_code;
+        memcpy(b + LWS_PRE + 2, c->close_reason, c->close_reason_len);
+        n = 2 + c->close_reason_len;
+    }
+    if (lws_write(c->wsi, b + LWS_PRE, n, QJSWS_LWS_WRITE_CLOSE) < 0)
+        return -1;
+    c->close_sent = 1;
+    lws_set_timeout(c->wsi, PENDING_TIMEOUT_CLOSE_ACK, 5);
+    return 0;
+}
+
 /* lws path: an lws rx callback; returns -1 to make lws close the connection */
 static int conn_receive(conn *c, struct lws *wsi, const uint8_t *in, size_t len)
 {
@@ -319,20 +403,8 @@ static int conn_receive(conn *c, struct lws *wsi, const uint8_t *in, size_t len)
     int binary = lws_frame_is_binary(wsi);
     size_t remain = (size_t)lws_remaining_packet_payload(wsi);
 
-    if (conn_deliver(c, in, len, first, final, binary, remain) < 0) {
-        const char *r = fail_text(c->fail_code);
-        size_t rl = strlen(r);
-        c->close_code = c->fail_code;
-        memcpy(c->close_reason, r, rl);
-        c->close_reason_len = rl;
-        lws_close_reason(wsi, (enum lws_close_status)c->fail_code, (unsigned char *)c->close_reason,
-                         c->close_reason_len);
-        if (!c->closed_dispatched && c->wsi) {
-            conn_dispatch_error(c, r);
-            c->state = ST_CLOSING;
-        }
-        return -1;
-    }
+    if (conn_deliver(c, in, len, first, final, binary, remain) < 0)
+        return -1; /* failed: lws sends the close frame and drops TCP */
     /* lws_is_final_fragment(): FIN set and no payload left in the frame,
      * so lws' parser is between frames and no message is unfinished */
     if (c->hwait && final)
@@ -410,11 +482,8 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
             lws_callback_on_writable(wsi);
             return 0;
         }
-        if (c->close_requested && !lws_partial_buffered(wsi)) {
-            lws_close_reason(wsi, (enum lws_close_status)c->close_code,
-                             (unsigned char *)c->close_reason, c->close_reason_len);
-            return -1;
-        }
+        if (c->close_requested && !c->close_sent && !lws_partial_buffered(wsi))
+            return lws_path_send_close(c);
         return 0;
 
     case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE: {
@@ -433,7 +502,9 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
         }
         if (c->state == ST_OPEN)
             c->state = ST_CLOSING;
-        return 0;
+        /* the answer to our close frame: handshake complete, drop TCP (lws
+         * answers a peer-initiated close itself) */
+        return c->close_sent ? -1 : 0;
     }
 
     case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
@@ -444,19 +515,7 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
         return 0;
 
     case LWS_CALLBACK_CLIENT_CLOSED:
-        if (!c->closed_dispatched) {
-            if (c->fail_code)
-                conn_dispatch_close(c, c->fail_code, c->close_reason, c->close_reason_len, 0);
-            else if (c->peer_closed)
-                conn_dispatch_close(c, c->peer_code, c->peer_reason, c->peer_reason_len, 1);
-            else if (c->close_requested && !c->aborted)
-                conn_dispatch_close(c, c->close_code, c->close_reason, c->close_reason_len, 1);
-            else {
-                if (!c->aborted)
-                    conn_dispatch_error(c, "connection lost");
-                conn_dispatch_close(c, 1006, "", 0, 0);
-            }
-        }
+        conn_closed(c);
         return 0;
 
     case LWS_CALLBACK_WSI_DESTROY:
@@ -666,7 +725,7 @@ JSValue js_conn_close(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
         return JS_EXCEPTION;
     if (!JS_IsUndefined(argv[0]) && JS_ToInt32(ctx, &code, argv[0]))
         return JS_EXCEPTION;
-    if (!c->wsi || c->close_requested || c->closed_dispatched)
+    if (!c->wsi || c->close_requested || c->closed_dispatched || c->fail_code || c->peer_closed)
         return JS_UNDEFINED;
     c->close_requested = 1;
     c->close_code = code;
@@ -708,13 +767,7 @@ JSValue js_conn_fail(JSContext *ctx, JSValueConst this_val, int argc, JSValueCon
         return JS_EXCEPTION;
     if (JS_ToInt32(ctx, &code, argv[0]))
         return JS_EXCEPTION;
-    if (c->wsi && c->own) {
-        const char *r = fail_text(code);
-        own_fail(c, code, r, strlen(r));
-    } else if (c->wsi && !c->fail_code) {
-        c->fail_code = code;
-        lws_callback_on_writable(c->wsi);
-    }
+    conn_fail(c, code, fail_text(code));
     return JS_UNDEFINED;
 }
 

@@ -215,6 +215,7 @@ int own_flush(conn *c)
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK)
                 return 0;
+            c->tx_failed = 1;
             return -1;
         }
         G.own_writes++;
@@ -332,27 +333,10 @@ void own_send_close(conn *c, int code, const char *reason, size_t rlen)
             memcpy(b + 2, reason, rlen);
         n = 2 + rlen;
     }
-    if (own_append(c, 8, b, n) < 0)
+    if (own_append(c, 8, b, n) < 0) {
+        c->tx_failed = 1;
         c->kill_pending = 1;
-}
-
-/* fail the connection: close frame with code, then drop the TCP connection */
-void own_fail(conn *c, int code, const char *reason, size_t rlen)
-{
-    if (!c->fail_code)
-        c->fail_code = code;
-    c->close_code = code;
-    if (rlen > sizeof(c->close_reason))
-        rlen = sizeof(c->close_reason);
-    memcpy(c->close_reason, reason, rlen);
-    c->close_reason_len = rlen;
-    if (!c->closed_dispatched && c->state != ST_CLOSED) {
-        conn_dispatch_error(c, reason);
-        c->state = ST_CLOSING;
     }
-    own_send_close(c, code, reason, rlen);
-    c->kill_pending = 1;
-    own_kick(c);
 }
 
 static int close_code_ok(int code)
@@ -375,18 +359,18 @@ static void own_control(conn *c)
         int code = 1005;
         size_t rl = 0;
         if (c->ctllen == 1) {
-            own_fail(c, 1002, "bad close frame", 15);
+            conn_fail(c, 1002, "bad close frame");
             return;
         }
         if (c->ctllen >= 2) {
             code = (c->ctl[0] << 8) | c->ctl[1];
             rl = c->ctllen - 2;
             if (!close_code_ok(code)) {
-                own_fail(c, 1002, "bad close code", 14);
+                conn_fail(c, 1002, "bad close code");
                 return;
             }
             if (!utf8_valid(c->ctl + 2, rl)) {
-                own_fail(c, 1007, "invalid UTF-8 in close reason", 29);
+                conn_fail(c, 1007, "invalid UTF-8 in close reason");
                 return;
             }
         }
@@ -427,7 +411,7 @@ static void own_parse(conn *c, const uint8_t *p, size_t n)
             if (c->hdrneed == 2) {
                 uint8_t l7 = c->hdr[1] & 0x7f;
                 if (c->hdr[1] & 0x80) {
-                    own_fail(c, 1002, "masked frame from server", 24);
+                    conn_fail(c, 1002, "masked frame from server");
                     return;
                 }
                 if (l7 == 126 || l7 == 127) {
@@ -447,7 +431,7 @@ static void own_parse(conn *c, const uint8_t *p, size_t n)
                     for (i = 0; i < 8; i++)
                         len = (len << 8) | c->hdr[2 + i];
                     if (len >> 63) {
-                        own_fail(c, 1002, "bad frame length", 16);
+                        conn_fail(c, 1002, "bad frame length");
                         return;
                     }
                 }
@@ -456,29 +440,29 @@ static void own_parse(conn *c, const uint8_t *p, size_t n)
                 c->f_left = len;
                 c->hdrneed = 0;
                 if (b0 & 0x70) {
-                    own_fail(c, 1002, "reserved bits set", 17);
+                    conn_fail(c, 1002, "reserved bits set");
                     return;
                 }
                 if (op >= 8) {
                     if (op > 10 || !c->f_fin || len > 125) {
-                        own_fail(c, 1002, "bad control frame", 17);
+                        conn_fail(c, 1002, "bad control frame");
                         return;
                     }
                     c->ctllen = 0;
                 } else if (op == 0) {
                     if (!c->msg_op) {
-                        own_fail(c, 1002, "unexpected continuation", 23);
+                        conn_fail(c, 1002, "unexpected continuation");
                         return;
                     }
                 } else if (op == 1 || op == 2) {
                     if (c->msg_op) {
-                        own_fail(c, 1002, "expected continuation", 21);
+                        conn_fail(c, 1002, "expected continuation");
                         return;
                     }
                     c->msg_op = op;
                     c->msg_first = 1;
                 } else {
-                    own_fail(c, 1002, "unknown opcode", 14);
+                    conn_fail(c, 1002, "unknown opcode");
                     return;
                 }
                 c->in_payload = 1;
@@ -500,16 +484,11 @@ static void own_parse(conn *c, const uint8_t *p, size_t n)
                     c->msg_op = 0;
                 c->msg_first = 0;
                 if (c->f_left - take > SIZE_MAX / 2) {
-                    own_fail(c, 1009, "message too big", 15);
+                    conn_fail(c, 1009, "message too big");
                     return;
                 }
-                if (conn_deliver(c, p, take, first, final, binary, (size_t)(c->f_left - take)) < 0) {
-                    const char *r = fail_text(c->fail_code);
-                    int code = c->fail_code;
-                    c->fail_code = 0;
-                    own_fail(c, code, r, strlen(r));
-                    return;
-                }
+                if (conn_deliver(c, p, take, first, final, binary, (size_t)(c->f_left - take)) < 0)
+                    return; /* failed (conn_fail) */
             }
             p += take;
             n -= take;

@@ -13,7 +13,6 @@ int own_flush(conn *c);
 void own_kick(conn *c);
 void own_post_service(void);
 void own_send_close(conn *c, int code, const char *reason, size_t rlen);
-void own_fail(conn *c, int code, const char *reason, size_t rlen);
 void own_release(conn *c);
 void own_established(conn *c);
 void own_message_end(conn *c);

@@ -119,7 +119,7 @@ struct conn {
     int peer_code;
     char peer_reason[128];
     size_t peer_reason_len;
-    int fail_code; /* set to close with this code from inside a callback */
+    int fail_code; /* the connection was failed with this code (conn_fail) */
     int closed_dispatched;
     int aborted;
     /* receive accumulator (opt "join") */
@@ -138,7 +138,9 @@ struct conn {
     size_t obytes;
     int dirty;         /* on G.dirty: flush (and maybe kill) after service */
     struct conn *dnext;
-    int close_sent, kill_pending;
+    int close_sent;    /* our close frame is written (lws path) or queued (own) */
+    int tx_failed;     /* own: a socket write failed, the queue was dropped */
+    int kill_pending;
     int msg_op;        /* data message in progress: 0 none, 1 text, 2 binary */
     int msg_first;     /* next data chunk is the first of its message */
     uint8_t hdr[14];

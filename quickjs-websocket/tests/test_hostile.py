@@ -16,3 +16,32 @@ def test_frames_in_the_101_write(peer_factory, variant, cut):
     assert res["close"] == {"code": 1000, "reason": "", "wasClean": True}, res
     if not variant:
         assert res["pool"]["own_reads"] > 0, res["pool"]  # handed over to our parser
+
+
+@pytest.mark.parametrize("path,expect_peer", [("dropclose", "CLOSE 1000 "), ("noreply", "CLOSE 1000 ")])
+def test_client_close_not_answered(peer_factory, variant, path, expect_peer):
+    """close() answered by a TCP drop, or never answered (close-ack timeout, 5 s): the
+    handshake did not complete, so 1006 and wasClean false; no error event (the
+    application asked for the end)."""
+    peer = peer_factory("raw")
+    res = run_qjs("events", peer.url + path, "close", "open", env_extra=variant, timeout=30)
+    assert res["close"] == {"code": 1006, "reason": "", "wasClean": False}, res
+    assert [e["type"] for e in res["events"]] == ["open", "close"], res["events"]
+    if path == "noreply":
+        assert 4500 <= res["events"][-1]["t"] - res["events"][0]["t"] < 8000, res["events"]
+    assert peer.wait_line("CLOSE") == [expect_peer], peer.lines
+
+
+def test_client_close_answered(peer_factory, variant):
+    peer = peer_factory("raw")
+    res = run_qjs("events", peer.url + "echo", "close", "open", env_extra=variant, timeout=30)
+    assert res["close"] == {"code": 1000, "reason": "", "wasClean": True}, res
+    assert [e["type"] for e in res["events"]] == ["open", "close"], res["events"]
+
+
+def test_server_drops_tcp(peer_factory, variant):
+    """No close frame at all: error, then close 1006, wasClean false."""
+    peer = peer_factory("raw")
+    res = run_qjs("events", peer.url + "drop", env_extra=variant, timeout=30)
+    assert [e["type"] for e in res["events"]] == ["open", "message", "error", "close"], res["events"]
+    assert res["close"] == {"code": 1006, "reason": "", "wasClean": False}, res
