@@ -687,13 +687,12 @@ JSValue js_conn_send(JSContext *ctx, JSValueConst this_val, int argc, JSValueCon
     text = JS_ToBool(ctx, argv[1]);
 
     if (JS_IsString(argv[0])) {
-        size_t len;
-        const char *s = JS_ToCStringLen(ctx, &len, argv[0]);
+        usv_str u;
         int r;
-        if (!s)
+        if (usv_utf8(ctx, argv[0], &u) < 0)
             return JS_EXCEPTION;
-        r = conn_send(ctx, c, (const uint8_t *)s, len, 1);
-        JS_FreeCString(ctx, s);
+        r = conn_send(ctx, c, (const uint8_t *)u.p, u.len, 1);
+        usv_free(ctx, &u);
         return r < 0 ? JS_EXCEPTION : JS_UNDEFINED;
     } else {
         size_t size;
@@ -731,15 +730,14 @@ JSValue js_conn_close(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
     c->close_code = code;
     c->close_reason_len = 0;
     if (JS_IsString(argv[1])) {
+        usv_str u;
         size_t len;
-        const char *s = JS_ToCStringLen(ctx, &len, argv[1]);
-        if (!s)
+        if (usv_utf8(ctx, argv[1], &u) < 0)
             return JS_EXCEPTION;
-        if (len > 123)
-            len = 123;
-        memcpy(c->close_reason, s, len);
+        len = u.len > 123 ? 123 : u.len; /* checked in JS (SyntaxError) */
+        memcpy(c->close_reason, u.p, len);
         c->close_reason_len = len;
-        JS_FreeCString(ctx, s);
+        usv_free(ctx, &u);
     }
     if (c->state == ST_CONNECTING) {
         c->aborted = 1;

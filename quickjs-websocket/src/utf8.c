@@ -49,18 +49,76 @@ int utf8_valid(const uint8_t *p, size_t len)
     return 1;
 }
 
+/*
+ * A JS string as UTF-8 the way browsers send it: as a USVString, each lone
+ * surrogate replaced by U+FFFD.  QuickJS' JS_ToCStringLen() keeps a lone
+ * surrogate as the 3-byte sequence ED A0..BF xx (invalid UTF-8); U+FFFD is
+ * EF BF BD, also 3 bytes, so the length never changes.  Only a 16-bit
+ * string can hold a surrogate, and only then can 0xED appear at all
+ * (8-bit strings come out as ASCII or C2/C3 pairs): for everything else
+ * the check is one memchr() that finds nothing, and no copy is made.
+ */
+int usv_utf8(JSContext *ctx, JSValueConst v, usv_str *u)
+{
+    size_t len;
+    const char *s = JS_ToCStringLen(ctx, &len, v);
+    const uint8_t *e;
+    uint8_t *d;
+    size_t i;
+    u->p = s;
+    u->len = len;
+    u->copy = NULL;
+    if (!s)
+        return -1;
+    e = len >= 3 ? memchr(s, 0xed, len - 2) : NULL;
+    while (e && (e[1] & 0xe0) != 0xa0) /* ED 80..9F: U+D000..U+D7FF, fine */
+        e = memchr(e + 1, 0xed, (size_t)((const uint8_t *)s + len - 2 - (e + 1)));
+    if (!e)
+        return 0;
+    d = js_malloc(ctx, len ? len : 1);
+    if (!d) {
+        JS_FreeCString(ctx, s);
+        u->p = NULL;
+        return -1;
+    }
+    memcpy(d, s, len);
+    JS_FreeCString(ctx, s);
+    /* 0xED is always a lead byte here (QuickJS' output is well-formed apart
+     * from the surrogates), so a plain scan cannot hit a continuation */
+    for (i = (size_t)(e - (const uint8_t *)s); i + 2 < len; i++) {
+        if (d[i] == 0xed && (d[i + 1] & 0xe0) == 0xa0) {
+            d[i] = 0xef;
+            d[i + 1] = 0xbf;
+            d[i + 2] = 0xbd;
+            i += 2;
+        }
+    }
+    u->p = (const char *)d;
+    u->copy = d;
+    return 0;
+}
+
+void usv_free(JSContext *ctx, usv_str *u)
+{
+    if (u->copy)
+        js_free(ctx, u->copy);
+    else if (u->p)
+        JS_FreeCString(ctx, u->p);
+    u->p = NULL;
+    u->copy = NULL;
+}
+
 /* encode_utf8(str) -> ArrayBuffer (used by the naive string send path) */
 JSValue js_encode_utf8(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
 {
-    size_t len;
-    const char *s = JS_ToCStringLen(ctx, &len, argv[0]);
+    usv_str u;
     JSValue r;
     UNUSED(this_val);
     UNUSED(argc);
-    if (!s)
+    if (usv_utf8(ctx, argv[0], &u) < 0)
         return JS_EXCEPTION;
-    r = JS_NewArrayBufferCopy(ctx, (const uint8_t *)s, len);
-    JS_FreeCString(ctx, s);
+    r = JS_NewArrayBufferCopy(ctx, (const uint8_t *)u.p, u.len);
+    usv_free(ctx, &u);
     return r;
 }
 
