@@ -202,7 +202,14 @@ export class WebSocket {
     if (this._deferred !== null) {
       const q = this._deferred
       this._deferred = null
-      os.setTimeout(() => { for (const e of q) this._event(e[0], e[1], e[2], e[3], e[4]) }, 0)
+      /* one timer per event: qjs runs the promise jobs after each handler,
+         the same microtask checkpoint C does after events it dispatches */
+      const next = () => {
+        const e = q.shift()
+        this._event(e[0], e[1], e[2], e[3], e[4])
+        if (q.length) os.setTimeout(next, 0)
+      }
+      os.setTimeout(next, 0)
     }
     schedule(false)
   }

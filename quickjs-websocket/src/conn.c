@@ -19,6 +19,37 @@ void call_js(JSContext *ctx, JSValueConst fn, int argc, JSValueConst *argv)
     JS_FreeValue(ctx, r);
 }
 
+/* HTML's "perform a microtask checkpoint": run promise jobs until none is left */
+static void run_microtasks(void)
+{
+    JSContext *jctx;
+    G.dispatch_depth++; /* an event raised from a job gets no checkpoint of its own */
+    while (JS_IsJobPending(G.rt)) {
+        if (JS_ExecutePendingJob(G.rt, &jctx) < 0)
+            js_std_dump_error(jctx);
+    }
+    G.dispatch_depth--;
+}
+
+/*
+ * Dispatch one event (open, message, naive chunk, error, close) to the JS
+ * side.  After each outermost dispatch from the event loop, the promise
+ * jobs it queued run before anything else, as browsers and Node do after
+ * every event: one service call can dispatch thousands of messages, and an
+ * `await` or `.then` in onmessage must see each message's continuation
+ * before the next message.  Nested dispatches (an event raised while JS is
+ * on the stack, e.g. error from conn.fail()) and calls outside service
+ * (qjs runs the jobs itself after every handler) are left alone.  With no
+ * job pending the cost is one JS_IsJobPending() call.
+ */
+static void dispatch_js(JSContext *ctx, JSValueConst fn, int argc, JSValueConst *argv)
+{
+    G.dispatch_depth++;
+    call_js(ctx, fn, argc, argv);
+    if (--G.dispatch_depth == 0 && G.in_service && JS_IsJobPending(G.rt))
+        run_microtasks();
+}
+
 void conn_dispatch_close(conn *c, int code, const char *reason, size_t rlen, int clean)
 {
     JSContext *ctx = c->jsctx;
@@ -31,7 +62,7 @@ void conn_dispatch_close(conn *c, int code, const char *reason, size_t rlen, int
     argv[1] = JS_NewInt32(ctx, code);
     argv[2] = JS_NewStringLen(ctx, reason ? reason : "", reason ? rlen : 0);
     argv[3] = JS_NewBool(ctx, clean);
-    call_js(ctx, c->evfn, 4, (JSValueConst *)argv);
+    dispatch_js(ctx, c->evfn, 4, (JSValueConst *)argv);
     JS_FreeValue(ctx, argv[2]);
 }
 
@@ -41,7 +72,7 @@ void conn_dispatch_error(conn *c, const char *msg)
     JSValue argv[2];
     argv[0] = JS_NewInt32(ctx, EV_ERROR);
     argv[1] = JS_NewString(ctx, msg ? msg : "");
-    call_js(ctx, c->evfn, 2, (JSValueConst *)argv);
+    dispatch_js(ctx, c->evfn, 2, (JSValueConst *)argv);
     JS_FreeValue(ctx, argv[1]);
 }
 
@@ -252,7 +283,7 @@ static int deliver_message(conn *c, JSValue v)
         js_std_dump_error(ctx);
         return 0;
     }
-    call_js(ctx, c->msgfn, 1, (JSValueConst *)&v);
+    dispatch_js(ctx, c->msgfn, 1, (JSValueConst *)&v);
     JS_FreeValue(ctx, v);
     return 0;
 }
@@ -286,7 +317,7 @@ int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
         argv[2] = JS_NewBool(ctx, first);
         argv[3] = JS_NewBool(ctx, final);
         argv[4] = JS_NewBool(ctx, binary);
-        call_js(ctx, c->evfn, 5, (JSValueConst *)argv);
+        dispatch_js(ctx, c->evfn, 5, (JSValueConst *)argv);
         JS_FreeValue(ctx, argv[1]);
         goto check_fail;
     }
@@ -454,7 +485,7 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
             own_established(c);
         argv[0] = JS_NewInt32(c->jsctx, EV_OPEN);
         argv[1] = JS_NewString(c->jsctx, c->protocol);
-        call_js(c->jsctx, c->evfn, 2, (JSValueConst *)argv);
+        dispatch_js(c->jsctx, c->evfn, 2, (JSValueConst *)argv);
         JS_FreeValue(c->jsctx, argv[1]);
         if (c->qhead || c->close_requested)
             lws_callback_on_writable(wsi);

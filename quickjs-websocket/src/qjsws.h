@@ -85,7 +85,9 @@ struct qjsws_globals {
     int destroying;
     uint64_t services, service_fds, ticks;
     uint64_t own_writes, own_reads;
+    JSRuntime *rt;
     int in_service;      /* depth: inside service()/service_fd()/tick() */
+    int dispatch_depth;  /* depth: inside an event dispatch or microtask checkpoint */
     conn *dirty;         /* "framing" conns with output to flush / to kill */
     conn *handover;      /* conns whose lws rx is paused at a message end (frame.c) */
 };

@@ -17,6 +17,8 @@ Prints `WSBENCH-READY port=N` once listening on 127.0.0.1.  Behaviour by path:
   /grow?size=N&count=C     one binary message in C fragments of N bytes (stops
                            early once the client closes)
   /send?size=N&type=T      one message of N bytes (text: ASCII), then echo
+  /many?n=N                once the client's first message came: N text messages
+                           "m0".."m<N-1>" in one write, then echo
   /utf8?case=K             a text message with invalid UTF-8 (see UTF8_CASES), then
                            wait without closing
 
@@ -232,6 +234,12 @@ async def handler(reader, writer):
             size = int(q["size"])
             op = 1 if q.get("type") == "text" else 2
             writer.write(hello + frame(op, b"s" * size))
+            await writer.drain()
+            await echo(reader, writer)
+        elif path == "/many":
+            writer.write(hello)
+            await read_frame(reader)
+            writer.write(b"".join(frame(1, b"m%d" % i) for i in range(int(q["n"]))))
             await writer.drain()
             await echo(reader, writer)
         elif path == "/utf8":

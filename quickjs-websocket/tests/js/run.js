@@ -306,7 +306,8 @@ const modes = {
     }
   },
 
-  // microtask checkpoint: promise continuations run after each message's dispatch
+  // microtask checkpoint: promise continuations run after each message's dispatch;
+  // url: peer_raw /many?n=N (N messages in one write once we said 'go')
   microtask () {
     const n = Number(rest[0] || 50)
     const ws = new WebSocket(url)
@@ -316,8 +317,7 @@ const modes = {
     ws.onopen = () => {
       log.push('open')
       Promise.resolve().then(() => log.push('open-p'))
-      // a burst: the echoes arrive together, several per read
-      for (let k = 0; k < n; k++) ws.send('m' + k)
+      ws.send('go')
     }
     ws.onmessage = (e) => {
       const k = i++
@@ -326,16 +326,18 @@ const modes = {
       if (k === n - 1) ws.close(1000)
     }
     // an async listener: its continuation after await must also run before the next message
+    // (e.data is read before the await: with "eventpool" the event object is reused)
     ws.addEventListener('message', async (e) => {
+      const d = e.data
       await null
       asyncDone++
-      log.push('a' + e.data.slice(1))
+      log.push('a' + d.slice(1))
     })
     ws.onclose = (e) => {
       log.push('close')
       Promise.resolve().then(() => {
         log.push('close-p')
-        done({ mode, log, asyncDone, close: { code: e.code, wasClean: e.wasClean } })
+        done({ mode, log, asyncDone, close: { code: e.code, wasClean: e.wasClean }, pool: poolStats() })
       })
     }
   },
