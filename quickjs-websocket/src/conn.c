@@ -309,6 +309,15 @@ int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
     if (c->state != ST_OPEN)
         return 0;
 
+    /* text is validated as it arrives, on every path: an invalid sequence
+     * fails the connection at once, and the work overlaps reception */
+    if (first)
+        c->u8 = 0;
+    if (!binary && (!utf8_stream(&c->u8, in, len) || (final && c->u8))) {
+        conn_fail(c, 1007, fail_text(1007));
+        return -1;
+    }
+
     if (!OPT(OPT_JOIN)) {
         /* naive path: hand every chunk to JS, which collects and joins */
         JSValue argv[5];
@@ -324,15 +333,10 @@ int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
 
     if (first && final && !c->rxlen) {
         /* whole message in one chunk: one copy, straight from lws' buffer */
-        if (binary) {
+        if (binary)
             deliver_message(c, JS_NewArrayBufferCopy(ctx, in, len));
-        } else {
-            if (!utf8_valid(in, len)) {
-                conn_fail(c, 1007, fail_text(1007));
-                goto check_fail;
-            }
+        else
             deliver_message(c, JS_NewStringLen(ctx, (const char *)in, len));
-        }
         goto check_fail;
     }
 
@@ -372,10 +376,6 @@ int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
             c->rxcap = 0;
             deliver_message(c, JS_NewArrayBuffer(ctx, buf, mlen, free_rx, NULL, 0));
         } else {
-            if (!utf8_valid(c->rx, mlen)) {
-                conn_fail(c, 1007, fail_text(1007));
-                goto check_fail;
-            }
             deliver_message(c, JS_NewStringLen(ctx, (const char *)c->rx, mlen));
             if (!OPT(OPT_FRAGBUF) || c->rxcap > (1u << 20)) {
                 free(c->rx);

@@ -124,6 +124,7 @@ struct conn {
     int fail_code; /* the connection was failed with this code (conn_fail) */
     int closed_dispatched;
     int aborted;
+    uint32_t u8;       /* UTF-8 validation state of the text message (utf8_stream) */
     /* receive accumulator (opt "join") */
     uint8_t *rx;
     size_t rxlen, rxcap;

@@ -50,6 +50,87 @@ int utf8_valid(const uint8_t *p, size_t len)
 }
 
 /*
+ * Incremental validation: a text message is checked chunk by chunk as it
+ * arrives, so an invalid sequence fails the connection at once (not when
+ * the message ends) and the work overlaps reception.  *st carries a
+ * sequence left open at the end of a chunk: 0 at a character boundary,
+ * else need | lo << 8 | hi << 16 -- continuation bytes still expected and
+ * the range the next one must lie in (RFC 3629: E0 A0..BF, ED 80..9F,
+ * F0 90..BF, F4 80..8F; otherwise 80..BF).
+ */
+#define U8_STATE(need, lo, hi) ((uint32_t)(need) | (uint32_t)(lo) << 8 | (uint32_t)(hi) << 16)
+
+static uint32_t u8_lead(uint8_t c)
+{
+    if (c >= 0xc2 && c <= 0xdf)
+        return U8_STATE(1, 0x80, 0xbf);
+    if (c == 0xe0)
+        return U8_STATE(2, 0xa0, 0xbf);
+    if (c == 0xed)
+        return U8_STATE(2, 0x80, 0x9f);
+    if (c >= 0xe1 && c <= 0xef)
+        return U8_STATE(2, 0x80, 0xbf);
+    if (c == 0xf0)
+        return U8_STATE(3, 0x90, 0xbf);
+    if (c == 0xf4)
+        return U8_STATE(3, 0x80, 0x8f);
+    if (c >= 0xf1 && c <= 0xf3)
+        return U8_STATE(3, 0x80, 0xbf);
+    return 0; /* not a lead byte */
+}
+
+/* one continuation byte of an open sequence: 1 ok (*s advanced), 0 invalid */
+static int u8_cont(uint32_t *s, uint8_t b)
+{
+    uint32_t need = *s & 3;
+    if (b < ((*s >> 8) & 0xff) || b > (*s >> 16))
+        return 0;
+    *s = need > 1 ? U8_STATE(need - 1, 0x80, 0xbf) : 0;
+    return 1;
+}
+
+int utf8_stream(uint32_t *st, const uint8_t *p, size_t len)
+{
+    const uint8_t *end = p + len, *cut = end;
+    uint32_t s = *st;
+    size_t i;
+    /* finish the sequence the previous chunk left open */
+    while (s && p < end) {
+        if (!u8_cont(&s, *p++))
+            return 0;
+    }
+    if (s || p == end) {
+        *st = s;
+        return 1;
+    }
+    /* a sequence left open by this chunk starts within its last 3 bytes */
+    for (i = 1; i <= 3 && i <= (size_t)(end - p); i++) {
+        uint8_t b = *(end - i);
+        if (b < 0x80)
+            break; /* ASCII: nothing open */
+        if (b >= 0xc0) { /* the last lead byte */
+            size_t n = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : 2;
+            if (n > i)
+                cut = end - i;
+            break;
+        }
+    }
+    if (!utf8_valid(p, (size_t)(cut - p)))
+        return 0;
+    if (cut < end) {
+        s = u8_lead(*cut);
+        if (!s)
+            return 0;
+        for (p = cut + 1; p < end; p++) {
+            if (!u8_cont(&s, *p))
+                return 0;
+        }
+    }
+    *st = s;
+    return 1;
+}
+
+/*
  * A JS string as UTF-8 the way browsers send it: as a USVString, each lone
  * surrogate replaced by U+FFFD.  QuickJS' JS_ToCStringLen() keeps a lone
  * surrogate as the 3-byte sequence ED A0..BF xx (invalid UTF-8); U+FFFD is

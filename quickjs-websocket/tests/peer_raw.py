@@ -19,8 +19,8 @@ Prints `WSBENCH-READY port=N` once listening on 127.0.0.1.  Behaviour by path:
   /send?size=N&type=T      one message of N bytes (text: ASCII), then echo
   /many?n=N                once the client's first message came: N text messages
                            "m0".."m<N-1>" in one write, then echo
-  /utf8?case=K             a text message with invalid UTF-8 (see UTF8_CASES), then
-                           wait without closing
+  /utf8?case=K             100 ms after the 101: a text message with invalid UTF-8
+                           (see UTF8_CASES), then wait without closing
 
 Every close frame received is reported on stdout as `CLOSE <code> <reason>` (`CLOSE
 none` when it carried no code), a TCP end without one as `EOF`.
@@ -243,7 +243,10 @@ async def handler(reader, writer):
             await writer.drain()
             await echo(reader, writer)
         elif path == "/utf8":
-            writer.write(hello + b"".join(UTF8_CASES[q["case"]]))
+            writer.write(hello)
+            await writer.drain()
+            await asyncio.sleep(0.1)  # after the handshake, not in the 101 write
+            writer.write(b"".join(UTF8_CASES[q["case"]]))
             await writer.drain()
             await wait_for_close(reader, writer)
         else:

@@ -45,3 +45,21 @@ def test_server_drops_tcp(peer_factory, variant):
     res = run_qjs("events", peer.url + "drop", env_extra=variant, timeout=30)
     assert [e["type"] for e in res["events"]] == ["open", "message", "error", "close"], res["events"]
     assert res["close"] == {"code": 1006, "reason": "", "wasClean": False}, res
+
+
+@pytest.mark.parametrize("case", ["frag", "split", "surrogate", "truncated", "partial"])
+def test_invalid_utf8_fails_fast(peer_factory, variant, case):
+    """Text is validated as it arrives: a first fragment with invalid bytes (or one that
+    makes the sequence invalid) fails the connection with 1007 while the server pauses
+    indefinitely, not when the message would end. 'partial' (invalid bytes inside a
+    frame whose rest never comes) needs our own parser: lws delivers a frame only at its
+    end or in 64 KiB pieces."""
+    if case == "partial" and variant:
+        pytest.skip("lws delivers partial frames only in 64 KiB pieces")
+    peer = peer_factory("raw")
+    res = run_qjs("events", peer.url + "utf8?case=" + case, env_extra=variant, timeout=30)
+    types = [e["type"] for e in res["events"]]
+    assert types == ["open", "error", "close"], res["events"]
+    assert res["close"]["code"] == 1007 and res["close"]["wasClean"] is False, res
+    assert res["events"][-1]["t"] - res["events"][0]["t"] < 2000, res["events"]
+    assert [l.split(" ")[:2] for l in peer.wait_line("CLOSE")] == [["CLOSE", "1007"]], peer.lines
