@@ -427,6 +427,21 @@ for (const [k, v] of [['CONNECTING', CONNECTING], ['OPEN', OPEN], ['CLOSING', CL
   Object.defineProperty(WebSocket.prototype, k, { value: v, enumerable: true })
 }
 
+/*
+ * The largest message accepted, in bytes, for every connection of the
+ * process: 256 MiB by default, or QJSWS_MAX_MESSAGE.  A larger message (by
+ * its frame header, or as its fragments add up) fails the connection with
+ * 1009 before more than the limit is buffered.  setMaxMessageSize() returns
+ * the previous value.
+ */
+export function getMaxMessageSize () { return lws.max_message() }
+export function setMaxMessageSize (bytes) {
+  if (typeof bytes !== 'number' || !Number.isInteger(bytes) || bytes < 0 || bytes > 0x7fffffff) {
+    throw new RangeError('setMaxMessageSize: bytes must be an integer from 0 to 2147483647')
+  }
+  return lws.max_message(bytes)
+}
+
 /* introspection for tests and the harness */
 export const options = OPT
 export function poolStats () { return lws.pool_stats() }

@@ -114,10 +114,14 @@ void conn_detach(conn *c)
 
 /*
  * Fail the WebSocket connection (RFC 6455 7.1.7): fire error (once), send a
- * close frame with `code` and drop the TCP connection; close then reports
- * `code` with wasClean false.  Own framing: the kill follows the flush at the
- * end of the service call.  lws path: lws sends the close frame when the rx
- * callback returns -1 (conn_receive) or in the writable callback.
+ * close frame with `code` and drop the TCP connection (no waiting for the
+ * answer); close then reports `code` with wasClean false.  Own framing: the
+ * kill follows the flush at the end of the service call.  lws path: lws'
+ * parser is paused (nothing more is parsed, however much a hostile server
+ * sends) and the writable callback writes the close frame and returns -1.
+ * The rx callback itself must not return nonzero: lws 4.3.5 then skips
+ * resetting its frame buffer, and if it was full (a 64 KiB piece of a longer
+ * frame) lws' close flow keeps parsing into it past its end.
  */
 void conn_fail(conn *c, int code, const char *reason)
 {
@@ -136,8 +140,7 @@ void conn_fail(conn *c, int code, const char *reason)
         c->kill_pending = 1;
         own_kick(c);
     } else {
-        if (!c->close_sent)
-            lws_close_reason(c->wsi, (enum lws_close_status)code, (unsigned char *)c->close_reason, rl);
+        lws_rx_flow_control(c->wsi, 0);
         lws_callback_on_writable(c->wsi);
     }
     conn_dispatch_error(c, reason);
@@ -305,14 +308,26 @@ int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
                  int binary, size_t remain)
 {
     JSContext *ctx = c->jsctx;
+    size_t room;
 
     if (c->state != ST_OPEN)
         return 0;
 
+    if (first) {
+        c->msg_len = 0;
+        c->u8 = 0;
+    }
+    /* the size limit, before anything is allocated: what came so far, this
+     * chunk, and what the frame still owes (its header announced it) */
+    room = g_max_message > c->msg_len ? g_max_message - c->msg_len : 0;
+    if (len > room || remain > room - len) {
+        conn_fail(c, 1009, fail_text(1009));
+        return -1;
+    }
+    c->msg_len += len;
+
     /* text is validated as it arrives, on every path: an invalid sequence
      * fails the connection at once, and the work overlaps reception */
-    if (first)
-        c->u8 = 0;
     if (!binary && (!utf8_stream(&c->u8, in, len) || (final && c->u8))) {
         conn_fail(c, 1007, fail_text(1007));
         return -1;
@@ -347,10 +362,13 @@ int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
         size_t need = c->rxlen + len, ncap;
         uint8_t *nb;
         if (OPT(OPT_FRAGBUF)) {
-            /* size from the frame header: what we have + what this frame still owes */
+            /* size from the frame header: what we have + what this frame
+             * still owes; doubling for later frames, never past the limit */
             ncap = need + remain;
             if (!first && ncap < c->rxcap * 2)
                 ncap = c->rxcap * 2;
+            if (ncap > g_max_message)
+                ncap = g_max_message > need ? g_max_message : need;
         } else {
             ncap = need; /* naive: grow to exactly what is needed, every chunk */
         }
@@ -435,7 +453,7 @@ static int conn_receive(conn *c, struct lws *wsi, const uint8_t *in, size_t len)
     size_t remain = (size_t)lws_remaining_packet_payload(wsi);
 
     if (conn_deliver(c, in, len, first, final, binary, remain) < 0)
-        return -1; /* failed: lws sends the close frame and drops TCP */
+        return 0; /* failed: the writable callback closes (see conn_fail) */
     /* lws_is_final_fragment(): FIN set and no payload left in the frame,
      * so lws' parser is between frames and no message is unfinished */
     if (c->hwait && final)
@@ -505,8 +523,12 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
             }
             return c->kill_pending ? -1 : 0;
         }
-        if (c->fail_code)
+        if (c->fail_code) {
+            /* failed: our close frame (close_code is the failure's), then drop TCP */
+            if (!c->close_sent)
+                lws_path_send_close(c);
             return -1;
+        }
         if (conn_drain(c) < 0)
             return -1;
         if (c->qhead) {

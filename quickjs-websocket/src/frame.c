@@ -465,6 +465,13 @@ static void own_parse(conn *c, const uint8_t *p, size_t n)
                     conn_fail(c, 1002, "unknown opcode");
                     return;
                 }
+                /* a data frame's announced length against the size limit:
+                 * fail before any of its payload arrives or is allocated */
+                if (op < 8 && c->state == ST_OPEN &&
+                    len + (op == 0 ? c->msg_len : 0) > g_max_message) {
+                    conn_fail(c, 1009, fail_text(1009));
+                    return;
+                }
                 c->in_payload = 1;
                 if (len)
                     continue;
@@ -483,10 +490,6 @@ static void own_parse(conn *c, const uint8_t *p, size_t n)
                 if (final)
                     c->msg_op = 0;
                 c->msg_first = 0;
-                if (c->f_left - take > SIZE_MAX / 2) {
-                    conn_fail(c, 1009, "message too big");
-                    return;
-                }
                 if (conn_deliver(c, p, take, first, final, binary, (size_t)(c->f_left - take)) < 0)
                     return; /* failed (conn_fail) */
             }

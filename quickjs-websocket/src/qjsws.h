@@ -49,6 +49,11 @@ enum {
 
 extern unsigned g_opts; /* set once, at module load */
 
+/* the largest message accepted (bytes); QJSWS_MAX_MESSAGE or max_message() */
+#define MAX_MESSAGE_DEFAULT ((size_t)256 << 20)
+#define MAX_MESSAGE_LIMIT ((size_t)INT32_MAX) /* QuickJS' largest ArrayBuffer */
+extern size_t g_max_message;
+
 #define OPT(x) (g_opts & (x))
 
 /* ------------------------------------------------------------------ */
@@ -125,6 +130,7 @@ struct conn {
     int closed_dispatched;
     int aborted;
     uint32_t u8;       /* UTF-8 validation state of the text message (utf8_stream) */
+    size_t msg_len;    /* bytes of the current data message so far */
     /* receive accumulator (opt "join") */
     uint8_t *rx;
     size_t rxlen, rxcap;

@@ -12,11 +12,13 @@ Prints `WSBENCH-READY port=N` once listening on 127.0.0.1.  Behaviour by path:
   /noreply                 echo; ignore the client's close frame (no answer, no FIN)
   /drop                    send text "bye", then drop TCP without a close frame
   /huge?len=N&type=T&send=M
-                           one frame header declaring N payload bytes (T text or
-                           binary), M payload bytes, then wait (no more bytes)
+                           100 ms after the 101: one frame header declaring N
+                           payload bytes (T text or binary), M payload bytes, then
+                           wait (no more bytes)
   /grow?size=N&count=C     one binary message in C fragments of N bytes (stops
                            early once the client closes)
-  /send?size=N&type=T      one message of N bytes (text: ASCII), then echo
+  /send?size=N&type=T      100 ms after the 101: one message of N bytes (text:
+                           ASCII), then echo
   /many?n=N                once the client's first message came: N text messages
                            "m0".."m<N-1>" in one write, then echo
   /utf8?case=K             100 ms after the 101: a text message with invalid UTF-8
@@ -213,7 +215,10 @@ async def handler(reader, writer):
         elif path == "/huge":
             n, m = int(q["len"]), int(q.get("send", "0"))
             op = 1 if q.get("type") == "text" else 2
-            writer.write(hello + frame(op, b"a" * m, length=n))
+            writer.write(hello)
+            await writer.drain()
+            await asyncio.sleep(0.1)  # after the handshake, not in the 101 write
+            writer.write(frame(op, b"a" * m, length=n))
             await writer.drain()
             await wait_for_close(reader, writer)
         elif path == "/grow":
@@ -233,7 +238,10 @@ async def handler(reader, writer):
         elif path == "/send":
             size = int(q["size"])
             op = 1 if q.get("type") == "text" else 2
-            writer.write(hello + frame(op, b"s" * size))
+            writer.write(hello)
+            await writer.drain()
+            await asyncio.sleep(0.1)
+            writer.write(frame(op, b"s" * size))
             await writer.drain()
             await echo(reader, writer)
         elif path == "/many":

@@ -63,3 +63,60 @@ def test_invalid_utf8_fails_fast(peer_factory, variant, case):
     assert res["close"]["code"] == 1007 and res["close"]["wasClean"] is False, res
     assert res["events"][-1]["t"] - res["events"][0]["t"] < 2000, res["events"]
     assert [l.split(" ")[:2] for l in peer.wait_line("CLOSE")] == [["CLOSE", "1007"]], peer.lines
+
+
+def event_types(res):
+    return [e["type"] for e in res["events"]]
+
+
+@pytest.mark.parametrize("length,kind", [(2 ** 31, "binary"), (2 ** 31, "text"), (2 ** 63 - 1, "binary")])
+def test_huge_declared_frame(peer_factory, variant, length, kind):
+    """A frame header announcing more than the limit (default 256 MiB), 100,000 bytes
+    of it, then silence: error, close 1009, without allocating the announced size
+    (the peak virtual size stays far below it)."""
+    peer = peer_factory("raw")
+    res = run_qjs("events", peer.url + "huge?len=%d&type=%s&send=100000" % (length, kind),
+                  env_extra=variant, timeout=30)
+    assert event_types(res) == ["open", "error", "close"], res["events"]
+    assert res["close"]["code"] == 1009 and res["close"]["wasClean"] is False, res
+    assert res["max"] == 256 << 20, res
+    assert 0 < res["peakVmKiB"] < 256 << 10, res  # all of qjs' address space stays under the limit
+    assert [l.split(" ")[:2] for l in peer.wait_line("CLOSE")] == [["CLOSE", "1009"]], peer.lines
+
+
+def test_fragments_grow_past_the_limit(peer_factory, variant):
+    """QJSWS_MAX_MESSAGE=1m and a message of 64 KiB continuation frames that keeps
+    growing (12.5 MiB offered): 1009 once it passes 1 MiB, nothing buffered beyond."""
+    peer = peer_factory("raw")
+    env = dict(variant, QJSWS_MAX_MESSAGE="1m")
+    res = run_qjs("events", peer.url + "grow?size=65536&count=200", env_extra=env, timeout=30)
+    assert event_types(res) == ["open", "error", "close"], res["events"]
+    assert res["close"]["code"] == 1009, res
+    assert res["max"] == 1 << 20, res
+    assert 0 < res["peakVmKiB"] < 32 << 10, res  # qjs + lws take ~13 MiB, the limit 1 MiB
+    assert [l.split(" ")[:2] for l in peer.wait_line("CLOSE")] == [["CLOSE", "1009"]], peer.lines
+
+
+@pytest.mark.parametrize("how", ["env", "js"])
+@pytest.mark.parametrize("kind", ["text", "binary"])
+@pytest.mark.parametrize("over", [0, 1])
+def test_limit_is_exact(peer_factory, variant, how, kind, over):
+    """A message of exactly the limit is delivered, one byte more fails with 1009; the
+    limit set by QJSWS_MAX_MESSAGE or by setMaxMessageSize()."""
+    limit = 1 << 20 if how == "env" else 1000
+    env = dict(variant)
+    if how == "env":
+        env["QJSWS_MAX_MESSAGE"] = "1M"
+    else:
+        env["QJSWS_TEST_SETMAX"] = str(limit)
+    peer = peer_factory("raw")
+    res = run_qjs("events", peer.url + "send?size=%d&type=%s" % (limit + over, kind), "close",
+                  env_extra=env, timeout=30)
+    assert res["max"] == limit, res
+    if over:
+        assert event_types(res) == ["open", "error", "close"], res["events"]
+        assert res["close"]["code"] == 1009, res
+    else:
+        assert event_types(res) == ["open", "message", "close"], res["events"]
+        assert res["events"][1]["len"] == limit and res["events"][1]["kind"] == kind, res["events"]
+        assert res["close"] == {"code": 1000, "reason": "", "wasClean": True}, res

@@ -3,7 +3,7 @@
 // Prints one JSON line with the results and exits 0 (the pytest side judges).
 import * as std from 'std'
 import * as os from 'os'
-import { WebSocket, poolStats, options } from '../../../build/quickjs-websocket/websocket.js'
+import { WebSocket, poolStats, options, getMaxMessageSize, setMaxMessageSize } from '../../../build/quickjs-websocket/websocket.js'
 
 const [, mode, url, ...rest] = scriptArgs
 
@@ -34,11 +34,16 @@ function textPattern (n) {
   return s.slice(0, n)
 }
 
-// peak resident set of this process (VmHWM), KiB
-function peakRss () {
-  const m = /VmHWM:\s+(\d+)/.exec(std.loadFile('/proc/self/status') || '')
+// peak resident set (VmHWM) and peak virtual size (VmPeak: counts allocations
+// never touched too) of this process, KiB
+function procStatus (key) {
+  const f = std.open('/proc/self/status', 'r') // (std.loadFile() reads /proc files as empty)
+  const text = f ? f.readAsString() : ''
+  if (f) f.close()
+  const m = new RegExp(key + ':\\s+(\\d+)').exec(text)
   return m ? Number(m[1]) : -1
 }
+function peakRss () { return procStatus('VmHWM') }
 
 function sameBytes (ab, u) {
   if (!(ab instanceof ArrayBuffer) || ab.byteLength !== u.length) return false
@@ -193,6 +198,10 @@ const modes = {
     r.badProto = name(() => new WebSocket(url, ['a b']))
     r.dupProto = name(() => new WebSocket(url, ['chat', 'chat']))
     r.constants = [WebSocket.CONNECTING, WebSocket.OPEN, WebSocket.CLOSING, WebSocket.CLOSED]
+    r.maxDefault = getMaxMessageSize()
+    r.setMaxBad = [-1, 2 ** 31, 1.5, '5', undefined].map((v) => name(() => setMaxMessageSize(v)))
+    r.setMaxOld = setMaxMessageSize(12345)
+    r.setMaxNew = setMaxMessageSize(r.maxDefault)
     const ws = new WebSocket(url + 'proto', ['superchat', 'chat'])
     r.url = ws.url
     r.initialState = ws.readyState
@@ -283,6 +292,10 @@ const modes = {
   // record every event with its time; optional actions:
   //   rest[0]: 'close' -> close(1000) once the first message (or open, if rest[1] is 'open') arrived
   events () {
+    // QJSWS_TEST_SETMAX: setMaxMessageSize() before connecting
+    const setMax = std.getenv('QJSWS_TEST_SETMAX')
+    const maxBefore = getMaxMessageSize()
+    if (setMax !== undefined) setMaxMessageSize(Number(setMax))
     const t0 = os.now()
     const ms = () => Math.round(os.now() - t0)
     const ws = new WebSocket(url)
@@ -302,7 +315,8 @@ const modes = {
     ws.onerror = (e) => ev.push({ type: 'error', t: ms(), message: e.message })
     ws.onclose = (e) => {
       ev.push({ type: 'close', t: ms() })
-      done({ mode, events: ev, close: { code: e.code, reason: e.reason, wasClean: e.wasClean }, readyState: ws.readyState, peakRssKiB: peakRss() })
+      done({ mode, events: ev, close: { code: e.code, reason: e.reason, wasClean: e.wasClean }, readyState: ws.readyState,
+        peakRssKiB: peakRss(), peakVmKiB: procStatus('VmPeak'), maxBefore, max: getMaxMessageSize() })
     }
   },
 
