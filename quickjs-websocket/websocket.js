@@ -408,16 +408,19 @@ export class WebSocket {
     const bufs = this._inbuf
     if (OPT.fragbuf) bufs.length = this._inCount
     this._inbuf = null
-    const buf = arrayBufferJoinNaive(bufs)
-    if (this._inBinary) {
-      this._emitMessage(buf)
+    let data
+    try {
+      data = arrayBufferJoinNaive(bufs)
+      if (!this._inBinary) data = lws.decode_utf8(data)
+    } catch (e) {
+      /* the joined buffer or the string could not be created */
+      if (this._conn !== null) this._conn.fail(1009, 'out of memory for the message')
+      return
+    }
+    if (data === null) {
+      if (this._conn !== null) this._conn.fail(1007)
     } else {
-      const s = lws.decode_utf8(buf)
-      if (s === null) {
-        if (this._conn !== null) this._conn.fail(1007)
-      } else {
-        this._emitMessage(s)
-      }
+      this._emitMessage(data)
     }
   }
 }

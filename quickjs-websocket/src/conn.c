@@ -279,16 +279,25 @@ static int conn_send(JSContext *ctx, conn *c, const uint8_t *p, size_t len, int 
 /* ------------------------------------------------------------------ */
 /* receiving                                                              */
 
-static int deliver_message(conn *c, JSValue v)
+#define NO_MEMORY_TEXT "out of memory for the message"
+
+/* a message's string or ArrayBuffer could not be created (out of memory,
+ * or past QuickJS' own limits): drop the pending exception, fail with 1009 */
+static void fail_no_memory(conn *c)
+{
+    JS_FreeValue(c->jsctx, JS_GetException(c->jsctx));
+    conn_fail(c, 1009, NO_MEMORY_TEXT);
+}
+
+static void deliver_message(conn *c, JSValue v)
 {
     JSContext *ctx = c->jsctx;
     if (JS_IsException(v)) {
-        js_std_dump_error(ctx);
-        return 0;
+        fail_no_memory(c);
+        return;
     }
     dispatch_js(ctx, c->msgfn, 1, (JSValueConst *)&v);
     JS_FreeValue(ctx, v);
-    return 0;
 }
 
 static void free_rx(JSRuntime *rt, void *opaque, void *ptr)
@@ -338,6 +347,10 @@ int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
         JSValue argv[5];
         argv[0] = JS_NewInt32(ctx, EV_CHUNK);
         argv[1] = JS_NewArrayBufferCopy(ctx, in, len);
+        if (JS_IsException(argv[1])) {
+            fail_no_memory(c);
+            goto check_fail;
+        }
         argv[2] = JS_NewBool(ctx, first);
         argv[3] = JS_NewBool(ctx, final);
         argv[4] = JS_NewBool(ctx, binary);
@@ -374,7 +387,7 @@ int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
         }
         nb = realloc(c->rx, ncap ? ncap : 1);
         if (!nb) {
-            conn_fail(c, 1009, fail_text(1009));
+            conn_fail(c, 1009, NO_MEMORY_TEXT);
             goto check_fail;
         }
         c->rx = nb;
@@ -390,9 +403,13 @@ int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
         if (binary) {
             /* hand the accumulator itself to the ArrayBuffer: no copy */
             uint8_t *buf = c->rx;
+            JSValue v;
             c->rx = NULL;
             c->rxcap = 0;
-            deliver_message(c, JS_NewArrayBuffer(ctx, buf, mlen, free_rx, NULL, 0));
+            v = JS_NewArrayBuffer(ctx, buf, mlen, free_rx, NULL, 0);
+            if (JS_IsException(v))
+                free(buf); /* not taken: QuickJS frees it only once it owns it */
+            deliver_message(c, v);
         } else {
             deliver_message(c, JS_NewStringLen(ctx, (const char *)c->rx, mlen));
             if (!OPT(OPT_FRAGBUF) || c->rxcap > (1u << 20)) {
@@ -808,17 +825,24 @@ JSValue js_conn_close(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
     return JS_UNDEFINED;
 }
 
-/* conn.fail(code): from JS (naive receive path) -- close with this code */
+/* conn.fail(code[, reason]): from JS (naive receive path) -- fail the
+ * connection with this code */
 JSValue js_conn_fail(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
 {
     conn *c = get_conn(ctx, this_val);
+    const char *r = NULL;
     int code;
-    UNUSED(argc);
     if (!c)
         return JS_EXCEPTION;
     if (JS_ToInt32(ctx, &code, argv[0]))
         return JS_EXCEPTION;
-    conn_fail(c, code, fail_text(code));
+    if (argc > 1 && JS_IsString(argv[1])) {
+        r = JS_ToCString(ctx, argv[1]);
+        if (!r) /* out of memory: the default text */
+            JS_FreeValue(ctx, JS_GetException(ctx));
+    }
+    conn_fail(c, code, r ? r : fail_text(code));
+    JS_FreeCString(ctx, r);
     return JS_UNDEFINED;
 }
 

@@ -286,7 +286,8 @@ const modes = {
       else ws.close(1000)
     }
     ws.onclose = (ev) => done({ mode, ok: JSON.stringify(got) === JSON.stringify(want), got: got.map((s) => s.slice(0, 40)),
-      echoed: e, bad, errors, close: { code: ev.code, reason: ev.reason, wasClean: ev.wasClean }, pool: poolStats() })
+      echoed: e, bad, errors, close: { code: ev.code, reason: ev.reason, wasClean: ev.wasClean }, pool: poolStats() },
+    std.getenv('QJSWS_TEST_NATURAL') !== undefined)
   },
 
   // record every event with its time; optional actions:
@@ -315,8 +316,10 @@ const modes = {
     ws.onerror = (e) => ev.push({ type: 'error', t: ms(), message: e.message })
     ws.onclose = (e) => {
       ev.push({ type: 'close', t: ms() })
+      // QJSWS_TEST_NATURAL: let the event loop run dry (runtime teardown, for valgrind)
       done({ mode, events: ev, close: { code: e.code, reason: e.reason, wasClean: e.wasClean }, readyState: ws.readyState,
-        peakRssKiB: peakRss(), peakVmKiB: procStatus('VmPeak'), maxBefore, max: getMaxMessageSize() })
+        peakRssKiB: peakRss(), peakVmKiB: procStatus('VmPeak'), maxBefore, max: getMaxMessageSize() },
+      std.getenv('QJSWS_TEST_NATURAL') !== undefined)
     }
   },
 
