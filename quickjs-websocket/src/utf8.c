@@ -136,9 +136,17 @@ int utf8_stream(uint32_t *st, const uint8_t *p, size_t len)
  * surrogate as the 3-byte sequence ED A0..BF xx (invalid UTF-8); U+FFFD is
  * EF BF BD, also 3 bytes, so the length never changes.  Only a 16-bit
  * string can hold a surrogate, and only then can 0xED appear at all
- * (8-bit strings come out as ASCII or C2/C3 pairs): for everything else
- * the check is one memchr() that finds nothing, and no copy is made.
+ * (8-bit strings come out as ASCII or C2/C3 pairs).
+ *
+ * Pure ASCII strings (the common case) cost one comparison: for them
+ * JS_ToCStringLen() returns a pointer into the string itself (QuickJS
+ * 2025-04-26: its text starts 16 bytes into the JSString), where no other
+ * result can point while the string is alive -- so the equality is proof,
+ * whatever the layout; a different layout only loses the shortcut.  Every
+ * other string gets one memchr() for 0xED, and a copy only if it holds a
+ * lone surrogate.
  */
+#define QJS_STRING_TEXT_OFFSET 16
 int usv_utf8(JSContext *ctx, JSValueConst v, usv_str *u)
 {
     size_t len;
@@ -151,6 +159,9 @@ int usv_utf8(JSContext *ctx, JSValueConst v, usv_str *u)
     u->copy = NULL;
     if (!s)
         return -1;
+    if (JS_VALUE_GET_TAG(v) == JS_TAG_STRING &&
+        s == (const char *)JS_VALUE_GET_PTR(v) + QJS_STRING_TEXT_OFFSET)
+        return 0; /* pure ASCII */
     e = len >= 3 ? memchr(s, 0xed, len - 2) : NULL;
     while (e && (e[1] & 0xe0) != 0xa0) /* ED 80..9F: U+D000..U+D7FF, fine */
         e = memchr(e + 1, 0xed, (size_t)((const uint8_t *)s + len - 2 - (e + 1)));
