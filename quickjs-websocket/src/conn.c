@@ -461,7 +461,7 @@ static int lws_path_send_close(conn *c)
     return 0;
 }
 
-/* lws path: an lws rx callback; returns -1 to make lws close the connection */
+/* lws path: an lws rx callback (always returns 0, see conn_fail) */
 static int conn_receive(conn *c, struct lws *wsi, const uint8_t *in, size_t len)
 {
     int first = lws_is_first_fragment(wsi);
@@ -802,8 +802,10 @@ JSValue js_conn_close(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
     if (JS_IsString(argv[1])) {
         usv_str u;
         size_t len;
-        if (usv_utf8(ctx, argv[1], &u) < 0)
+        if (usv_utf8(ctx, argv[1], &u) < 0) {
+            c->close_requested = 0;
             return JS_EXCEPTION;
+        }
         len = u.len > 123 ? 123 : u.len; /* checked in JS (SyntaxError) */
         memcpy(c->close_reason, u.p, len);
         c->close_reason_len = len;

@@ -620,13 +620,14 @@ static void own_unlink_handover(conn *c)
 
 /* outside lws: resume every paused lws parser; take over where it holds
  * nothing (the other paused ones are flow controlled, so lws' answer
- * covers this connection and unpaused ones only: no false "idle") */
+ * covers this connection and unpaused ones only: no false "idle").  A
+ * failed connection stays paused until it is closed (conn_fail). */
 void own_handover(void)
 {
     while (G.handover) {
         conn *c = G.handover;
         own_unlink_handover(c);
-        if (!c->wsi)
+        if (!c->wsi || c->fail_code)
             continue;
         lws_rx_flow_control(c->wsi, 1);
         if (lws_idle(c))
