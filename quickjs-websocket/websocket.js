@@ -202,7 +202,14 @@ export class WebSocket {
     if (this._deferred !== null) {
       const q = this._deferred
       this._deferred = null
-      os.setTimeout(() => { for (const e of q) this._event(e[0], e[1], e[2], e[3], e[4]) }, 0)
+      /* one timer per event: qjs runs the promise jobs after each handler,
+         the same microtask checkpoint C does after events it dispatches */
+      const next = () => {
+        const e = q.shift()
+        this._event(e[0], e[1], e[2], e[3], e[4])
+        if (q.length) os.setTimeout(next, 0)
+      }
+      os.setTimeout(next, 0)
     }
     schedule(false)
   }
@@ -401,16 +408,19 @@ export class WebSocket {
     const bufs = this._inbuf
     if (OPT.fragbuf) bufs.length = this._inCount
     this._inbuf = null
-    const buf = arrayBufferJoinNaive(bufs)
-    if (this._inBinary) {
-      this._emitMessage(buf)
+    let data
+    try {
+      data = arrayBufferJoinNaive(bufs)
+      if (!this._inBinary) data = lws.decode_utf8(data)
+    } catch (e) {
+      /* the joined buffer or the string could not be created */
+      if (this._conn !== null) this._conn.fail(1009, 'out of memory for the message')
+      return
+    }
+    if (data === null) {
+      if (this._conn !== null) this._conn.fail(1007)
     } else {
-      const s = lws.decode_utf8(buf)
-      if (s === null) {
-        if (this._conn !== null) this._conn.fail(1007)
-      } else {
-        this._emitMessage(s)
-      }
+      this._emitMessage(data)
     }
   }
 }
@@ -418,6 +428,21 @@ export class WebSocket {
 for (const [k, v] of [['CONNECTING', CONNECTING], ['OPEN', OPEN], ['CLOSING', CLOSING], ['CLOSED', CLOSED]]) {
   Object.defineProperty(WebSocket, k, { value: v, enumerable: true })
   Object.defineProperty(WebSocket.prototype, k, { value: v, enumerable: true })
+}
+
+/*
+ * The largest message accepted, in bytes, for every connection of the
+ * process: 256 MiB by default, or QJSWS_MAX_MESSAGE.  A larger message (by
+ * its frame header, or as its fragments add up) fails the connection with
+ * 1009 before more than the limit is buffered.  setMaxMessageSize() returns
+ * the previous value.
+ */
+export function getMaxMessageSize () { return lws.max_message() }
+export function setMaxMessageSize (bytes) {
+  if (typeof bytes !== 'number' || !Number.isInteger(bytes) || bytes < 0 || bytes > 0x7fffffff) {
+    throw new RangeError('setMaxMessageSize: bytes must be an integer from 0 to 2147483647')
+  }
+  return lws.max_message(bytes)
 }
 
 /* introspection for tests and the harness */

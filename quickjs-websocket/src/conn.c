@@ -19,6 +19,37 @@ void call_js(JSContext *ctx, JSValueConst fn, int argc, JSValueConst *argv)
     JS_FreeValue(ctx, r);
 }
 
+/* HTML's "perform a microtask checkpoint": run promise jobs until none is left */
+static void run_microtasks(void)
+{
+    JSContext *jctx;
+    G.dispatch_depth++; /* an event raised from a job gets no checkpoint of its own */
+    while (JS_IsJobPending(G.rt)) {
+        if (JS_ExecutePendingJob(G.rt, &jctx) < 0)
+            js_std_dump_error(jctx);
+    }
+    G.dispatch_depth--;
+}
+
+/*
+ * Dispatch one event (open, message, naive chunk, error, close) to the JS
+ * side.  After each outermost dispatch from the event loop, the promise
+ * jobs it queued run before anything else, as browsers and Node do after
+ * every event: one service call can dispatch thousands of messages, and an
+ * `await` or `.then` in onmessage must see each message's continuation
+ * before the next message.  Nested dispatches (an event raised while JS is
+ * on the stack, e.g. error from conn.fail()) and calls outside service
+ * (qjs runs the jobs itself after every handler) are left alone.  With no
+ * job pending the cost is one JS_IsJobPending() call.
+ */
+static void dispatch_js(JSContext *ctx, JSValueConst fn, int argc, JSValueConst *argv)
+{
+    G.dispatch_depth++;
+    call_js(ctx, fn, argc, argv);
+    if (--G.dispatch_depth == 0 && G.in_service && JS_IsJobPending(G.rt))
+        run_microtasks();
+}
+
 void conn_dispatch_close(conn *c, int code, const char *reason, size_t rlen, int clean)
 {
     JSContext *ctx = c->jsctx;
@@ -31,7 +62,7 @@ void conn_dispatch_close(conn *c, int code, const char *reason, size_t rlen, int
     argv[1] = JS_NewInt32(ctx, code);
     argv[2] = JS_NewStringLen(ctx, reason ? reason : "", reason ? rlen : 0);
     argv[3] = JS_NewBool(ctx, clean);
-    call_js(ctx, c->evfn, 4, (JSValueConst *)argv);
+    dispatch_js(ctx, c->evfn, 4, (JSValueConst *)argv);
     JS_FreeValue(ctx, argv[2]);
 }
 
@@ -41,7 +72,7 @@ void conn_dispatch_error(conn *c, const char *msg)
     JSValue argv[2];
     argv[0] = JS_NewInt32(ctx, EV_ERROR);
     argv[1] = JS_NewString(ctx, msg ? msg : "");
-    call_js(ctx, c->evfn, 2, (JSValueConst *)argv);
+    dispatch_js(ctx, c->evfn, 2, (JSValueConst *)argv);
     JS_FreeValue(ctx, argv[1]);
 }
 
@@ -79,6 +110,64 @@ void conn_detach(conn *c)
     c->self = JS_UNDEFINED;
     /* may finalize the conn: must be last */
     JS_FreeValue(c->jsctx, self);
+}
+
+/*
+ * Fail the WebSocket connection (RFC 6455 7.1.7): fire error (once), send a
+ * close frame with `code` and drop the TCP connection (no waiting for the
+ * answer); close then reports `code` with wasClean false.  Own framing: the
+ * kill follows the flush at the end of the service call.  lws path: lws'
+ * parser is paused (nothing more is parsed, however much a hostile server
+ * sends) and the writable callback writes the close frame and returns -1.
+ * The rx callback itself must not return nonzero: lws 4.3.5 then skips
+ * resetting its frame buffer, and if it was full (a 64 KiB piece of a longer
+ * frame) lws' close flow keeps parsing into it past its end.
+ */
+void conn_fail(conn *c, int code, const char *reason)
+{
+    size_t rl = strlen(reason);
+    if (c->fail_code || c->closed_dispatched || !c->wsi)
+        return;
+    if (rl > 123)
+        rl = 123;
+    c->fail_code = code;
+    c->close_code = code;
+    memcpy(c->close_reason, reason, rl);
+    c->close_reason_len = rl;
+    c->state = ST_CLOSING;
+    if (c->own) {
+        own_send_close(c, code, reason, rl);
+        c->kill_pending = 1;
+        own_kick(c);
+    } else {
+        lws_rx_flow_control(c->wsi, 0);
+        lws_callback_on_writable(c->wsi);
+    }
+    conn_dispatch_error(c, reason);
+}
+
+/*
+ * The TCP connection is gone: report close.  wasClean only if the close
+ * handshake completed (a close frame came and ours went out, RFC 6455
+ * 7.1.4); without a close frame from the peer the code is 1006 (7.1.5).
+ */
+static void conn_closed(conn *c)
+{
+    if (c->closed_dispatched)
+        return;
+    if (c->fail_code) {
+        conn_dispatch_close(c, c->fail_code, c->close_reason, c->close_reason_len, 0);
+    } else if (c->peer_closed) {
+        /* own framing: our close frame queued and the queue written out;
+         * lws path: ours was written by us, or lws answers the peer's */
+        int sent = c->own ? c->close_sent && !c->tx_failed && !c->ohead : 1;
+        conn_dispatch_close(c, c->peer_code, c->peer_reason, c->peer_reason_len, sent);
+    } else {
+        /* an error only where nobody asked for the end */
+        if (!c->aborted && !c->close_requested)
+            conn_dispatch_error(c, "connection lost");
+        conn_dispatch_close(c, 1006, "", 0, 0);
+    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -190,16 +279,25 @@ static int conn_send(JSContext *ctx, conn *c, const uint8_t *p, size_t len, int 
 /* ------------------------------------------------------------------ */
 /* receiving                                                              */
 
-static int deliver_message(conn *c, JSValue v)
+#define NO_MEMORY_TEXT "out of memory for the message"
+
+/* a message's string or ArrayBuffer could not be created (out of memory,
+ * or past QuickJS' own limits): drop the pending exception, fail with 1009 */
+static void fail_no_memory(conn *c)
+{
+    JS_FreeValue(c->jsctx, JS_GetException(c->jsctx));
+    conn_fail(c, 1009, NO_MEMORY_TEXT);
+}
+
+static void deliver_message(conn *c, JSValue v)
 {
     JSContext *ctx = c->jsctx;
     if (JS_IsException(v)) {
-        js_std_dump_error(ctx);
-        return 0;
+        fail_no_memory(c);
+        return;
     }
-    call_js(ctx, c->msgfn, 1, (JSValueConst *)&v);
+    dispatch_js(ctx, c->msgfn, 1, (JSValueConst *)&v);
     JS_FreeValue(ctx, v);
-    return 0;
 }
 
 static void free_rx(JSRuntime *rt, void *opaque, void *ptr)
@@ -211,41 +309,62 @@ static void free_rx(JSRuntime *rt, void *opaque, void *ptr)
 
 /*
  * One chunk of a data message.  `remain` is what the current frame still
- * owes after this chunk.  Returns -1 when the connection is to be failed
- * (c->fail_code set).
+ * owes after this chunk.  Returns -1 when the connection was failed
+ * (conn_fail).  Nothing is delivered once the connection is closing
+ * (close() called, a close frame received, or failed), as in browsers.
  */
 int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
                  int binary, size_t remain)
 {
     JSContext *ctx = c->jsctx;
+    size_t room;
 
-    if (c->state != ST_OPEN && c->state != ST_CLOSING)
+    if (c->state != ST_OPEN)
         return 0;
+
+    if (first) {
+        c->msg_len = 0;
+        c->u8 = 0;
+    }
+    /* the size limit, before anything is allocated: what came so far, this
+     * chunk, and what the frame still owes (its header announced it) */
+    room = g_max_message > c->msg_len ? g_max_message - c->msg_len : 0;
+    if (len > room || remain > room - len) {
+        conn_fail(c, 1009, fail_text(1009));
+        return -1;
+    }
+    c->msg_len += len;
+
+    /* text is validated as it arrives, on every path: an invalid sequence
+     * fails the connection at once, and the work overlaps reception */
+    if (!binary && (!utf8_stream(&c->u8, in, len) || (final && c->u8))) {
+        conn_fail(c, 1007, fail_text(1007));
+        return -1;
+    }
 
     if (!OPT(OPT_JOIN)) {
         /* naive path: hand every chunk to JS, which collects and joins */
         JSValue argv[5];
         argv[0] = JS_NewInt32(ctx, EV_CHUNK);
         argv[1] = JS_NewArrayBufferCopy(ctx, in, len);
+        if (JS_IsException(argv[1])) {
+            fail_no_memory(c);
+            goto check_fail;
+        }
         argv[2] = JS_NewBool(ctx, first);
         argv[3] = JS_NewBool(ctx, final);
         argv[4] = JS_NewBool(ctx, binary);
-        call_js(ctx, c->evfn, 5, (JSValueConst *)argv);
+        dispatch_js(ctx, c->evfn, 5, (JSValueConst *)argv);
         JS_FreeValue(ctx, argv[1]);
         goto check_fail;
     }
 
     if (first && final && !c->rxlen) {
         /* whole message in one chunk: one copy, straight from lws' buffer */
-        if (binary) {
+        if (binary)
             deliver_message(c, JS_NewArrayBufferCopy(ctx, in, len));
-        } else {
-            if (!utf8_valid(in, len)) {
-                c->fail_code = 1007;
-                goto check_fail;
-            }
+        else
             deliver_message(c, JS_NewStringLen(ctx, (const char *)in, len));
-        }
         goto check_fail;
     }
 
@@ -256,16 +375,19 @@ int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
         size_t need = c->rxlen + len, ncap;
         uint8_t *nb;
         if (OPT(OPT_FRAGBUF)) {
-            /* size from the frame header: what we have + what this frame still owes */
+            /* size from the frame header: what we have + what this frame
+             * still owes; doubling for later frames, never past the limit */
             ncap = need + remain;
             if (!first && ncap < c->rxcap * 2)
                 ncap = c->rxcap * 2;
+            if (ncap > g_max_message)
+                ncap = g_max_message > need ? g_max_message : need;
         } else {
             ncap = need; /* naive: grow to exactly what is needed, every chunk */
         }
         nb = realloc(c->rx, ncap ? ncap : 1);
         if (!nb) {
-            c->fail_code = 1009;
+            conn_fail(c, 1009, NO_MEMORY_TEXT);
             goto check_fail;
         }
         c->rx = nb;
@@ -281,14 +403,14 @@ int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
         if (binary) {
             /* hand the accumulator itself to the ArrayBuffer: no copy */
             uint8_t *buf = c->rx;
+            JSValue v;
             c->rx = NULL;
             c->rxcap = 0;
-            deliver_message(c, JS_NewArrayBuffer(ctx, buf, mlen, free_rx, NULL, 0));
+            v = JS_NewArrayBuffer(ctx, buf, mlen, free_rx, NULL, 0);
+            if (JS_IsException(v))
+                free(buf); /* not taken: QuickJS frees it only once it owns it */
+            deliver_message(c, v);
         } else {
-            if (!utf8_valid(c->rx, mlen)) {
-                c->fail_code = 1007;
-                goto check_fail;
-            }
             deliver_message(c, JS_NewStringLen(ctx, (const char *)c->rx, mlen));
             if (!OPT(OPT_FRAGBUF) || c->rxcap > (1u << 20)) {
                 free(c->rx);
@@ -311,7 +433,35 @@ const char *fail_text(int code)
     }
 }
 
-/* lws path: an lws rx callback; returns -1 to make lws close the connection */
+/*
+ * lws path: our close frame.  We write it ourselves instead of returning -1
+ * with lws_close_reason(): lws' own close flow swallows the peer's answer,
+ * so a TCP drop could not be told from a completed handshake.  This way
+ * lws stays established and reports the answer (PEER_INITIATED_CLOSE).
+ * lws_write() frames and masks opcode 8 for LWS_WRITE_CLOSE, whose value (4)
+ * lws 4.3.5 keeps in a private header (lib/roles/ws/private-lib-roles-ws.h;
+ * the public enum leaves 4 free for it).
+ */
+#define QJSWS_LWS_WRITE_CLOSE ((enum lws_write_protocol)4)
+
+static int lws_path_send_close(conn *c)
+{
+    uint8_t b[LWS_PRE + 125];
+    size_t n = 0;
+    if (c->close_code != 1005) {
+        b[LWS_PRE] = (uint8_t)(c->close_code >> 8);
+        b[LWS_PRE + 1] = (uint8_t)c->close_code;
+        memcpy(b + LWS_PRE + 2, c->close_reason, c->close_reason_len);
+        n = 2 + c->close_reason_len;
+    }
+    if (lws_write(c->wsi, b + LWS_PRE, n, QJSWS_LWS_WRITE_CLOSE) < 0)
+        return -1;
+    c->close_sent = 1;
+    lws_set_timeout(c->wsi, PENDING_TIMEOUT_CLOSE_ACK, 5);
+    return 0;
+}
+
+/* lws path: an lws rx callback (always returns 0, see conn_fail) */
 static int conn_receive(conn *c, struct lws *wsi, const uint8_t *in, size_t len)
 {
     int first = lws_is_first_fragment(wsi);
@@ -319,24 +469,12 @@ static int conn_receive(conn *c, struct lws *wsi, const uint8_t *in, size_t len)
     int binary = lws_frame_is_binary(wsi);
     size_t remain = (size_t)lws_remaining_packet_payload(wsi);
 
-    if (first)
-        c->msg_op = binary ? 2 : 1;
-    if (final && !remain)
-        c->msg_op = 0;
-    if (conn_deliver(c, in, len, first, final, binary, remain) < 0) {
-        const char *r = fail_text(c->fail_code);
-        size_t rl = strlen(r);
-        c->close_code = c->fail_code;
-        memcpy(c->close_reason, r, rl);
-        c->close_reason_len = rl;
-        lws_close_reason(wsi, (enum lws_close_status)c->fail_code, (unsigned char *)c->close_reason,
-                         c->close_reason_len);
-        if (!c->closed_dispatched && c->wsi) {
-            conn_dispatch_error(c, r);
-            c->state = ST_CLOSING;
-        }
-        return -1;
-    }
+    if (conn_deliver(c, in, len, first, final, binary, remain) < 0)
+        return 0; /* failed: the writable callback closes (see conn_fail) */
+    /* lws_is_final_fragment(): FIN set and no payload left in the frame,
+     * so lws' parser is between frames and no message is unfinished */
+    if (c->hwait && final)
+        own_message_end(c);
     return 0;
 }
 
@@ -378,17 +516,11 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
     case LWS_CALLBACK_CLIENT_ESTABLISHED: {
         JSValue argv[2];
         c->state = ST_OPEN;
-        if (OPT(OPT_FRAMING) && !c->secure) {
-            int fd = (int)lws_get_socket_fd(wsi);
-            if (fd >= 0 && fd < FDMAP_MAX && !g_fdmap[fd] && !lws_partial_buffered(wsi)) {
-                c->fd = fd;
-                c->own = 1;
-                g_fdmap[fd] = c;
-            }
-        }
+        if (OPT(OPT_FRAMING) && !c->secure)
+            own_established(c);
         argv[0] = JS_NewInt32(c->jsctx, EV_OPEN);
         argv[1] = JS_NewString(c->jsctx, c->protocol);
-        call_js(c->jsctx, c->evfn, 2, (JSValueConst *)argv);
+        dispatch_js(c->jsctx, c->evfn, 2, (JSValueConst *)argv);
         JS_FreeValue(c->jsctx, argv[1]);
         if (c->qhead || c->close_requested)
             lws_callback_on_writable(wsi);
@@ -408,19 +540,20 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
             }
             return c->kill_pending ? -1 : 0;
         }
-        if (c->fail_code)
+        if (c->fail_code) {
+            /* failed: our close frame (close_code is the failure's), then drop TCP */
+            if (!c->close_sent)
+                lws_path_send_close(c);
             return -1;
+        }
         if (conn_drain(c) < 0)
             return -1;
         if (c->qhead) {
             lws_callback_on_writable(wsi);
             return 0;
         }
-        if (c->close_requested && !lws_partial_buffered(wsi)) {
-            lws_close_reason(wsi, (enum lws_close_status)c->close_code,
-                             (unsigned char *)c->close_reason, c->close_reason_len);
-            return -1;
-        }
+        if (c->close_requested && !c->close_sent && !lws_partial_buffered(wsi))
+            return lws_path_send_close(c);
         return 0;
 
     case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE: {
@@ -439,7 +572,9 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
         }
         if (c->state == ST_OPEN)
             c->state = ST_CLOSING;
-        return 0;
+        /* the answer to our close frame: handshake complete, drop TCP (lws
+         * answers a peer-initiated close itself) */
+        return c->close_sent ? -1 : 0;
     }
 
     case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
@@ -450,19 +585,7 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
         return 0;
 
     case LWS_CALLBACK_CLIENT_CLOSED:
-        if (!c->closed_dispatched) {
-            if (c->fail_code)
-                conn_dispatch_close(c, c->fail_code, c->close_reason, c->close_reason_len, 0);
-            else if (c->peer_closed)
-                conn_dispatch_close(c, c->peer_code, c->peer_reason, c->peer_reason_len, 1);
-            else if (c->close_requested && !c->aborted)
-                conn_dispatch_close(c, c->close_code, c->close_reason, c->close_reason_len, 1);
-            else {
-                if (!c->aborted)
-                    conn_dispatch_error(c, "connection lost");
-                conn_dispatch_close(c, 1006, "", 0, 0);
-            }
-        }
+        conn_closed(c);
         return 0;
 
     case LWS_CALLBACK_WSI_DESTROY:
@@ -634,13 +757,12 @@ JSValue js_conn_send(JSContext *ctx, JSValueConst this_val, int argc, JSValueCon
     text = JS_ToBool(ctx, argv[1]);
 
     if (JS_IsString(argv[0])) {
-        size_t len;
-        const char *s = JS_ToCStringLen(ctx, &len, argv[0]);
+        usv_str u;
         int r;
-        if (!s)
+        if (usv_utf8(ctx, argv[0], &u) < 0)
             return JS_EXCEPTION;
-        r = conn_send(ctx, c, (const uint8_t *)s, len, 1);
-        JS_FreeCString(ctx, s);
+        r = conn_send(ctx, c, (const uint8_t *)u.p, u.len, 1);
+        usv_free(ctx, &u);
         return r < 0 ? JS_EXCEPTION : JS_UNDEFINED;
     } else {
         size_t size;
@@ -672,21 +794,22 @@ JSValue js_conn_close(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
         return JS_EXCEPTION;
     if (!JS_IsUndefined(argv[0]) && JS_ToInt32(ctx, &code, argv[0]))
         return JS_EXCEPTION;
-    if (!c->wsi || c->close_requested || c->closed_dispatched)
+    if (!c->wsi || c->close_requested || c->closed_dispatched || c->fail_code || c->peer_closed)
         return JS_UNDEFINED;
     c->close_requested = 1;
     c->close_code = code;
     c->close_reason_len = 0;
     if (JS_IsString(argv[1])) {
+        usv_str u;
         size_t len;
-        const char *s = JS_ToCStringLen(ctx, &len, argv[1]);
-        if (!s)
+        if (usv_utf8(ctx, argv[1], &u) < 0) {
+            c->close_requested = 0;
             return JS_EXCEPTION;
-        if (len > 123)
-            len = 123;
-        memcpy(c->close_reason, s, len);
+        }
+        len = u.len > 123 ? 123 : u.len; /* checked in JS (SyntaxError) */
+        memcpy(c->close_reason, u.p, len);
         c->close_reason_len = len;
-        JS_FreeCString(ctx, s);
+        usv_free(ctx, &u);
     }
     if (c->state == ST_CONNECTING) {
         c->aborted = 1;
@@ -704,23 +827,24 @@ JSValue js_conn_close(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
     return JS_UNDEFINED;
 }
 
-/* conn.fail(code): from JS (naive receive path) -- close with this code */
+/* conn.fail(code[, reason]): from JS (naive receive path) -- fail the
+ * connection with this code */
 JSValue js_conn_fail(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
 {
     conn *c = get_conn(ctx, this_val);
+    const char *r = NULL;
     int code;
-    UNUSED(argc);
     if (!c)
         return JS_EXCEPTION;
     if (JS_ToInt32(ctx, &code, argv[0]))
         return JS_EXCEPTION;
-    if (c->wsi && c->own) {
-        const char *r = fail_text(code);
-        own_fail(c, code, r, strlen(r));
-    } else if (c->wsi && !c->fail_code) {
-        c->fail_code = code;
-        lws_callback_on_writable(c->wsi);
+    if (argc > 1 && JS_IsString(argv[1])) {
+        r = JS_ToCString(ctx, argv[1]);
+        if (!r) /* out of memory: the default text */
+            JS_FreeValue(ctx, JS_GetException(ctx));
     }
+    conn_fail(c, code, r ? r : fail_text(code));
+    JS_FreeCString(ctx, r);
     return JS_UNDEFINED;
 }
 

@@ -17,6 +17,7 @@ void conn_detach(conn *c);
 int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
                  int binary, size_t remain);
 const char *fail_text(int code);
+void conn_fail(conn *c, int code, const char *reason);
 
 JSValue js_connect(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
 JSValue js_conn_send(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);

@@ -16,10 +16,12 @@ conn *g_fdmap[FDMAP_MAX];
 /*
  * For ws:// connections lws does the connect and the opening handshake;
  * once the connection is established we frame, mask and write ourselves
- * (queued frames are coalesced into one sendmsg per wakeup), and, as soon
- * as lws holds no buffered rx and is between frames, read and parse the
- * socket ourselves (lws' own parser handles one byte per call).  lws still
- * owns the wsi: writable notifications, timeouts and the final close.
+ * (queued frames are coalesced into one sendmsg per wakeup), and read and
+ * parse the socket ourselves (lws' own parser handles one byte per call).
+ * Both directions are handed over together, and only where lws' parser is
+ * between frames with no message unfinished and holds no buffered bytes
+ * (see "handing over" below).  lws still owns the wsi: writable
+ * notifications, timeouts and the final close.
  */
 
 typedef struct oblk {
@@ -213,6 +215,7 @@ int own_flush(conn *c)
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK)
                 return 0;
+            c->tx_failed = 1;
             return -1;
         }
         G.own_writes++;
@@ -330,27 +333,10 @@ void own_send_close(conn *c, int code, const char *reason, size_t rlen)
             memcpy(b + 2, reason, rlen);
         n = 2 + rlen;
     }
-    if (own_append(c, 8, b, n) < 0)
+    if (own_append(c, 8, b, n) < 0) {
+        c->tx_failed = 1;
         c->kill_pending = 1;
-}
-
-/* fail the connection: close frame with code, then drop the TCP connection */
-void own_fail(conn *c, int code, const char *reason, size_t rlen)
-{
-    if (!c->fail_code)
-        c->fail_code = code;
-    c->close_code = code;
-    if (rlen > sizeof(c->close_reason))
-        rlen = sizeof(c->close_reason);
-    memcpy(c->close_reason, reason, rlen);
-    c->close_reason_len = rlen;
-    if (!c->closed_dispatched && c->state != ST_CLOSED) {
-        conn_dispatch_error(c, reason);
-        c->state = ST_CLOSING;
     }
-    own_send_close(c, code, reason, rlen);
-    c->kill_pending = 1;
-    own_kick(c);
 }
 
 static int close_code_ok(int code)
@@ -373,18 +359,18 @@ static void own_control(conn *c)
         int code = 1005;
         size_t rl = 0;
         if (c->ctllen == 1) {
-            own_fail(c, 1002, "bad close frame", 15);
+            conn_fail(c, 1002, "bad close frame");
             return;
         }
         if (c->ctllen >= 2) {
             code = (c->ctl[0] << 8) | c->ctl[1];
             rl = c->ctllen - 2;
             if (!close_code_ok(code)) {
-                own_fail(c, 1002, "bad close code", 14);
+                conn_fail(c, 1002, "bad close code");
                 return;
             }
             if (!utf8_valid(c->ctl + 2, rl)) {
-                own_fail(c, 1007, "invalid UTF-8 in close reason", 29);
+                conn_fail(c, 1007, "invalid UTF-8 in close reason");
                 return;
             }
         }
@@ -425,7 +411,7 @@ static void own_parse(conn *c, const uint8_t *p, size_t n)
             if (c->hdrneed == 2) {
                 uint8_t l7 = c->hdr[1] & 0x7f;
                 if (c->hdr[1] & 0x80) {
-                    own_fail(c, 1002, "masked frame from server", 24);
+                    conn_fail(c, 1002, "masked frame from server");
                     return;
                 }
                 if (l7 == 126 || l7 == 127) {
@@ -445,7 +431,7 @@ static void own_parse(conn *c, const uint8_t *p, size_t n)
                     for (i = 0; i < 8; i++)
                         len = (len << 8) | c->hdr[2 + i];
                     if (len >> 63) {
-                        own_fail(c, 1002, "bad frame length", 16);
+                        conn_fail(c, 1002, "bad frame length");
                         return;
                     }
                 }
@@ -454,29 +440,36 @@ static void own_parse(conn *c, const uint8_t *p, size_t n)
                 c->f_left = len;
                 c->hdrneed = 0;
                 if (b0 & 0x70) {
-                    own_fail(c, 1002, "reserved bits set", 17);
+                    conn_fail(c, 1002, "reserved bits set");
                     return;
                 }
                 if (op >= 8) {
                     if (op > 10 || !c->f_fin || len > 125) {
-                        own_fail(c, 1002, "bad control frame", 17);
+                        conn_fail(c, 1002, "bad control frame");
                         return;
                     }
                     c->ctllen = 0;
                 } else if (op == 0) {
                     if (!c->msg_op) {
-                        own_fail(c, 1002, "unexpected continuation", 23);
+                        conn_fail(c, 1002, "unexpected continuation");
                         return;
                     }
                 } else if (op == 1 || op == 2) {
                     if (c->msg_op) {
-                        own_fail(c, 1002, "expected continuation", 21);
+                        conn_fail(c, 1002, "expected continuation");
                         return;
                     }
                     c->msg_op = op;
                     c->msg_first = 1;
                 } else {
-                    own_fail(c, 1002, "unknown opcode", 14);
+                    conn_fail(c, 1002, "unknown opcode");
+                    return;
+                }
+                /* a data frame's announced length against the size limit:
+                 * fail before any of its payload arrives or is allocated */
+                if (op < 8 && c->state == ST_OPEN &&
+                    len + (op == 0 ? c->msg_len : 0) > g_max_message) {
+                    conn_fail(c, 1009, fail_text(1009));
                     return;
                 }
                 c->in_payload = 1;
@@ -497,17 +490,8 @@ static void own_parse(conn *c, const uint8_t *p, size_t n)
                 if (final)
                     c->msg_op = 0;
                 c->msg_first = 0;
-                if (c->f_left - take > SIZE_MAX / 2) {
-                    own_fail(c, 1009, "message too big", 15);
-                    return;
-                }
-                if (conn_deliver(c, p, take, first, final, binary, (size_t)(c->f_left - take)) < 0) {
-                    const char *r = fail_text(c->fail_code);
-                    int code = c->fail_code;
-                    c->fail_code = 0;
-                    own_fail(c, code, r, strlen(r));
-                    return;
-                }
+                if (conn_deliver(c, p, take, first, final, binary, (size_t)(c->f_left - take)) < 0)
+                    return; /* failed (conn_fail) */
             }
             p += take;
             n -= take;
@@ -555,9 +539,106 @@ static void own_read(conn *c)
     }
 }
 
+/* ------------------------------------------------------------------ */
+/* handing a connection over from lws to our framing                     */
+
+/*
+ * lws' parser state is private; what we can know is when it is at a frame
+ * boundary with no message unfinished: right after the handshake (nothing
+ * parsed yet) and inside the rx callback for the last chunk of a message
+ * (lws_is_final_fragment: FIN and no payload left).  What we must also know
+ * is that lws holds no bytes it has read but not parsed (its buflist: bytes
+ * that came in the same read as the 101 response or behind a message).
+ *
+ * After the handshake with nothing buffered we take over at once (the
+ * normal case).  Otherwise lws keeps parsing; at the end of each message
+ * the rx callback pauses it (rx flow control: lws stops parsing right there
+ * and keeps the rest buffered) and, outside lws, own_handover() resumes it
+ * and checks whether it holds anything; if not, we take over.
+ */
+
+/* lws holds no unparsed rx (for any connection it would parse now, so for
+ * this one) and nothing of this connection is queued or half written on the
+ * lws path; the connection is open and not closing */
+static int lws_idle(conn *c)
+{
+    return lws_service_adjust_timeout(G.ctx, 1, 0) && !lws_partial_buffered(c->wsi) &&
+           !c->qhead && c->state == ST_OPEN && !c->close_requested && !c->fail_code &&
+           !c->peer_closed && !g_fdmap[c->fd];
+}
+
+/* both directions are ours from now on */
+static void own_take(conn *c)
+{
+    c->hwait = 0;
+    c->own = c->own_rx = 1;
+    g_fdmap[c->fd] = c;
+    /* lws must never read this socket again (its own poll() in lws_service
+     * would): rx flow control drops its POLLIN, while our registration
+     * keeps it (own_events) */
+    lws_rx_flow_control(c->wsi, 0);
+}
+
+/* LWS_CALLBACK_CLIENT_ESTABLISHED of a ws:// connection, "framing" on */
+void own_established(conn *c)
+{
+    int fd = (int)lws_get_socket_fd(c->wsi);
+    if (fd < 0 || fd >= FDMAP_MAX)
+        return; /* stays on lws */
+    c->fd = fd;
+    if (lws_idle(c))
+        own_take(c); /* lws has not parsed a single frame byte */
+    else
+        c->hwait = 1; /* frames came with the 101: lws parses them first */
+}
+
+/* lws rx callback, last chunk of a message, c->hwait: pause lws here */
+void own_message_end(conn *c)
+{
+    if (c->hpaused)
+        return;
+    lws_rx_flow_control(c->wsi, 0);
+    c->hpaused = 1;
+    c->hnext = G.handover;
+    G.handover = c;
+}
+
+static void own_unlink_handover(conn *c)
+{
+    conn **pp;
+    if (!c->hpaused)
+        return;
+    for (pp = &G.handover; *pp; pp = &(*pp)->hnext) {
+        if (*pp == c) {
+            *pp = c->hnext;
+            break;
+        }
+    }
+    c->hpaused = 0;
+    c->hnext = NULL;
+}
+
+/* outside lws: resume every paused lws parser; take over where it holds
+ * nothing (the other paused ones are flow controlled, so lws' answer
+ * covers this connection and unpaused ones only: no false "idle").  A
+ * failed connection stays paused until it is closed (conn_fail). */
+void own_handover(void)
+{
+    while (G.handover) {
+        conn *c = G.handover;
+        own_unlink_handover(c);
+        if (!c->wsi || c->fail_code)
+            continue;
+        lws_rx_flow_control(c->wsi, 1);
+        if (lws_idle(c))
+            own_take(c);
+    }
+}
+
 /* the conn is leaving "framing": unqueue it, free its frames, unmap its fd */
 void own_release(conn *c)
 {
+    own_unlink_handover(c);
     own_unlink_dirty(c);
     own_free_queue(c);
     if (c->own && c->fd >= 0 && c->fd < FDMAP_MAX && g_fdmap[c->fd] == c)
@@ -584,16 +665,6 @@ void service_one(int fd, short events, short revents)
 {
     struct lws_pollfd pfd;
     conn *c = (fd >= 0 && fd < FDMAP_MAX) ? g_fdmap[fd] : NULL;
-    if (c && c->own && !c->own_rx && (revents & (POLLIN | POLLHUP | POLLERR))) {
-        /* take over rx only when lws holds nothing and is between frames */
-        if (lws_service_adjust_timeout(G.ctx, 1, 0) && !lws_remaining_packet_payload(c->wsi)) {
-            /* lws must never read this socket again (its own poll() in
-             * lws_service would): rx flow control drops its POLLIN, while
-             * our registration keeps it (own_events) */
-            c->own_rx = 1;
-            lws_rx_flow_control(c->wsi, 0);
-        }
-    }
     if (c && c->own_rx) {
         if (revents & (POLLIN | POLLHUP | POLLERR))
             own_read(c);

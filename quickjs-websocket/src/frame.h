@@ -13,8 +13,10 @@ int own_flush(conn *c);
 void own_kick(conn *c);
 void own_post_service(void);
 void own_send_close(conn *c, int code, const char *reason, size_t rlen);
-void own_fail(conn *c, int code, const char *reason, size_t rlen);
 void own_release(conn *c);
+void own_established(conn *c);
+void own_message_end(conn *c);
+void own_handover(void);
 void own_read_all(void);
 void service_one(int fd, short events, short revents);
 

@@ -178,6 +178,7 @@ JSValue js_init(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *a
     hd->pollfn = JS_DupValue(ctx, argv[0]);
     JS_SetOpaque(obj, hd);
     G.jsctx = ctx;
+    G.rt = JS_GetRuntime(ctx);
     G.handle = obj;
     G.destroying = 0;
 
@@ -195,19 +196,22 @@ static int service_pending(void)
 {
     int i;
     for (i = 0; i < 4; i++) {
+        own_handover();
         if (lws_service_adjust_timeout(G.ctx, 1, 0))
             return 0;
         lws_service_tsi(G.ctx, -1, 0);
     }
+    own_handover();
     return !lws_service_adjust_timeout(G.ctx, 1, 0);
 }
 
-/* end of service()/service_fd()/tick(): pending lws work, then our flushes */
+/* end of service()/service_fd()/tick(): pending lws work, then our flushes
+ * (and kills: their close events still count as inside the service call) */
 static JSValue service_end(JSContext *ctx)
 {
     int r = service_pending();
-    G.in_service--;
     own_post_service();
+    G.in_service--;
     return JS_NewBool(ctx, r);
 }
 

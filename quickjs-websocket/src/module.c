@@ -59,6 +59,50 @@ static unsigned parse_disable(const char *s)
     return opts;
 }
 
+/* ------------------------------------------------------------------ */
+/* the maximum message size (QJSWS_MAX_MESSAGE, max_message())          */
+
+size_t g_max_message = MAX_MESSAGE_DEFAULT;
+
+/* "<n>[k|m|g]" (binary multiples) -> bytes, or -1 */
+static int64_t parse_size(const char *s)
+{
+    char *end;
+    unsigned long long v;
+    int shift = 0;
+    if (!s || *s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno)
+        return -1;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    default: break;
+    }
+    if (*end || v > (unsigned long long)MAX_MESSAGE_LIMIT >> shift)
+        return -1;
+    return (int64_t)(v << shift);
+}
+
+/* max_message([bytes]) -> the limit in force before the call */
+static JSValue js_max_message(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    size_t old = g_max_message;
+    int64_t v;
+    UNUSED(this_val);
+    if (argc > 0 && !JS_IsUndefined(argv[0])) {
+        if (JS_ToInt64(ctx, &v, argv[0]))
+            return JS_EXCEPTION;
+        if (v < 0 || (uint64_t)v > MAX_MESSAGE_LIMIT)
+            return JS_ThrowRangeError(ctx, "max message size must be 0..%zu bytes", MAX_MESSAGE_LIMIT);
+        g_max_message = (size_t)v;
+    }
+    return JS_NewInt64(ctx, (int64_t)old);
+}
+
 /* options() -> {join: true, ...} (true = optimization enabled) */
 static JSValue js_options(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
 {
@@ -91,6 +135,7 @@ static const JSCFunctionListEntry js_lws_funcs[] = {
     JS_CFUNC_DEF("decode_utf8", 1, js_decode_utf8),
     JS_CFUNC_DEF("pool_stats", 0, js_pool_stats),
     JS_CFUNC_DEF("options", 0, js_options),
+    JS_CFUNC_DEF("max_message", 1, js_max_message),
 };
 
 static int js_lws_module_init(JSContext *ctx, JSModuleDef *m)
@@ -99,6 +144,15 @@ static int js_lws_module_init(JSContext *ctx, JSModuleDef *m)
     JSValue proto;
 
     g_opts = parse_disable(getenv("QJSWS_DISABLE"));
+    if (getenv("QJSWS_MAX_MESSAGE")) {
+        int64_t v = parse_size(getenv("QJSWS_MAX_MESSAGE"));
+        if (v < 0)
+            fprintf(stderr, "quickjs-websocket: QJSWS_MAX_MESSAGE: not a size of 0..%zu bytes "
+                            "(e.g. 1048576, 64k, 16m, 1g); keeping %zu\n",
+                    MAX_MESSAGE_LIMIT, g_max_message);
+        else
+            g_max_message = (size_t)v;
+    }
 
     JS_NewClassID(&js_lws_handle_class_id);
     JS_NewClass(rt, js_lws_handle_class_id, &handle_class);

@@ -49,6 +49,11 @@ enum {
 
 extern unsigned g_opts; /* set once, at module load */
 
+/* the largest message accepted (bytes); QJSWS_MAX_MESSAGE or max_message() */
+#define MAX_MESSAGE_DEFAULT ((size_t)256 << 20)
+#define MAX_MESSAGE_LIMIT ((size_t)INT32_MAX) /* QuickJS' largest ArrayBuffer */
+extern size_t g_max_message;
+
 #define OPT(x) (g_opts & (x))
 
 /* ------------------------------------------------------------------ */
@@ -85,8 +90,11 @@ struct qjsws_globals {
     int destroying;
     uint64_t services, service_fds, ticks;
     uint64_t own_writes, own_reads;
+    JSRuntime *rt;
     int in_service;      /* depth: inside service()/service_fd()/tick() */
+    int dispatch_depth;  /* depth: inside an event dispatch or microtask checkpoint */
     conn *dirty;         /* "framing" conns with output to flush / to kill */
+    conn *handover;      /* conns whose lws rx is paused at a message end (frame.c) */
 };
 extern struct qjsws_globals G; /* loop.c */
 
@@ -118,9 +126,11 @@ struct conn {
     int peer_code;
     char peer_reason[128];
     size_t peer_reason_len;
-    int fail_code; /* set to close with this code from inside a callback */
+    int fail_code; /* the connection was failed with this code (conn_fail) */
     int closed_dispatched;
     int aborted;
+    uint32_t u8;       /* UTF-8 validation state of the text message (utf8_stream) */
+    size_t msg_len;    /* bytes of the current data message so far */
     /* receive accumulator (opt "join") */
     uint8_t *rx;
     size_t rxlen, rxcap;
@@ -129,12 +139,17 @@ struct conn {
     /* opt "framing": our own RFC 6455 framing on the raw socket (ws:// only) */
     int fd;
     int own;           /* tx: we frame, mask and write the socket */
-    int own_rx;        /* rx: we read and parse the socket */
+    int own_rx;        /* rx: we read and parse the socket (set together with own) */
+    int hwait;         /* waiting for lws to reach a message end to hand over */
+    int hpaused;       /* lws rx paused at a message end, on G.handover */
+    struct conn *hnext;
     struct oblk *ohead, *otail; /* queued frames, written with one sendmsg */
     size_t obytes;
     int dirty;         /* on G.dirty: flush (and maybe kill) after service */
     struct conn *dnext;
-    int close_sent, kill_pending;
+    int close_sent;    /* our close frame is written (lws path) or queued (own) */
+    int tx_failed;     /* own: a socket write failed, the queue was dropped */
+    int kill_pending;
     int msg_op;        /* data message in progress: 0 none, 1 text, 2 binary */
     int msg_first;     /* next data chunk is the first of its message */
     uint8_t hdr[14];

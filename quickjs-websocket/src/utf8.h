@@ -8,6 +8,18 @@
 
 /* strict RFC 3629 validation: 1 valid, 0 not */
 int utf8_valid(const uint8_t *p, size_t len);
+/* the same, one chunk at a time: *st is 0 at the start of a message and
+ * must be 0 again at its end (no sequence left open); 1 valid so far, 0 not */
+int utf8_stream(uint32_t *st, const uint8_t *p, size_t len);
+
+/* a JS string as UTF-8, lone surrogates as U+FFFD (USVString) */
+typedef struct {
+    const char *p;
+    size_t len;
+    uint8_t *copy; /* set when surrogates were replaced (then p == copy) */
+} usv_str;
+int usv_utf8(JSContext *ctx, JSValueConst v, usv_str *u); /* -1: exception */
+void usv_free(JSContext *ctx, usv_str *u);
 
 JSValue js_encode_utf8(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
 JSValue js_decode_utf8(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);

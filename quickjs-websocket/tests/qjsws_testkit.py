@@ -75,6 +75,8 @@ class Peer:
 def peer_argv(kind):
     if kind == "python":
         return [str(PYTHON), str(HERE / "peer_py.py"), "--port", "0"], None
+    if kind == "raw":
+        return [str(PYTHON), str(HERE / "peer_raw.py"), "--port", "0"], None
     if kind == "lws":
         exe = ROOT / "build" / "bin" / "lws-echo"
         if not exe.exists():
@@ -95,13 +97,14 @@ def need_client():
         pytest.skip("quickjs-websocket not built (make -C quickjs-websocket)")
 
 
-def run_qjs(mode, url, *args, env_extra=None, timeout=120, wrapper=None):
+def run_qjs(mode, url, *args, env_extra=None, timeout=120, wrapper=None, qjs_args=()):
     """Run tests/js/run.js under qjs in its own process group; return parsed JSON."""
     need_client()
     env = dict(os.environ)
     env.update(env_extra or {})
     env.setdefault("QJSWS_TEST_TIMEOUT", str(int((timeout - 5) * 1000)))
-    argv = list(wrapper or []) + [str(QJS), str(RUN_JS), mode, url] + [str(a) for a in args]
+    argv = (list(wrapper or []) + [str(QJS)] + list(qjs_args) + [str(RUN_JS), mode, url] +
+            [str(a) for a in args])
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True, text=True, env=env)
     try:

@@ -25,3 +25,37 @@ def test_valgrind_no_leaks(peer_factory, tmp_path, variant_env):
     else:
         assert m.group(1) == "0", text[-3000:]
     assert "Invalid read" not in text and "Invalid write" not in text, text[-5000:]
+
+
+# failures (limit, allocation, UTF-8), a handover from lws, an unanswered close
+FAILURE_PATHS = [
+    ("send?size=16777216&type=text", {}, ["--memory-limit", "8M"], 1009),
+    ("grow?size=65536&count=200", {"QJSWS_MAX_MESSAGE": "1m"}, [], 1009),
+    ("huge?len=2147483648&type=binary&send=100000", {}, [], 1009),
+    ("utf8?case=split", {}, [], 1007),
+    ("burst?cut=hdr1", {}, [], None),
+    ("dropclose", {}, [], 1006),
+]
+
+
+@pytest.mark.parametrize("path,env,qjs_args,code", FAILURE_PATHS, ids=[p[0].split("?")[0] for p in FAILURE_PATHS])
+def test_valgrind_failure_paths(peer_factory, tmp_path, variant, path, env, qjs_args, code):
+    if not shutil.which("valgrind"):
+        pytest.skip("valgrind not installed")
+    peer = peer_factory("raw")
+    log = tmp_path / "vg.log"
+    wrapper = ["valgrind", "--tool=memcheck", "--leak-check=full", "--errors-for-leak-kinds=definite",
+               "--log-file=%s" % log]
+    env = dict(variant, QJSWS_TEST_NATURAL="1", **env)
+    if code is None:
+        res = run_qjs("burst101", peer.url + path, env_extra=env, timeout=300, wrapper=wrapper)
+        assert res["ok"] and res["close"]["code"] == 1000, res
+    else:
+        args = ["close", "open"] if path == "dropclose" else []
+        res = run_qjs("events", peer.url + path, *args, env_extra=env, timeout=300, wrapper=wrapper,
+                      qjs_args=qjs_args)
+        assert res["close"]["code"] == code, res
+    text = log.read_text()
+    m = re.search(r"definitely lost: ([\d,]+) bytes", text)
+    assert m is None or m.group(1) == "0", text[-3000:]
+    assert "Invalid read" not in text and "Invalid write" not in text, text[-5000:]

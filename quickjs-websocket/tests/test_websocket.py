@@ -116,6 +116,9 @@ def test_api_errors(peer_factory, variant):
     assert res["badProto"] == "SyntaxError"
     assert res["dupProto"] == "SyntaxError"
     assert res["constants"] == [0, 1, 2, 3]
+    assert res["maxDefault"] == 256 << 20
+    assert res["setMaxBad"] == ["RangeError"] * 5
+    assert res["setMaxOld"] == 256 << 20 and res["setMaxNew"] == 12345
     assert res["url"] == peer.url + "proto"
     assert res["initialState"] == 0
     assert res["binaryType"] == "arraybuffer"

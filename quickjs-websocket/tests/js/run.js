@@ -3,7 +3,7 @@
 // Prints one JSON line with the results and exits 0 (the pytest side judges).
 import * as std from 'std'
 import * as os from 'os'
-import { WebSocket, poolStats, options } from '../../../build/quickjs-websocket/websocket.js'
+import { WebSocket, poolStats, options, getMaxMessageSize, setMaxMessageSize } from '../../../build/quickjs-websocket/websocket.js'
 
 const [, mode, url, ...rest] = scriptArgs
 
@@ -33,6 +33,17 @@ function textPattern (n) {
   while (s.length < n) s += s
   return s.slice(0, n)
 }
+
+// peak resident set (VmHWM) and peak virtual size (VmPeak: counts allocations
+// never touched too) of this process, KiB
+function procStatus (key) {
+  const f = std.open('/proc/self/status', 'r') // (std.loadFile() reads /proc files as empty)
+  const text = f ? f.readAsString() : ''
+  if (f) f.close()
+  const m = new RegExp(key + ':\\s+(\\d+)').exec(text)
+  return m ? Number(m[1]) : -1
+}
+function peakRss () { return procStatus('VmHWM') }
 
 function sameBytes (ab, u) {
   if (!(ab instanceof ArrayBuffer) || ab.byteLength !== u.length) return false
@@ -187,6 +198,10 @@ const modes = {
     r.badProto = name(() => new WebSocket(url, ['a b']))
     r.dupProto = name(() => new WebSocket(url, ['chat', 'chat']))
     r.constants = [WebSocket.CONNECTING, WebSocket.OPEN, WebSocket.CLOSING, WebSocket.CLOSED]
+    r.maxDefault = getMaxMessageSize()
+    r.setMaxBad = [-1, 2 ** 31, 1.5, '5', undefined].map((v) => name(() => setMaxMessageSize(v)))
+    r.setMaxOld = setMaxMessageSize(12345)
+    r.setMaxNew = setMaxMessageSize(r.maxDefault)
     const ws = new WebSocket(url + 'proto', ['superchat', 'chat'])
     r.url = ws.url
     r.initialState = ws.readyState
@@ -245,6 +260,118 @@ const modes = {
       }
     }
     one()
+  },
+
+  // the server sends frames in the same write as its 101 response (peer_raw /burst)
+  burst101 () {
+    const want = ['text:m0', 'text:fragmented', 'binary:0,1,2,3,4,5,6,7,8,9',
+      'text:' + 'x'.repeat(300), 'binary:97,98,99,100', 'text:last']
+    const show = (d) => typeof d === 'string' ? 'text:' + d : 'binary:' + Array.from(new Uint8Array(d)).join(',')
+    const ws = new WebSocket(url)
+    const got = []
+    const echoes = [textPattern(10), pattern(200, 1).buffer, textPattern(70000), pattern(65536, 2).buffer, 'é€😀']
+    let e = 0
+    let bad = 0
+    const errors = []
+    ws.onerror = (ev) => errors.push(ev.message)
+    ws.onmessage = (ev) => {
+      if (got.length < want.length) {
+        got.push(show(ev.data))
+        if (got.length === want.length) ws.send(echoes[0])
+        return
+      }
+      const sent = echoes[e++]
+      if (typeof sent === 'string' ? ev.data !== sent : !sameBytes(ev.data, new Uint8Array(sent))) bad++
+      if (e < echoes.length) ws.send(echoes[e])
+      else ws.close(1000)
+    }
+    ws.onclose = (ev) => done({ mode, ok: JSON.stringify(got) === JSON.stringify(want), got: got.map((s) => s.slice(0, 40)),
+      echoed: e, bad, errors, close: { code: ev.code, reason: ev.reason, wasClean: ev.wasClean }, pool: poolStats() },
+    std.getenv('QJSWS_TEST_NATURAL') !== undefined)
+  },
+
+  // record every event with its time; optional actions:
+  //   rest[0]: 'close' -> close(1000) once the first message (or open, if rest[1] is 'open') arrived
+  events () {
+    // QJSWS_TEST_SETMAX: setMaxMessageSize() before connecting
+    const setMax = std.getenv('QJSWS_TEST_SETMAX')
+    const maxBefore = getMaxMessageSize()
+    if (setMax !== undefined) setMaxMessageSize(Number(setMax))
+    const t0 = os.now()
+    const ms = () => Math.round(os.now() - t0)
+    const ws = new WebSocket(url)
+    const ev = []
+    const action = rest[0] || ''
+    const when = rest[1] || 'message'
+    ws.onopen = () => {
+      ev.push({ type: 'open', t: ms() })
+      if (action === 'close' && when === 'open') ws.close(1000)
+      if (action === 'send') ws.send(rest[1] || 'x')
+    }
+    ws.onmessage = (e) => {
+      const d = e.data
+      ev.push({ type: 'message', t: ms(), kind: typeof d === 'string' ? 'text' : 'binary', len: typeof d === 'string' ? d.length : d.byteLength })
+      if (action === 'close' && when === 'message') ws.close(1000)
+    }
+    ws.onerror = (e) => ev.push({ type: 'error', t: ms(), message: e.message })
+    ws.onclose = (e) => {
+      ev.push({ type: 'close', t: ms() })
+      // QJSWS_TEST_NATURAL: let the event loop run dry (runtime teardown, for valgrind)
+      done({ mode, events: ev, close: { code: e.code, reason: e.reason, wasClean: e.wasClean }, readyState: ws.readyState,
+        peakRssKiB: peakRss(), peakVmKiB: procStatus('VmPeak'), maxBefore, max: getMaxMessageSize() },
+      std.getenv('QJSWS_TEST_NATURAL') !== undefined)
+    }
+  },
+
+  // microtask checkpoint: promise continuations run after each message's dispatch;
+  // url: peer_raw /many?n=N (N messages in one write once we said 'go')
+  microtask () {
+    const n = Number(rest[0] || 50)
+    const ws = new WebSocket(url)
+    const log = []
+    let i = 0
+    let asyncDone = 0
+    ws.onopen = () => {
+      log.push('open')
+      Promise.resolve().then(() => log.push('open-p'))
+      ws.send('go')
+    }
+    ws.onmessage = (e) => {
+      const k = i++
+      log.push('m' + k)
+      Promise.resolve().then(() => log.push('p' + k)).then(() => log.push('q' + k))
+      if (k === n - 1) ws.close(1000)
+    }
+    // an async listener: its continuation after await must also run before the next message
+    // (e.data is read before the await: with "eventpool" the event object is reused)
+    ws.addEventListener('message', async (e) => {
+      const d = e.data
+      await null
+      asyncDone++
+      log.push('a' + d.slice(1))
+    })
+    ws.onclose = (e) => {
+      log.push('close')
+      Promise.resolve().then(() => {
+        log.push('close-p')
+        done({ mode, log, asyncDone, close: { code: e.code, wasClean: e.wasClean }, pool: poolStats() })
+      })
+    }
+  },
+
+  // strings with lone surrogates are sent as USVStrings (each lone surrogate -> U+FFFD)
+  surrogates () {
+    const cases = ['a\uD800b', '\uDC00', 'x\uD83D', '\uD83D\uDE00', 'a\uDFFF\uD800b', '\uD800\uD800', 'é\uDBFF', 'plain ascii']
+    const ws = new WebSocket(url)
+    const got = []
+    let i = 0
+    ws.onopen = () => ws.send(cases[0])
+    ws.onmessage = (e) => {
+      got.push(Array.from(e.data, (ch) => ch.codePointAt(0).toString(16)).join(' '))
+      if (++i < cases.length) ws.send(cases[i])
+      else ws.close(4000, 'r\uD800')
+    }
+    ws.onclose = (e) => done({ mode, got, close: { code: e.code, reason: e.reason, wasClean: e.wasClean } })
   },
 
   // leak test: N messages (text and binary, several sizes) then pool stats

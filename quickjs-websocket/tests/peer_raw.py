@@ -1,0 +1,285 @@
+"""Raw-socket WebSocket peer for the quickjs-websocket tests (asyncio streams, no
+WebSocket library): behaviours a well-behaved server library will not produce.
+
+Prints `WSBENCH-READY port=N` once listening on 127.0.0.1.  Behaviour by path:
+
+  /echo                    echo every data message (same opcode, same bytes)
+  /burst?cut=C             the 101 response and several frames (a fragmented message,
+                           a ping, a 300-byte text frame, ...) in ONE write, cut at C
+                           (none, hdr1, hdr3, payload, frag, fraghdr); the rest 200 ms
+                           later; then echo
+  /dropclose               echo; answer the client's close frame by dropping TCP
+  /noreply                 echo; ignore the client's close frame (no answer, no FIN)
+  /drop                    send text "bye", then drop TCP without a close frame
+  /huge?len=N&type=T&send=M
+                           100 ms after the 101: one frame header declaring N
+                           payload bytes (T text or binary), M payload bytes, then
+                           wait (no more bytes)
+  /grow?size=N&count=C     one binary message in C fragments of N bytes (stops
+                           early once the client closes)
+  /send?size=N&type=T      100 ms after the 101: one message of N bytes (text:
+                           ASCII), then echo
+  /many?n=N                once the client's first message came: N text messages
+                           "m0".."m<N-1>" in one write, then echo
+  /utf8?case=K             100 ms after the 101: a text message with invalid UTF-8
+                           (see UTF8_CASES), then wait without closing
+
+Every close frame received is reported on stdout as `CLOSE <code> <reason>` (`CLOSE
+none` when it carried no code), a TCP end without one as `EOF`.
+"""
+import argparse
+import asyncio
+import base64
+import hashlib
+import struct
+import sys
+from urllib.parse import parse_qs, urlsplit
+
+GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+
+def frame(op, payload=b"", fin=True, length=None):
+    """An unmasked server frame; `length` overrides the declared payload length."""
+    n = len(payload) if length is None else length
+    b0 = (0x80 if fin else 0) | op
+    if n < 126:
+        head = struct.pack("!BB", b0, n)
+    elif n < 65536:
+        head = struct.pack("!BBH", b0, 126, n)
+    else:
+        head = struct.pack("!BBQ", b0, 127, n)
+    return head + payload
+
+
+def close_frame(code=1000, reason=b""):
+    return frame(8, struct.pack("!H", code) + reason)
+
+
+# the frames /burst sends, and where each cut point lies (offset in their bytes)
+BIG_TEXT = b"x" * 300
+BURST = [
+    frame(1, b"m0"),
+    frame(1, b"frag", fin=False), frame(0, b"mented"),
+    frame(2, bytes(range(10))),
+    frame(9, b"p"),
+    frame(1, BIG_TEXT),
+    frame(2, b"ab", fin=False), frame(0, b"cd"),
+    frame(1, b"last"),
+]
+
+
+def burst_cut(cut):
+    off = [0]
+    for f in BURST:
+        off.append(off[-1] + len(f))
+    big = off[5]  # start of the 300-byte text frame (4-byte header)
+    return {
+        "none": big,               # at a message boundary
+        "hdr1": big + 1,           # one byte into a header
+        "hdr3": big + 3,           # inside the 16-bit extended length
+        "payload": big + 100,      # inside a payload
+        "frag": off[7],            # after a non-final fragment: message unfinished
+        "fraghdr": off[7] + 1,     # ... and one byte into the continuation's header
+    }[cut]
+
+
+UTF8_CASES = {
+    # a first fragment (complete frame, FIN clear) with invalid bytes, then a pause
+    "frag": [frame(1, b"ok\xff\xfe", fin=False)],
+    # a valid lead byte ends fragment 1, fragment 2 starts with a non-continuation
+    "split": [frame(1, b"ok \xe2\x82", fin=False), frame(0, b"A", fin=False)],
+    # a partial frame: 1,000 bytes declared, 20 sent, the invalid byte among them
+    "partial": [frame(1, b"abcdefghij\xc0\xafklmnopqr", length=1000)],
+    # a message that ends inside a 3-byte sequence
+    "truncated": [frame(1, b"abc\xe2\x82")],
+    # a surrogate split across fragments (ED | A0 80)
+    "surrogate": [frame(1, b"ab\xed", fin=False), frame(0, b"\xa0\x80", fin=True)],
+}
+
+
+async def read_request(reader):
+    head = await reader.readuntil(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    path = lines[0].split(" ")[1]
+    headers = {}
+    for line in lines[1:]:
+        if ":" in line:
+            k, v = line.split(":", 1)
+            headers[k.strip().lower()] = v.strip()
+    return path, headers
+
+
+def response(headers):
+    key = headers.get("sec-websocket-key", "").encode()
+    accept = base64.b64encode(hashlib.sha1(key + GUID).digest())
+    return (b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+            b"Connection: Upgrade\r\nSec-WebSocket-Accept: " + accept + b"\r\n\r\n")
+
+
+async def read_frame(reader):
+    """One client frame -> (fin, opcode, payload); None at end of stream."""
+    try:
+        b0, b1 = await reader.readexactly(2)
+        n = b1 & 0x7F
+        if n == 126:
+            (n,) = struct.unpack("!H", await reader.readexactly(2))
+        elif n == 127:
+            (n,) = struct.unpack("!Q", await reader.readexactly(8))
+        mask = await reader.readexactly(4) if b1 & 0x80 else b"\0\0\0\0"
+        data = bytearray(await reader.readexactly(n))
+    except (asyncio.IncompleteReadError, ConnectionError):
+        return None
+    for i in range(len(data)):
+        data[i] ^= mask[i & 3]
+    return bool(b0 & 0x80), b0 & 0x0F, bytes(data)
+
+
+def report_close(payload):
+    if len(payload) >= 2:
+        code = struct.unpack("!H", payload[:2])[0]
+        print("CLOSE %d %s" % (code, payload[2:].decode("utf-8", "replace")), flush=True)
+    else:
+        print("CLOSE none", flush=True)
+
+
+async def echo(reader, writer, on_close="reply"):
+    """Echo data messages (reassembled) until the client closes."""
+    parts, op0 = [], 0
+    while True:
+        f = await read_frame(reader)
+        if f is None:
+            print("EOF", flush=True)
+            return
+        fin, op, data = f
+        if op == 8:
+            report_close(data)
+            if on_close == "reply":
+                writer.write(frame(8, data[:2]))
+                await writer.drain()
+            elif on_close == "noreply":
+                await asyncio.sleep(3600)
+            return
+        if op == 9:
+            writer.write(frame(10, data))
+            continue
+        if op in (1, 2):
+            parts, op0 = [], op
+        if op in (0, 1, 2):
+            parts.append(data)
+            if fin:
+                writer.write(frame(op0, b"".join(parts)))
+                await writer.drain()
+
+
+async def wait_for_close(reader, writer):
+    """Read (and drop) frames until the client's close frame (answered) or EOF."""
+    while True:
+        f = await read_frame(reader)
+        if f is None:
+            print("EOF", flush=True)
+            return
+        if f[1] == 8:
+            report_close(f[2])
+            try:
+                writer.write(frame(8, f[2][:2]))
+                await writer.drain()
+            except ConnectionError:
+                pass
+            return
+
+
+async def handler(reader, writer):
+    try:
+        target, headers = await read_request(reader)
+        url = urlsplit(target)
+        q = {k: v[0] for k, v in parse_qs(url.query).items()}
+        path = url.path
+        hello = response(headers)
+        if path == "/burst":
+            data = b"".join(BURST)
+            cut = burst_cut(q.get("cut", "none"))
+            writer.write(hello + data[:cut])  # one write: 101 + frames + a cut
+            await writer.drain()
+            await asyncio.sleep(0.2)
+            writer.write(data[cut:])
+            await writer.drain()
+            await echo(reader, writer)
+        elif path in ("/echo", "/dropclose", "/noreply"):
+            writer.write(hello)
+            await echo(reader, writer, {"/echo": "reply", "/dropclose": "drop",
+                                        "/noreply": "noreply"}[path])
+        elif path == "/drop":
+            writer.write(hello + frame(1, b"bye"))
+            await writer.drain()
+            await asyncio.sleep(0.1)
+        elif path == "/huge":
+            n, m = int(q["len"]), int(q.get("send", "0"))
+            op = 1 if q.get("type") == "text" else 2
+            writer.write(hello)
+            await writer.drain()
+            await asyncio.sleep(0.1)  # after the handshake, not in the 101 write
+            writer.write(frame(op, b"a" * m, length=n))
+            await writer.drain()
+            await wait_for_close(reader, writer)
+        elif path == "/grow":
+            size, count = int(q["size"]), int(q["count"])
+            writer.write(hello)
+            closer = asyncio.ensure_future(wait_for_close(reader, writer))
+            chunk = b"g" * size
+            for i in range(count):
+                if closer.done():
+                    break
+                writer.write(frame(2 if i == 0 else 0, chunk, fin=(i == count - 1)))
+                try:
+                    await writer.drain()
+                except ConnectionError:
+                    break
+            await closer
+        elif path == "/send":
+            size = int(q["size"])
+            op = 1 if q.get("type") == "text" else 2
+            writer.write(hello)
+            await writer.drain()
+            await asyncio.sleep(0.1)
+            writer.write(frame(op, b"s" * size))
+            await writer.drain()
+            await echo(reader, writer)
+        elif path == "/many":
+            writer.write(hello)
+            await read_frame(reader)
+            writer.write(b"".join(frame(1, b"m%d" % i) for i in range(int(q["n"]))))
+            await writer.drain()
+            await echo(reader, writer)
+        elif path == "/utf8":
+            writer.write(hello)
+            await writer.drain()
+            await asyncio.sleep(0.1)  # after the handshake, not in the 101 write
+            writer.write(b"".join(UTF8_CASES[q["case"]]))
+            await writer.drain()
+            await wait_for_close(reader, writer)
+        else:
+            writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+    except (ConnectionError, asyncio.IncompleteReadError):
+        print("EOF", flush=True)
+    finally:
+        try:
+            writer.close()
+        except ConnectionError:
+            pass
+
+
+async def main(port):
+    server = await asyncio.start_server(handler, "127.0.0.1", port)
+    print("WSBENCH-READY port=%d" % server.sockets[0].getsockname()[1], flush=True)
+    async with server:
+        await server.serve_forever()
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port", type=int, default=0)
+    args = ap.parse_args()
+    try:
+        asyncio.run(main(args.port))
+    except KeyboardInterrupt:
+        sys.exit(0)

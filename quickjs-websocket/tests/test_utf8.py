@@ -1,0 +1,105 @@
+"""utf8_stream() (incremental UTF-8 validation) against Python's strict decoder: valid
+and invalid text split into chunks at every kind of position must fail in exactly the
+chunk after which no continuation could make it valid, and only there."""
+import random
+import shutil
+import subprocess
+
+import pytest
+
+from qjsws_testkit import HERE, ROOT
+
+PREFIX = ROOT / "build" / "prefix"
+
+
+@pytest.fixture(scope="module")
+def stream_test(tmp_path_factory):
+    cc = shutil.which("cc")
+    if cc is None or not (PREFIX / "lib" / "libquickjs.a").exists():
+        pytest.skip("cc or build/prefix/lib/libquickjs.a missing")
+    exe = tmp_path_factory.mktemp("utf8") / "utf8_stream_test"
+    subprocess.run([cc, "-O2", "-std=gnu11", "-Wall", "-Wextra", "-Werror",
+                    "-isystem", str(PREFIX / "include"), "-isystem", str(PREFIX / "include" / "quickjs"),
+                    "-o", str(exe), str(HERE / "c" / "utf8_stream_test.c"),
+                    str(HERE.parent / "src" / "utf8.c"), str(PREFIX / "lib" / "libquickjs.a"),
+                    "-lm", "-ldl", "-lpthread"], check=True)
+    return exe
+
+
+def viable(prefix):
+    """prefix is valid UTF-8, or valid up to a sequence that later bytes can complete"""
+    try:
+        prefix.decode("utf-8")
+        return True
+    except UnicodeDecodeError as e:
+        return e.reason == "unexpected end of data" and e.end == len(prefix)
+
+
+def expected(chunks):
+    """the first chunk after which the message can no longer be valid (fail fast:
+    earlier than Python's incremental decoder, which waits for a sequence's last
+    byte), "end" if only the message end leaves a sequence open, or "ok"."""
+    data = b""
+    for i, ch in enumerate(chunks):
+        data += ch
+        if not viable(data):
+            return str(i)
+    try:
+        data.decode("utf-8")
+        return "ok"
+    except UnicodeDecodeError:
+        return "end"
+
+
+def run(exe, cases):
+    text = "".join(" ".join(c.hex() or "-" for c in chunks) + "\n" for chunks in cases)
+    out = subprocess.run([str(exe)], input=text, capture_output=True, text=True, check=True).stdout
+    return out.split()
+
+
+def splits(data, rng):
+    """data cut at random positions (empty chunks included)"""
+    cuts = sorted(rng.randrange(len(data) + 1) for _ in range(rng.randrange(0, 6)))
+    out, prev = [], 0
+    for c in cuts + [len(data)]:
+        out.append(data[prev:c])
+        prev = c
+    return out
+
+
+SAMPLES = ["a", "é", "ß", "€", "中", "😀", "𝄞", "\U0010ffff", "\ud7ff", "\ue000", "\u0800", "\u07ff", "\U00010000"]
+BAD = [b"\x80", b"\xbf", b"\xc0\x80", b"\xc1\xbf", b"\xe0\x80\x80", b"\xe0\x9f\xbf", b"\xed\xa0\x80",
+       b"\xed\xbf\xbf", b"\xf0\x80\x80\x80", b"\xf0\x8f\xbf\xbf", b"\xf4\x90\x80\x80", b"\xf5\x80\x80\x80",
+       b"\xff", b"\xfe", b"\xc2\x41", b"\xe2\x82\x41", b"\xf0\x9f\x98\x41", b"\xc2", b"\xe2\x82", b"\xf0\x9f\x98"]
+
+
+def test_every_split_of_short_sequences(stream_test):
+    """every sample and every bad sequence, alone and between ASCII, cut at every position"""
+    cases = []
+    for s in [x.encode("utf-8", "surrogatepass") for x in SAMPLES] + BAD:
+        for body in (s, b"ab" + s + b"cd", s + s):
+            for i in range(len(body) + 1):
+                for j in range(i, len(body) + 1):
+                    cases.append([body[:i], body[i:j], body[j:]])
+    assert run(stream_test, cases) == [expected(c) for c in cases]
+
+
+def test_random_text_random_chunks(stream_test):
+    rng = random.Random(9)
+    cases = []
+    for _ in range(20000):
+        parts = [rng.choice(SAMPLES) * rng.randrange(1, 4) for _ in range(rng.randrange(1, 12))]
+        data = bytearray("".join(parts).encode("utf-8", "surrogatepass"))
+        if rng.random() < 0.5:  # corrupt: a bad sequence inserted, or one byte changed
+            if rng.random() < 0.5:
+                pos = rng.randrange(len(data) + 1)
+                data[pos:pos] = rng.choice(BAD)
+            else:
+                data[rng.randrange(len(data))] = rng.randrange(256)
+        if rng.random() < 0.3:  # long ASCII runs exercise the 8-bytes-at-a-time path
+            data[0:0] = b"x" * rng.randrange(1, 40)
+        cases.append(splits(bytes(data), rng))
+    got = run(stream_test, cases)
+    want = [expected(c) for c in cases]
+    bad = [(c, g, w) for c, g, w in zip(cases, got, want) if g != w]
+    assert not bad, bad[:5]
