@@ -125,7 +125,7 @@ def test_verify_both_measures_every_client_beside_its_unchecked_twin(tmp_path: P
                    "run", "--suite", "t", "-n", "2", "--verify", "both", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     run = load_run(out)
-    assert set(run["clients"]) == {"c", "c/unchecked"} and run["clients"]["c/unchecked"]["checks"] is False
+    assert set(run["clients"]) == {"c", "c/unchecked"} and run["clients"]["c/unchecked"]["echo_checks"] is False
     checked = {c["client"]: c["samples"][0]["extra"]["checked"] for c in run["cells"]}
     assert checked == {"c": 10, "c/unchecked": 0}
     assert "## Cost of the echo checks" in proc.stdout

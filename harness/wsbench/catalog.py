@@ -34,7 +34,7 @@ class Program:
     kinds: tuple[str, ...] | None = None  # clients: the workload kinds it runs (None: all)
     notes: dict[str, str] = field(default_factory=dict)  # why a kind or feature is missing
     default: bool = True  # part of the matrix unless named explicitly (ablation variants are not)
-    checks: bool = True  # clients: check the echoes (False only for the twins of --verify both)
+    echo_checks: bool = True  # clients: check the echoes (False only for the twins of --verify both)
 
     def cannot(self, kind: str, features: tuple[str, ...]) -> str | None:
         """Why this program cannot take part in a workload, or None if it can."""
@@ -48,7 +48,7 @@ class Program:
     def unchecked_twin(self) -> "Program":
         """The same client with its echo checks off, to measure what they cost."""
         return replace(self, name=f"{self.name}/unchecked", label=f"{self.label} (echoes unchecked)",
-                       checks=False)
+                       echo_checks=False)
 
     def missing(self) -> list[str]:
         """Files this program needs that are not there (not built yet)."""

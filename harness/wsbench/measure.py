@@ -131,7 +131,7 @@ def run_client(client: Program, server: RunningServer, workload: Workload, rep: 
         return sample
     tag = "".join(f"-{k}{v}" for k, v in (override or {}).items())
     log = log_dir / f"client-{client.name}-{server.program.name}-{workload.name}{tag}-{rep}.log".replace("/", "~")
-    checks = settings.verify != "off" and client.checks
+    checks = settings.verify != "off" and client.echo_checks
     argv = [*client.command, "--url", server.url(workload.path),
             *workload.client_args(override, min_seconds=settings.min_seconds, verify=checks)]
     rss_reset = procfs.reset_peak_rss(server.pid)

@@ -94,7 +94,7 @@ class ProgramRecord:
     error: str | None = None
     checks: list[str] = field(default_factory=list)
     cpus: list[int] | None = None  # servers: the CPUs it was allowed to run on, when pinned
-    checks: bool = True  # clients: False for the unchecked twins of --verify both
+    echo_checks: bool = True  # clients: False for the unchecked twins of --verify both
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)

@@ -99,7 +99,7 @@ def _settings(settings: Settings) -> dict[str, object]:
 
 
 def _record(p: Program) -> ProgramRecord:
-    return ProgramRecord(p.name, p.label, p.runtime, list(p.command), checks=p.checks)
+    return ProgramRecord(p.name, p.label, p.runtime, list(p.command), echo_checks=p.echo_checks)
 
 
 def execute(plan: Plan, run: Run, log_dir: Path, checkpoint: Callable[[Run], None],
