@@ -9,7 +9,7 @@ import pytest
 from wsbench_testkit import wsbench
 
 from wsbench.results import SCHEMA, SCHEMA_VERSION, read_json
-from wsbench.stability import RANKING, agreement, percentile, spread
+from wsbench.stability import RANKING, agreement, drift, percentile, spread
 
 
 def run_file(path: Path, rates: dict[str, list[float]], cpu_s: float = 1.0) -> Path:
@@ -50,3 +50,12 @@ def test_the_command_prints_both_tables_and_rejects_bad_files(tmp_path: Path) ->
     (tmp_path / "bad.json").write_text("{")
     bad = wsbench("stability", str(tmp_path / "bad.json"))
     assert bad.returncode == 2 and "bad.json: not JSON" in bad.stderr and bad.stderr.count("\n") == 1
+
+
+def test_drift_shared_by_every_cell_is_separated_from_the_cells_own_spread(tmp_path: Path) -> None:
+    # round 2 is 10 % slower for every cell: all of their spread is the machine's
+    run = read_json(run_file(tmp_path / "d.json", {"x": [100, 90, 100], "y": [50, 45, 50], "z": [10, 9, 10]}))
+    d = drift(run, RANKING)
+    assert d is not None and d.factors == pytest.approx([1.0, 0.9, 1.0])
+    assert d.median_cv_adjusted == pytest.approx(0.0)
+    assert spread(run, RANKING).median_cv > 0.05  # type: ignore[union-attr]

@@ -7,6 +7,13 @@ distribution over cells of the coefficient of variation across repetitions — m
 over the cells both measured, the share whose medians agree, i.e. whose 95 % intervals
 of the median overlap, and the share where each median even lies inside the other run's
 interval.
+
+It also separates the drift every cell shares from each cell's own spread: repetitions
+are interleaved, so round r of every cell runs within the same few minutes. For each round,
+the median over cells of (the cell's value in that round / the cell's median) is the
+round's factor; a machine that slowed down for a while moves every cell of that round
+together. Dividing each value by its round's factor and recomputing the CVs shows how much
+spread is left that the machine does not explain.
 """
 
 from __future__ import annotations
@@ -70,6 +77,42 @@ def spread(run: Run, which: str) -> Spread | None:
                   sum(cv <= CV_GOAL for cv in cvs) / len(cvs))
 
 
+@dataclass(frozen=True)
+class Drift:
+    factors: list[float]  # per repetition round, in round order
+    median_cv_adjusted: float  # median CV per cell once each round's factor is divided out
+
+    def row(self) -> str:
+        spread = max(self.factors) - min(self.factors)
+        shown = ", ".join(f"{f:.3f}" for f in self.factors)
+        return f"{shown} | {spread:.1%} | {self.median_cv_adjusted:.1%}"
+
+
+def drift(run: Run, which: str) -> Drift | None:
+    per_cell: list[tuple[dict[int, float], float]] = []
+    for cell in run.cells:
+        get = METRICS[metric_of(run, cell, which)].get
+        values = {s.rep: v for s in cell.ok_samples for v in [get(s)] if v is not None}
+        if len(values) >= 2:
+            per_cell.append((values, statistics.median(values.values())))
+    rounds = sorted({rep for values, _ in per_cell for rep in values})
+    if len(rounds) < 2 or not per_cell:
+        return None
+    factors = {}
+    for rep in rounds:
+        ratios = [values[rep] / mid for values, mid in per_cell if rep in values and mid]
+        factors[rep] = statistics.median(ratios) if ratios else 1.0
+    cvs = []
+    for values, _ in per_cell:
+        adjusted = [v / factors[rep] for rep, v in values.items()]
+        mean = statistics.fmean(adjusted)
+        if mean:
+            cvs.append(statistics.stdev(adjusted) / mean)
+    if not cvs:
+        return None
+    return Drift([factors[r] for r in rounds], statistics.median(cvs))
+
+
 def agreement(a: Run, b: Run, which: str) -> Agreement | None:
     theirs = {c.key: c for c in b.cells}
     overlap = inside = n = 0
@@ -99,6 +142,17 @@ def render(runs: list[tuple[Path, Run]]) -> str:
             s = spread(run, which)
             out.append(f"| {path.name} | {_settings(run)} | " + (s.row() if s else "– | – | – | – | –") + " |")
         out.append("")
+    out += ["## Drift shared by every cell", "",
+            "Per repetition round, the median over cells of the cell's value over its own median; the "
+            "spread of those factors; and the median CV per cell once each round's factor is divided out "
+            "(what is left is the cells' own spread).", "",
+            "| run | metric | round factors | spread | median CV without the drift |", "|---|---|---|---:|---:|"]
+    for path, run in runs:
+        for which in metrics:
+            d = drift(run, which)
+            title = which if which == RANKING else METRICS[which].header
+            out.append(f"| {path.name} | {title} | " + (d.row() if d else "– | – | –") + " |")
+    out.append("")
     if len(runs) > 1:
         out += ["## Agreement between runs", "",
                 "Cells measured by both runs; \"overlap\": their 95 % intervals of the median overlap; "
