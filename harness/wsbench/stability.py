@@ -10,7 +10,7 @@ interval.
 
 It also separates the drift every cell shares from each cell's own spread: repetitions
 are interleaved, so round r of every cell runs within the same few minutes. For each round,
-the median over cells of (the cell's value in that round / the cell's median) is the
+the median over cells of (the cell's value in that round / the cell's mean) is the
 round's factor; a machine that slowed down for a while moves every cell of that round
 together. Dividing each value by its round's factor and recomputing the CVs shows how much
 spread is left that the machine does not explain.
@@ -94,7 +94,7 @@ def drift(run: Run, which: str) -> Drift | None:
         get = METRICS[metric_of(run, cell, which)].get
         values = {s.rep: v for s in cell.ok_samples for v in [get(s)] if v is not None}
         if len(values) >= 2:
-            per_cell.append((values, statistics.median(values.values())))
+            per_cell.append((values, statistics.fmean(values.values())))
     rounds = sorted({rep for values, _ in per_cell for rep in values})
     if len(rounds) < 2 or not per_cell:
         return None
@@ -143,7 +143,7 @@ def render(runs: list[tuple[Path, Run]]) -> str:
             out.append(f"| {path.name} | {_settings(run)} | " + (s.row() if s else "– | – | – | – | –") + " |")
         out.append("")
     out += ["## Drift shared by every cell", "",
-            "Per repetition round, the median over cells of the cell's value over its own median; the "
+            "Per repetition round, the median over cells of the cell's value over its own mean; the "
             "spread of those factors; and the median CV per cell once each round's factor is divided out "
             "(what is left is the cells' own spread).", "",
             "| run | metric | round factors | spread | median CV without the drift |", "|---|---|---|---:|---:|"]
