@@ -1,3 +1,4 @@
+import re
 from pathlib import Path
 
 import pytest
@@ -56,4 +57,11 @@ def test_ablation_suite_names_every_switch() -> None:
     assert suite.clients is not None
     variants = {c for c in suite.clients if c.startswith("quickjs-no-")}
     assert variants == {n for n in cat.clients if n.startswith("quickjs-no-")}
-    assert len(variants) == 11
+    # one variant per switch the module knows (its opt_names table)
+    src = (Path(__file__).resolve().parents[2] / "quickjs-websocket" / "src" / "module.c").read_text()
+    table = src[src.index("opt_names[] = {"):].split("};", 1)[0]
+    switches = set(re.findall(r'"([a-z]+)"', table))
+    assert len(switches) >= 11
+    assert variants == {f"quickjs-no-{s}" for s in switches}
+    for s in switches:
+        assert cat.clients[f"quickjs-no-{s}"].env == {"QJSWS_DISABLE": s}

@@ -96,6 +96,9 @@ static void conn_free_buffers(conn *c)
     free(c->rx);
     c->rx = NULL;
     c->rxlen = c->rxcap = 0;
+    free(c->t16.buf);
+    c->t16.buf = NULL;
+    c->t16.cap = 0;
 }
 
 /* the wsi is gone: drop everything that ties the conn to lws */
@@ -364,7 +367,7 @@ int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
         if (binary)
             deliver_message(c, JS_NewArrayBufferCopy(ctx, in, len));
         else
-            deliver_message(c, JS_NewStringLen(ctx, (const char *)in, len));
+            deliver_message(c, text_string(ctx, &c->t16, in, len));
         goto check_fail;
     }
 
@@ -411,8 +414,11 @@ int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
                 free(buf); /* not taken: QuickJS frees it only once it owns it */
             deliver_message(c, v);
         } else {
-            deliver_message(c, JS_NewStringLen(ctx, (const char *)c->rx, mlen));
-            if (!OPT(OPT_FRAGBUF) || c->rxcap > (1u << 20)) {
+            deliver_message(c, text_string(ctx, &c->t16, c->rx, mlen));
+            /* kept for the next text: up to 1 MiB (fragbuf), or while texts stay
+             * long (strrecv: a fresh 16 MiB buffer is page-faulted in each time) */
+            if (!OPT(OPT_FRAGBUF) ||
+                (c->rxcap > (1u << 20) && (!OPT(OPT_STRRECV) || mlen < c->rxcap / 8))) {
                 free(c->rx);
                 c->rx = NULL;
                 c->rxcap = 0;

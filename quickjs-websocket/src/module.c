@@ -22,7 +22,7 @@
 
 static const char *const opt_names[] = {
     "join", "buffered", "pool", "scheduler", "transfer",
-    "fragbuf", "strsend", "batch", "eventpool", "urlparse", "framing",
+    "fragbuf", "strsend", "batch", "eventpool", "urlparse", "framing", "strrecv",
 };
 
 unsigned g_opts = OPT_ALL;
@@ -144,6 +144,7 @@ static int js_lws_module_init(JSContext *ctx, JSModuleDef *m)
     JSValue proto;
 
     g_opts = parse_disable(getenv("QJSWS_DISABLE"));
+    text_string_init(ctx);
     if (getenv("QJSWS_MAX_MESSAGE")) {
         int64_t v = parse_size(getenv("QJSWS_MAX_MESSAGE"));
         if (v < 0)

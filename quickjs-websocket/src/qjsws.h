@@ -44,7 +44,8 @@ enum {
     OPT_EVENTPOOL = 1 << 8,
     OPT_URLPARSE = 1 << 9,
     OPT_FRAMING = 1 << 10,
-    OPT_ALL = (1 << 11) - 1,
+    OPT_STRRECV = 1 << 11,
+    OPT_ALL = (1 << 12) - 1,
 };
 
 extern unsigned g_opts; /* set once, at module load */
@@ -79,6 +80,11 @@ extern JSClassID js_lws_handle_class_id;
 extern JSClassID js_lws_conn_class_id;
 
 typedef struct conn conn;
+
+typedef struct text_scratch {
+    uint8_t *buf;
+    size_t cap;
+} text_scratch;
 
 struct qjsws_globals {
     struct lws_context *ctx;
@@ -134,6 +140,8 @@ struct conn {
     /* receive accumulator (opt "join") */
     uint8_t *rx;
     size_t rxlen, rxcap;
+    /* UTF-16 of a long received text, reused by the next one (opt "strrecv") */
+    text_scratch t16;
     char protocol[64];
     int secure;
     /* opt "framing": our own RFC 6455 framing on the raw socket (ws:// only) */

@@ -227,3 +227,140 @@ JSValue js_decode_utf8(JSContext *ctx, JSValueConst this_val, int argc, JSValueC
         return JS_NULL;
     return JS_NewStringLen(ctx, (const char *)p, size);
 }
+
+/*
+ * Received text as a JS string (opt strrecv).  JS_NewStringLen() decodes one
+ * character at a time through a growing buffer (a call per character), which
+ * is most of the time it takes to deliver a long text message that is not
+ * pure ASCII.  Here valid UTF-8 is decoded to UTF-16 eight ASCII bytes at a
+ * time into one buffer, which becomes the string through the public
+ * JS_ReadObject(): its record for a string is a version byte, an empty atom
+ * table, a tag, the length (LEB128, times 2, plus 1 for 16-bit) and the raw
+ * UTF-16, copied once into the new string.  That layout is not taken on
+ * trust: text_string_init() writes a known 16-bit string with
+ * JS_WriteObject() and reads the version and the tag off it; if it does not
+ * look as expected, every string goes through JS_NewStringLen() instead.
+ * Pure ASCII and short texts go to JS_NewStringLen() anyway (for ASCII it is
+ * a single copy already).  The UTF-16 buffer is kept by the connection for
+ * the next long text (a fresh one would be page-faulted in again every
+ * time: a quarter of the cost of a 16 MiB message); it is released when a
+ * text needs less than an eighth of it, and with the connection.
+ */
+#define TEXT_FAST_MIN 1024 /* bytes; below this the per-character path is cheap */
+#define TEXT_HEAD_MAX 16   /* version, atom count, tag, LEB128 length */
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the record's UTF-16 is little-endian");
+
+static int text_fast;            /* the layout was confirmed */
+static uint8_t text_bc_version;
+static uint8_t text_bc_tag;
+
+void text_string_init(JSContext *ctx)
+{
+    static const char euro[] = "\xe2\x82\xac"; /* U+20AC: a 16-bit string */
+    JSValue v = JS_NewStringLen(ctx, euro, 3);
+    size_t n = 0;
+    uint8_t *b;
+
+    if (JS_IsException(v))
+        return;
+    b = JS_WriteObject(ctx, &n, v, 0);
+    JS_FreeValue(ctx, v);
+    if (!b) {
+        JS_FreeValue(ctx, JS_GetException(ctx));
+        return;
+    }
+    /* expected: version, 0 atoms, tag, (1 << 1) | 1, AC 20 */
+    if (n == 6 && b[1] == 0 && b[3] == 3 && b[4] == 0xac && b[5] == 0x20) {
+        text_bc_version = b[0];
+        text_bc_tag = b[2];
+        text_fast = 1;
+    }
+    js_free(ctx, b);
+}
+
+/* UTF-16 of valid UTF-8; returns the number of code units written. */
+static size_t decode_utf16(const uint8_t *p, size_t n, uint16_t *out)
+{
+    size_t i = 0, o = 0;
+    while (i < n) {
+        uint64_t w;
+        uint8_t c;
+        if (i + 8 <= n) {
+            memcpy(&w, p + i, 8);
+            if (!(w & 0x8080808080808080ull)) {
+                int k;
+                for (k = 0; k < 8; k++)
+                    out[o + k] = p[i + k];
+                i += 8;
+                o += 8;
+                continue;
+            }
+        }
+        c = p[i];
+        if (c < 0x80) {
+            out[o++] = c;
+            i++;
+        } else if (c < 0xe0) {
+            out[o++] = (uint16_t)((c & 0x1f) << 6 | (p[i + 1] & 0x3f));
+            i += 2;
+        } else if (c < 0xf0) {
+            out[o++] = (uint16_t)((c & 0x0f) << 12 | (p[i + 1] & 0x3f) << 6 | (p[i + 2] & 0x3f));
+            i += 3;
+        } else {
+            uint32_t cp = (uint32_t)(c & 0x07) << 18 | (uint32_t)(p[i + 1] & 0x3f) << 12 |
+                          (uint32_t)(p[i + 2] & 0x3f) << 6 | (p[i + 3] & 0x3f);
+            cp -= 0x10000;
+            out[o++] = (uint16_t)(0xd800 | cp >> 10);
+            out[o++] = (uint16_t)(0xdc00 | (cp & 0x3ff));
+            i += 4;
+        }
+    }
+    return o;
+}
+
+static int all_ascii(const uint8_t *p, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        if (w & 0x8080808080808080ull)
+            return 0;
+    }
+    for (; i < n; i++)
+        if (p[i] & 0x80)
+            return 0;
+    return 1;
+}
+
+JSValue text_string(JSContext *ctx, text_scratch *t, const uint8_t *p, size_t len)
+{
+    uint8_t *buf, *head, leb[8];
+    size_t units, h = 0, hl, need;
+    uint64_t v;
+
+    if (!OPT(OPT_STRRECV) || !text_fast || len < TEXT_FAST_MIN || all_ascii(p, len))
+        return JS_NewStringLen(ctx, (const char *)p, len);
+    /* at most one UTF-16 unit per byte (a 4-byte sequence makes 2) */
+    need = TEXT_HEAD_MAX + 2 * len;
+    if (t->cap < need || need < t->cap / 8) {
+        free(t->buf);
+        t->buf = malloc(need);
+        t->cap = t->buf ? need : 0;
+        if (!t->buf)
+            return JS_ThrowOutOfMemory(ctx);
+    }
+    buf = t->buf;
+    units = decode_utf16(p, len, (uint16_t *)(buf + TEXT_HEAD_MAX));
+    for (v = (uint64_t)units << 1 | 1; v >= 0x80; v >>= 7)
+        leb[h++] = (uint8_t)(v | 0x80);
+    leb[h++] = (uint8_t)v;
+    hl = 3 + h;
+    head = buf + TEXT_HEAD_MAX - hl; /* the record ends where the UTF-16 begins */
+    head[0] = text_bc_version;
+    head[1] = 0; /* no atoms */
+    head[2] = text_bc_tag;
+    memcpy(head + 3, leb, h);
+    return JS_ReadObject(ctx, head, hl + 2 * units, 0);
+}

@@ -21,6 +21,11 @@ typedef struct {
 int usv_utf8(JSContext *ctx, JSValueConst v, usv_str *u); /* -1: exception */
 void usv_free(JSContext *ctx, usv_str *u);
 
+/* A JS string from text that is valid UTF-8 (checked by the caller); see utf8.c.
+ * text_string_init() learns, once per process, how to hand a UTF-16 buffer over. */
+void text_string_init(JSContext *ctx);
+JSValue text_string(JSContext *ctx, text_scratch *t, const uint8_t *p, size_t len);
+
 JSValue js_encode_utf8(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
 JSValue js_decode_utf8(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
 

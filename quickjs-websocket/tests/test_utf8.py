@@ -12,18 +12,28 @@ from qjsws_testkit import HERE, ROOT
 PREFIX = ROOT / "build" / "prefix"
 
 
-@pytest.fixture(scope="module")
-def stream_test(tmp_path_factory):
+def build(tmp_path_factory, name):
+    """tests/c/NAME.c compiled against src/utf8.c and QuickJS"""
     cc = shutil.which("cc")
     if cc is None or not (PREFIX / "lib" / "libquickjs.a").exists():
         pytest.skip("cc or build/prefix/lib/libquickjs.a missing")
-    exe = tmp_path_factory.mktemp("utf8") / "utf8_stream_test"
-    subprocess.run([cc, "-O2", "-std=gnu11", "-Wall", "-Wextra", "-Werror",
+    exe = tmp_path_factory.mktemp("utf8") / name
+    subprocess.run([cc, "-O2", "-g", "-std=gnu11", "-Wall", "-Wextra", "-Werror",
                     "-isystem", str(PREFIX / "include"), "-isystem", str(PREFIX / "include" / "quickjs"),
-                    "-o", str(exe), str(HERE / "c" / "utf8_stream_test.c"),
+                    "-o", str(exe), str(HERE / "c" / f"{name}.c"),
                     str(HERE.parent / "src" / "utf8.c"), str(PREFIX / "lib" / "libquickjs.a"),
                     "-lm", "-ldl", "-lpthread"], check=True)
     return exe
+
+
+@pytest.fixture(scope="module")
+def stream_test(tmp_path_factory):
+    return build(tmp_path_factory, "utf8_stream_test")
+
+
+@pytest.fixture(scope="module")
+def text_string_test(tmp_path_factory):
+    return build(tmp_path_factory, "text_string_test")
 
 
 def viable(prefix):
@@ -103,3 +113,44 @@ def test_random_text_random_chunks(stream_test):
     want = [expected(c) for c in cases]
     bad = [(c, g, w) for c, g, w in zip(cases, got, want) if g != w]
     assert not bad, bad[:5]
+
+
+def long_texts(rng):
+    """valid texts around and far above the fast path's 1 KiB threshold: ASCII runs of
+    every length against the 8-byte steps, 2-, 3- and 4-byte characters (surrogate pairs
+    in UTF-16), pure ASCII, and a short text after long ones (the scratch is released)"""
+    out = []
+    for size in (1023, 1024, 1025, 4096, 70001, 1 << 20):
+        parts, n = [], 0
+        while n < size:
+            piece = rng.choice(SAMPLES) if rng.random() < 0.5 else "x" * rng.randrange(0, 20)
+            parts.append(piece)
+            n += len(piece.encode("utf-8", "surrogatepass"))
+        out.append("".join(parts).encode("utf-8", "surrogatepass"))
+    out.append(b"y" * 5000)
+    out.append(("\U0001f600" * 300).encode())
+    out.append(("é" * 600 + "z").encode())
+    for shift in range(9):
+        out.append(b"a" * shift + ("€" * 400).encode() + b"b" * shift)
+    return out
+
+
+def test_received_text_strings_match(text_string_test):
+    """strrecv: each long received text becomes the same string as JS_NewStringLen() makes"""
+    texts = long_texts(random.Random(11))
+    out = subprocess.run([str(text_string_test)], input="".join(t.hex() + "\n" for t in texts),
+                         capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[0] == "fast 1", "the UTF-16 hand-over is not in use with this QuickJS"
+    assert out[1:1 + len(texts)] == ["same"] * len(texts)
+
+
+def test_received_text_strings_valgrind(text_string_test):
+    """the same under memcheck: no invalid reads or writes, nothing lost"""
+    if shutil.which("valgrind") is None:
+        pytest.skip("valgrind missing")
+    texts = [t for t in long_texts(random.Random(12)) if len(t) < 100000]
+    r = subprocess.run(["valgrind", "--error-exitcode=9", "--leak-check=full", "--errors-for-leak-kinds=definite",
+                        str(text_string_test)], input="".join(t.hex() + "\n" for t in texts),
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.split("\n")[1:1 + len(texts)] == ["same"] * len(texts)

@@ -11,6 +11,8 @@
 
 #include "../../src/utf8.h"
 
+unsigned g_opts = OPT_ALL; /* utf8.c reads the switches (strrecv) */
+
 static int hexval(int c)
 {
     return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
