@@ -8,7 +8,7 @@ import datetime as dt
 import signal
 import sys
 from pathlib import Path
-from typing import NoReturn, Sequence
+from typing import Callable, NoReturn, Sequence
 
 from . import __version__, pinning, procs, stability
 from .catalog import Catalog, load_catalog
@@ -142,19 +142,26 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     progress = Progress(total=0, quiet=args.quiet)
     progress.note(f"wsbench: {len(servers)} servers x {len(clients)} clients x {len(chosen)} workloads, "
                   f"{reps} repetitions; results: {relative(json_path)}")
+    _execute_and_report(lambda: execute(plan, run, log_dir, lambda r: write_json(r, json_path, summaries=False),
+                                        progress), run, json_path, md_path)
+    return EXIT_FAILED_CELLS if _any_failure(run) else 0
+
+
+def _execute_and_report(body: Callable[[], object], run: Run, json_path: Path, md_path: Path) -> None:
+    """Run ``body``, then write the results (JSON with the summaries, and Markdown) and
+    print the tables, also after Ctrl-C, which is raised again afterwards."""
     interrupted = False
     try:
-        execute(plan, run, log_dir, lambda r: write_json(r, json_path, summaries=False), progress)
+        body()
     except KeyboardInterrupt:
         interrupted = True
-    write_json(run, json_path)  # with the summaries
+    write_json(run, json_path)
     markdown = render_markdown(run)
     md_path.write_text(markdown)
     print(markdown)
     print(f"results: {relative(json_path)} and {relative(md_path)}", file=sys.stderr)
     if interrupted:
         raise KeyboardInterrupt
-    return EXIT_FAILED_CELLS if _any_failure(run) else 0
 
 
 def _suite_list(suite: Suite | None, kind: str, catalog: Catalog) -> list[str] | None:
@@ -239,19 +246,9 @@ def cmd_conformance(args: argparse.Namespace, argv: list[str]) -> int:
     progress = Progress(total=0, quiet=args.quiet)
     progress.note(f"wsbench conformance: {len(chosen)} cases x {len(clients)} clients, {args.jobs} at a time; "
                   f"results: {relative(json_path)}")
-    interrupted = False
-    try:
-        conformance_runner.execute(clients, chosen, run, out / "logs" / stamp, args.jobs, progress,
-                                   lambda r: write_json(r, json_path, summaries=False))
-    except KeyboardInterrupt:
-        interrupted = True
-    write_json(run, json_path)
-    markdown = render_markdown(run)
-    md_path.write_text(markdown)
-    print(markdown)
-    print(f"results: {relative(json_path)} and {relative(md_path)}", file=sys.stderr)
-    if interrupted:
-        raise KeyboardInterrupt
+    _execute_and_report(lambda: conformance_runner.execute(
+        clients, chosen, run, out / "logs" / stamp, args.jobs, progress,
+        lambda r: write_json(r, json_path, summaries=False)), run, json_path, md_path)
     return EXIT_FAILED_CELLS if any(r.error for r in run.clients.values()) else 0
 
 

@@ -212,6 +212,12 @@ def _bad_close(code: int) -> Case:
                 "receiving one is a protocol error")
 
 
+def _bad_text(case_id: str, title: str, payload: bytes, rule: str) -> Case:
+    """One text frame that is not valid UTF-8."""
+    return Case(case_id, "5.6", "utf8", title, lambda: (frame(TEXT, payload),), fails(INVALID_DATA),
+                f"5.6/8.1: {rule}; invalid UTF-8 fails the connection with 1007 (7.4.1)")
+
+
 def _valid_close(code: int) -> Case:
     return Case(f"close-code-{code}", "7.4.2", "closing", f"close frame with code {code} (application range)",
                 lambda: (closing(code),), delivers(close_reply=(code,)),
@@ -300,24 +306,17 @@ CASES: tuple[Case, ...] = (
          delivers(binary(b"ab")),
          "5.4: fragments may carry no payload; the message is the concatenation"),
     # --- UTF-8 (5.6, 8.1)
-    Case("utf8-overlong-2", "5.6", "utf8", "overlong 2-byte form of '/' (C0 AF)",
-         lambda: (frame(TEXT, b"a\xc0\xafb"),), fails(INVALID_DATA),
-         "5.6/8.1: text MUST be valid UTF-8, otherwise the connection is failed with 1007 (7.4.1)"),
-    Case("utf8-overlong-3", "5.6", "utf8", "overlong 3-byte form (E0 80 AF)",
-         lambda: (frame(TEXT, b"a\xe0\x80\xafb"),), fails(INVALID_DATA),
-         "5.6/8.1: text MUST be valid UTF-8, otherwise the connection is failed with 1007 (7.4.1)"),
-    Case("utf8-surrogate", "5.6", "utf8", "UTF-16 surrogate D800 encoded (ED A0 80)",
-         lambda: (frame(TEXT, b"a\xed\xa0\x80b"),), fails(INVALID_DATA),
-         "5.6/8.1: surrogates are not valid UTF-8 (RFC 3629); 1007 (7.4.1)"),
-    Case("utf8-above-max", "5.6", "utf8", "code point above U+10FFFF (F4 90 80 80)",
-         lambda: (frame(TEXT, b"a\xf4\x90\x80\x80"),), fails(INVALID_DATA),
-         "5.6/8.1: UTF-8 ends at U+10FFFF (RFC 3629); 1007 (7.4.1)"),
-    Case("utf8-ff", "5.6", "utf8", "byte FF in a text message",
-         lambda: (frame(TEXT, b"valid until \xff"),), fails(INVALID_DATA),
-         "5.6/8.1: FF never occurs in UTF-8; 1007 (7.4.1)"),
-    Case("utf8-truncated-end", "5.6", "utf8", "text message ending inside a 3-byte sequence (E2 82)",
-         lambda: (frame(TEXT, b"abc\xe2\x82"),), fails(INVALID_DATA),
-         "5.6/8.1: a message that ends mid-sequence is not valid UTF-8; 1007 (7.4.1)"),
+    _bad_text("utf8-overlong-2", "overlong 2-byte form of '/' (C0 AF)", b"a\xc0\xafb",
+              "text MUST be valid UTF-8; an overlong form is not (RFC 3629)"),
+    _bad_text("utf8-overlong-3", "overlong 3-byte form (E0 80 AF)", b"a\xe0\x80\xafb",
+              "text MUST be valid UTF-8; an overlong form is not (RFC 3629)"),
+    _bad_text("utf8-surrogate", "UTF-16 surrogate D800 encoded (ED A0 80)", b"a\xed\xa0\x80b",
+              "surrogates are not valid UTF-8 (RFC 3629)"),
+    _bad_text("utf8-above-max", "code point above U+10FFFF (F4 90 80 80)", b"a\xf4\x90\x80\x80",
+              "UTF-8 ends at U+10FFFF (RFC 3629)"),
+    _bad_text("utf8-ff", "byte FF in a text message", b"valid until \xff", "FF never occurs in UTF-8"),
+    _bad_text("utf8-truncated-end", "text message ending inside a 3-byte sequence (E2 82)", b"abc\xe2\x82",
+              "a message that ends mid-sequence is not valid UTF-8"),
     Case("utf8-split-invalid", "5.6", "utf8", "E2 82 ends fragment 1, fragment 2 starts with '('",
          lambda: (frame(TEXT, b"ok \xe2\x82", fin=False), frame(CONT, b"(ok")), fails(INVALID_DATA),
          "5.6/8.1: validity is a property of the whole message, across fragments; 1007 (7.4.1)"),
