@@ -8,7 +8,10 @@ whether ``open`` fired). See cases.py for what each expectation means.
 
 from __future__ import annotations
 
+import sys
+from array import array
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Literal
 
 from .cases import Case, Message
@@ -30,18 +33,18 @@ class Verdict:
         return {"verdict": self.verdict, "detail": self.detail}
 
 
+@cache
 def digest(message: Message) -> dict[str, Any]:
     """What the observe kind reports for a delivered message: type, length (UTF-16 code
     units for text, bytes for binary), the first and last EDGE units, and SAMPLES units
-    at floor(i * length / SAMPLES)."""
-    data = message.data
+    at floor(i * length / SAMPLES). (Cached: the 16 MiB message is judged once per client.)"""
+    units: bytes | array[int] = message.data
     if message.kind == "text":
-        raw = data.decode("utf-8").encode("utf-16-le")
-        units = [int.from_bytes(raw[i:i + 2], "little") for i in range(0, len(raw), 2)]
-    else:
-        units = list(data)
+        units = array("H", message.data.decode("utf-8").encode("utf-16-le"))
+        if sys.byteorder == "big":
+            units.byteswap()
     n = len(units)
-    return {"kind": message.kind, "length": n, "head": units[:EDGE], "tail": units[max(0, n - EDGE):],
+    return {"kind": message.kind, "length": n, "head": list(units[:EDGE]), "tail": list(units[max(0, n - EDGE):]),
             "sample": [units[i * n // SAMPLES] for i in range(SAMPLES)] if n else []}
 
 
