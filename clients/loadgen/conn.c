@@ -1,4 +1,5 @@
 #include "conn.h"
+#include "utf8.h"
 #include "util.h"
 
 #include <errno.h>
@@ -42,6 +43,12 @@ void loop_init(uint64_t timeout)
 	if (epoll_ctl(epfd, EPOLL_CTL_ADD, tfd, &ev))
 		fail("epoll_ctl: %s", strerror(errno));
 	rbuf = xmalloc(RBUF_SIZE);
+}
+
+void loop_set_deadline(uint64_t timeout)
+{
+	timeout_ms = timeout;
+	deadline = now_ns() + timeout * 1000000u;
 }
 
 void loop_free(void)
@@ -181,6 +188,33 @@ static void finish(struct conn *c)
 		c->ops->on_closed(c);
 }
 
+void conn_fail(struct conn *c, int code, const char *why)
+{
+	if (!c->ops->on_error)
+		fail("protocol error from server: %s", why);
+	if (c->failed || c->state == C_DONE)
+		return;
+	c->failed = code;
+	c->ops->on_error(c, why);
+	if (c->state < C_OPEN) {
+		finish(c);
+		return;
+	}
+	conn_close(c, code);
+}
+
+/* The socket failed under us: fail the run, or report it and finish. */
+static void lost(struct conn *c, const char *what, int err)
+{
+	char why[160];
+
+	if (!c->ops->on_error)
+		fail("%s: %s (phase %s)", what, strerror(err), phase);
+	snprintf(why, sizeof(why), "%s: %s", what, strerror(err));
+	c->ops->on_error(c, why);
+	finish(c);
+}
+
 void conn_free(struct conn *c)
 {
 	close_socket(c);
@@ -207,8 +241,11 @@ void conn_start(struct conn *c, const struct url *u,
 		fail("socket: %s", strerror(errno));
 	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (connect(c->fd, (const struct sockaddr *)&u->addr, sizeof(u->addr)) &&
-	    errno != EINPROGRESS)
-		fail("connect: %s", strerror(errno));
+	    errno != EINPROGRESS) {
+		if (!ops->on_error)
+			fail("connect: %s", strerror(errno));
+		c->want_out = 1;	/* reported once the loop runs */
+	}
 	c->want_out = 1;
 	if (epoll_ctl(epfd, EPOLL_CTL_ADD, c->fd, &ev))
 		fail("epoll_ctl: %s", strerror(errno));
@@ -245,7 +282,8 @@ static void flush(struct conn *c)
 				finish(c);
 				return;
 			}
-			fail("send: %s", strerror(errno));
+			lost(c, "send", errno);
+			return;
 		}
 		while (w > 0) {
 			struct outq_item *it = &c->q[c->qhead];
@@ -272,7 +310,7 @@ static int on_parsed_data(void *ctx, const unsigned char *p, size_t n)
 
 	if (c->want_data && c->ops->on_data && c->state == C_OPEN)
 		c->ops->on_data(c, p, n);
-	return 0;
+	return c->failed;	/* stop parsing once failed */
 }
 
 static int on_parsed_message(void *ctx, int opcode, uint64_t len)
@@ -281,7 +319,14 @@ static int on_parsed_message(void *ctx, int opcode, uint64_t len)
 
 	if (c->ops->on_message && c->state == C_OPEN)
 		c->ops->on_message(c, opcode, len);
-	return c->state == C_DONE;
+	return c->state == C_DONE || c->failed;
+}
+
+/* Codes a close frame may carry (RFC 6455 7.4.1, 7.4.2). */
+static int close_code_valid(int code)
+{
+	return (code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014) ||
+	       (code >= 3000 && code <= 4999);
 }
 
 static int on_parsed_control(void *ctx, int opcode, const unsigned char *p,
@@ -297,10 +342,26 @@ static int on_parsed_control(void *ctx, int opcode, const unsigned char *p,
 	}
 	if (opcode == OP_PONG)
 		return 0;
-	/* close */
-	if (n == 1)
-		fail("close frame with a 1-byte payload");
+	/* close: a 1-byte body, a code no one may send, a reason not UTF-8 */
+	if (n == 1) {
+		conn_fail(c, 1002, "close frame with a 1-byte payload");
+		return 1;
+	}
 	code = n >= 2 ? (p[0] << 8 | p[1]) : 1005;
+	if (n >= 2 && !close_code_valid(code)) {
+		conn_fail(c, 1002, "close frame with an invalid code");
+		return 1;
+	}
+	if (n > 2) {
+		struct utf8v v;
+
+		memset(&v, 0, sizeof(v));
+		utf8v_feed(&v, p + 2, n - 2);
+		if (!utf8v_ok(&v)) {
+			conn_fail(c, 1007, "close reason is not UTF-8");
+			return 1;
+		}
+	}
 	c->close_code = code;
 	if (!c->close_sent) {
 		unsigned char b[2] = { p[0], p[1] };
@@ -322,8 +383,10 @@ static const struct wsparser_cb parser_cb = {
 
 static void feed_frames(struct conn *c, const unsigned char *p, size_t n)
 {
+	if (c->failed)	/* after a failure nothing the server sends counts */
+		return;
 	if (wsparser_feed(&c->parser, p, n, &parser_cb, c) < 0)
-		fail("protocol error from server: %s", c->parser.error);
+		conn_fail(c, 1002, c->parser.error);
 }
 
 /* Collect the response head; once complete, check it and go on to frames. */
@@ -342,8 +405,15 @@ static void feed_head(struct conn *c, const unsigned char *p, size_t n)
 		return;
 	}
 	hlen = (size_t)(end + 4 - c->head);
-	if ((why = http_check_response(c->head, hlen, c->accept)))
-		fail("upgrade failed: %s", why);
+	if ((why = http_check_response(c->head, hlen, c->accept))) {
+		char msg[160];
+
+		if (!c->ops->on_error)
+			fail("upgrade failed: %s", why);
+		snprintf(msg, sizeof(msg), "upgrade failed: %s", why);
+		conn_fail(c, 0, msg);
+		return;
+	}
 	/* bytes after the head are the first frames */
 	take = c->head_len - hlen;
 	memmove(c->head, c->head + hlen, take);
@@ -372,7 +442,8 @@ static void on_readable(struct conn *c)
 				finish(c);
 				return;
 			}
-			fail("recv: %s (phase %s)", strerror(errno), phase);
+			lost(c, "recv", errno);
+			return;
 		}
 		if (r == 0) {
 			finish(c);
@@ -393,8 +464,10 @@ static void on_event(struct conn *c, uint32_t events)
 		int err = 0;
 		socklen_t len = sizeof(err);
 
-		if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) || err)
-			fail("connect: %s", strerror(err ? err : errno));
+		if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) || err) {
+			lost(c, "connect", err ? err : errno);
+			return;
+		}
 		if (!(events & EPOLLOUT))
 			return;
 		c->state = C_UPGRADING;

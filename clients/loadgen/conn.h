@@ -26,6 +26,13 @@ struct conn_ops {
 	void (*on_close_frame)(struct conn *c, int code);
 	/* the socket is closed; c->close_code holds the server's code or 1006 */
 	void (*on_closed)(struct conn *c);
+	/*
+	 * The connection failed (a protocol error, a bad upgrade, a lost socket).
+	 * Without this hook such a failure fails the whole run (the benchmark
+	 * kinds); with it the connection is failed as RFC 6455 7.1.7 says (see
+	 * conn_fail) and the run goes on.
+	 */
+	void (*on_error)(struct conn *c, const char *why);
 };
 
 struct outq_item {
@@ -53,10 +60,14 @@ struct conn {
 	struct wsparser parser;
 	int want_data;		/* deliver payload chunks to ops->on_data (1 after conn_start) */
 	int close_sent, close_code;
+	int failed;		/* our close code after conn_fail(), else 0 */
 };
 
 /* Set up the loop (epoll, timer); the deadline fails the run when passed. */
 void loop_init(uint64_t timeout_ms);
+
+/* Move that deadline to `timeout_ms` from now. */
+void loop_set_deadline(uint64_t timeout_ms);
 void loop_free(void);
 
 /* Describe the current phase (for the timeout message). */
@@ -84,6 +95,14 @@ void conn_send_control(struct conn *c, int opcode, const void *payload,
 
 /* Send a close frame with `code` (once) and wait for the server's close. */
 void conn_close(struct conn *c, int code);
+
+/*
+ * Fail the connection (RFC 6455 7.1.7): tell ops->on_error, send a close frame
+ * with `code` if the connection is open, ignore whatever the server sends
+ * after it and wait for its close and the end of TCP; before the upgrade
+ * completed, just close the socket. Without ops->on_error: fail the run.
+ */
+void conn_fail(struct conn *c, int code, const char *why);
 
 /* Close the socket now (no handshake) and free the connection's buffers. */
 void conn_free(struct conn *c);

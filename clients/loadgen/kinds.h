@@ -38,5 +38,6 @@ void run_echo(const struct opts *o, int latency);
 void run_openloop(const struct opts *o);
 void run_handshake(const struct opts *o);
 void run_request(const struct opts *o);
+void run_observe(const struct opts *o);
 
 #endif

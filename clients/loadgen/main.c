@@ -1,13 +1,14 @@
 /*
  * wsbench-loadgen: a native WebSocket load generator implementing the client
  * contract of clients/README.md (kinds echo, latency, openloop, handshake,
- * request).
+ * request, observe).
  *
  *   wsbench-loadgen --url ws://127.0.0.1:PORT/ --type text --size 11 --count 50000
  *   wsbench-loadgen --kind latency --url ... --type binary --size 32 --count 10000
  *   wsbench-loadgen --kind openloop --url ... --type text --size 32 --rate 20000 --duration-ms 2000
  *   wsbench-loadgen --kind handshake --url ... --count 1000
  *   wsbench-loadgen --kind request --url 'ws://.../?serve=utf8&bytes=N' --count 5 --expect text --expect-length L
+ *   wsbench-loadgen --kind observe --url ws://.../ --timeout-ms 5000
  */
 #include "conn.h"
 #include "kinds.h"
@@ -19,7 +20,7 @@
 #include <sys/resource.h>
 #include <signal.h>
 
-#define USAGE "wsbench-loadgen --url ws://HOST:PORT/PATH [--kind echo|latency|openloop|handshake|request] " \
+#define USAGE "wsbench-loadgen --url ws://HOST:PORT/PATH [--kind echo|latency|openloop|handshake|request|observe] " \
 	"[--type text|binary] [--size BYTES] [--count N] [--warmup N] [--mode burst|window|pingpong] " \
 	"[--window W] [--connections C] [--text ascii|mixed] [--rate R] [--duration-ms D] " \
 	"[--expect text|close] [--expect-length L] [--min-ms MS] [--verify on|off] [--timeout-ms MS]"
@@ -105,7 +106,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		fail_unsupported("kind buffered (no bufferedAmount)");
 	if (strcmp(kind, "echo") && strcmp(kind, "latency") &&
 	    strcmp(kind, "openloop") && strcmp(kind, "handshake") &&
-	    strcmp(kind, "request"))
+	    strcmp(kind, "request") && strcmp(kind, "observe"))
 		fail("unknown --kind %s", kind);
 	if (get("transfer"))
 		fail_unsupported("--transfer");
@@ -214,6 +215,8 @@ int main(int argc, char **argv)
 		run_openloop(&o);
 	else if (!strcmp(o.kind, "handshake"))
 		run_handshake(&o);
+	else if (!strcmp(o.kind, "observe"))
+		run_observe(&o);
 	else
 		run_request(&o);
 	loop_free();

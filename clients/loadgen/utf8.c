@@ -63,6 +63,32 @@ int utf8v_ok(const struct utf8v *v)
 	return !v->bad && !v->need;
 }
 
+size_t utf8_to_utf16(const unsigned char *p, size_t n, uint16_t *out)
+{
+	size_t i = 0, k = 0;
+
+	while (i < n) {
+		unsigned char c = p[i];
+		uint32_t cp;
+		unsigned len = c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4, j;
+
+		if (i + len > n)
+			break;
+		cp = len == 1 ? c : c & (0x7f >> len);
+		for (j = 1; j < len; j++)
+			cp = cp << 6 | (p[i + j] & 0x3f);
+		i += len;
+		if (cp >= 0x10000) {
+			cp -= 0x10000;
+			out[k++] = (uint16_t)(0xd800 | cp >> 10);
+			out[k++] = (uint16_t)(0xdc00 | (cp & 0x3ff));
+		} else {
+			out[k++] = (uint16_t)cp;
+		}
+	}
+	return k;
+}
+
 void utf8_mixed(unsigned char *out, size_t n)
 {
 	/* a, é, €, 😀, b, ß, 中, 🎉 ... */

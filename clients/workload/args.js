@@ -1,7 +1,7 @@
 // Command-line options of the shared workload (clients/README.md): parsing and checks.
 
 const USAGE =
-  '--url ws://127.0.0.1:PORT/ [--kind echo|latency|openloop|buffered|request|handshake] ' +
+  '--url ws://127.0.0.1:PORT/ [--kind echo|latency|openloop|buffered|request|handshake|observe] ' +
   '--type text|binary --size BYTES --count N [--warmup N] [--mode burst|window|pingpong] ' +
   '[--window W] [--text ascii|mixed] [--connections C] [--transfer] [--rate R] ' +
   '[--duration-ms D] [--polls P] [--expect text|close] [--expect-length L] [--min-ms MS] ' +
@@ -28,6 +28,7 @@ export const KINDS = {
     required: ['expect'],
   },
   handshake: { options: ['type', 'size', 'count', 'warmup', 'min-ms'], required: ['count'] },
+  observe: { options: ['type', 'size'], required: [] },
 };
 const FLAGS = ['transfer']; // options without a value
 

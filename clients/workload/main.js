@@ -25,6 +25,7 @@ import { echoBody } from './echo.js';
 import { oneLine } from './errors.js';
 import { handshakeBody } from './handshake.js';
 import { latencyBody } from './latency.js';
+import { observeBody } from './observe.js';
 import { openloopBody } from './openloop.js';
 import { requestBody } from './request.js';
 import { run } from './session.js';
@@ -39,6 +40,7 @@ const KIND_BODIES = {
   buffered: bufferedBody,
   request: requestBody,
   handshake: handshakeBody,
+  observe: observeBody,
 };
 
 

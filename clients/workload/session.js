@@ -17,6 +17,8 @@ const CLOSED = 3; // WebSocket.CLOSED
 //                        then call fn, which starts the clock
 //   ctx.done(result)     print the result line and finish
 //   ctx.fail(err)        finish with an error
+//   ctx.onTimeout = fn   called at --timeout-ms instead of failing (a kind whose result
+//                        is what happened until then)
 //   ctx.finished         true once done or failed
 export function run(env, opts, body) {
   return new Promise((resolve, reject) => {
@@ -72,6 +74,7 @@ export function run(env, opts, body) {
 
     const ctx = {
       finished: false,
+      onTimeout: null,
       progress: () => '',
       phase: 'connect',
       connect(onOpen) {
@@ -125,6 +128,10 @@ export function run(env, opts, body) {
     };
 
     timer = env.setTimeout(() => {
+      if (typeof ctx.onTimeout === 'function') {
+        ctx.onTimeout();
+        return;
+      }
       const p = ctx.progress();
       finish(new Error('timeout after ' + opts.timeoutMs + ' ms (phase ' + ctx.phase + (p ? ', ' + p : '') + ')'));
     }, opts.timeoutMs);

@@ -106,15 +106,18 @@ def test_pin_needs_two_cpus() -> None:
     assert "--pin needs at least 2 CPUs" in proc.stderr
 
 
-def test_old_run_files_are_still_read(tmp_path: Path) -> None:
+@pytest.mark.parametrize("version", [1, 2])
+def test_old_run_files_are_still_read(tmp_path: Path, version: int) -> None:
     from wsbench.results import read_json
-    run = {"schema": "wsbench-run", "schema_version": 1, "created": "x", "command": [], "suite": None,
+    from wsbench.conformance.report import render
+    run = {"schema": "wsbench-run", "schema_version": version, "created": "x", "command": [], "suite": None,
            "repetitions": 1, "environment": {}, "workloads": {}, "servers": {}, "clients": {},
            "cells": [{"workload": "w", "server": "s", "client": "c",
                       "samples": [{"rep": 1, "messages": 5, "msgs_per_s": 1.0}]}]}
     (tmp_path / "old.json").write_text(json.dumps(run))
     loaded = read_json(tmp_path / "old.json")
     assert loaded.settings == {} and loaded.cells[0].samples[0].reading_errors == []
+    assert loaded.conformance is None and render(loaded) == []
     assert FIXTURES.exists()
 
 

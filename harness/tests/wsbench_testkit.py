@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -76,3 +78,19 @@ def announced_ports(stderr: str) -> list[int]:
 def listening(port: int) -> bool:
     with socket.socket() as s:
         return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def interrupt(proc: subprocess.Popen[str]) -> tuple[str, str]:
+    """Ctrl-C a wsbench started in its own session: it must exit 130 without a traceback
+    and leave no process of its group behind. Returns its stdout and stderr."""
+    try:
+        os.kill(proc.pid, signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    leftovers = subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True)
+    assert leftovers.stdout.strip() == ""
+    return stdout, stderr

@@ -1,4 +1,5 @@
-"""Command line: ``wsbench run``, ``list``, ``verify``, ``report`` and ``stability``."""
+"""Command line: ``wsbench run``, ``list``, ``verify``, ``report``, ``stability`` and
+``conformance``."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ import datetime as dt
 import signal
 import sys
 from pathlib import Path
-from typing import NoReturn, Sequence
+from typing import Callable, NoReturn, Sequence
 
 from . import __version__, pinning, procs, stability
 from .catalog import Catalog, load_catalog
+from .conformance import cases as conformance_cases, runner as conformance_runner
 from .errors import WsbenchError
 from .measure import Settings
 from .paths import REPORTS_DIR, RUNTIMES_FILE, WORKLOADS_DIR, relative
@@ -23,6 +25,7 @@ from .verify import verify_echo
 from .workloads import Suite, load_workloads
 
 DEFAULT_MIN_SECONDS = 1.0
+DEFAULT_JOBS = 4
 EXIT_FAILED_CELLS = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -66,6 +69,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     stab = sub.add_parser("stability", help="spread per cell of saved runs, and whether runs agree")
     stab.add_argument("files", type=Path, nargs="+", help="reports/*.json files (of the same matrix, to compare)")
+
+    conf = sub.add_parser("conformance", help="every client against the RFC 6455 conformance cases (raw-frame peer)")
+    conf.add_argument("--client", "-c", action="append", help="client name (repeatable; default: every default client)")
+    conf.add_argument("--case", action="append", help="case id (repeatable; default: all; `wsbench list` shows them)")
+    conf.add_argument("--jobs", "-j", type=int, default=DEFAULT_JOBS,
+                      help=f"client processes at a time (default {DEFAULT_JOBS})")
+    conf.add_argument("--out", type=Path, default=REPORTS_DIR, help="directory for the JSON and Markdown results")
+    conf.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
     return parser
 
 
@@ -79,6 +90,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_list(args)
         if args.command == "verify":
             return cmd_verify(args)
+        if args.command == "conformance":
+            return cmd_conformance(args, list(sys.argv if argv is None else ["wsbench", *argv]))
         if args.command == "stability":
             print(stability.render([(f, read_json(f)) for f in args.files]))
             return 0
@@ -129,19 +142,26 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     progress = Progress(total=0, quiet=args.quiet)
     progress.note(f"wsbench: {len(servers)} servers x {len(clients)} clients x {len(chosen)} workloads, "
                   f"{reps} repetitions; results: {relative(json_path)}")
+    _execute_and_report(lambda: execute(plan, run, log_dir, lambda r: write_json(r, json_path, summaries=False),
+                                        progress), run, json_path, md_path)
+    return EXIT_FAILED_CELLS if _any_failure(run) else 0
+
+
+def _execute_and_report(body: Callable[[], object], run: Run, json_path: Path, md_path: Path) -> None:
+    """Run ``body``, then write the results (JSON with the summaries, and Markdown) and
+    print the tables, also after Ctrl-C, which is raised again afterwards."""
     interrupted = False
     try:
-        execute(plan, run, log_dir, lambda r: write_json(r, json_path, summaries=False), progress)
+        body()
     except KeyboardInterrupt:
         interrupted = True
-    write_json(run, json_path)  # with the summaries
+    write_json(run, json_path)
     markdown = render_markdown(run)
     md_path.write_text(markdown)
     print(markdown)
     print(f"results: {relative(json_path)} and {relative(md_path)}", file=sys.stderr)
     if interrupted:
         raise KeyboardInterrupt
-    return EXIT_FAILED_CELLS if _any_failure(run) else 0
 
 
 def _suite_list(suite: Suite | None, kind: str, catalog: Catalog) -> list[str] | None:
@@ -178,6 +198,9 @@ def cmd_list(args: argparse.Namespace) -> int:
     print("suites:")
     for s in workloads.suites.values():
         print(f"  {s.name:<18} {s.description}")
+    print("conformance cases (wsbench conformance --case ID):")
+    for case in conformance_cases.CASES:
+        print(f"  {case.id:<24} {case.section:<6} {case.title}")
     return 0
 
 
@@ -201,6 +224,32 @@ def cmd_verify(args: argparse.Namespace) -> int:
             print(f"FAIL {server.name}: {check.error}")
             failed += 1
     return EXIT_FAILED_CELLS if failed else 0
+
+
+def cmd_conformance(args: argparse.Namespace, argv: list[str]) -> int:
+    catalog = load_catalog(args.catalog)
+    clients = catalog.select("client", args.client, None)
+    try:
+        chosen = conformance_cases.select(args.case)
+    except KeyError as exc:
+        raise WsbenchError(f"unknown case '{exc.args[0]}' (`wsbench list` shows the "
+                           f"{len(conformance_cases.CASES)} cases)") from None
+    if not 1 <= args.jobs <= 64:
+        raise WsbenchError(f"--jobs must be between 1 and 64, got {args.jobs}")
+    if not clients:
+        raise WsbenchError("no client to run")
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    json_path, md_path = out / f"conformance-{stamp}.json", out / f"conformance-{stamp}.md"
+    run = conformance_runner.new_run(clients, chosen, catalog, argv, args.jobs)
+    progress = Progress(total=0, quiet=args.quiet)
+    progress.note(f"wsbench conformance: {len(chosen)} cases x {len(clients)} clients, {args.jobs} at a time; "
+                  f"results: {relative(json_path)}")
+    _execute_and_report(lambda: conformance_runner.execute(
+        clients, chosen, run, out / "logs" / stamp, args.jobs, progress,
+        lambda r: write_json(r, json_path, summaries=False)), run, json_path, md_path)
+    return EXIT_FAILED_CELLS if any(r.error for r in run.clients.values()) else 0
 
 
 def cmd_report(path: Path) -> int:

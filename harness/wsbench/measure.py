@@ -181,7 +181,7 @@ def run_client(client: Program, server: RunningServer, workload: Workload, rep: 
                 if not procfs.running(proc.pid):  # it did not hold: readings may be partial
                     clocks.client1 = client_hwm = None
                 procs.release(proc)
-                result = _parse(line)
+                result = parse_result(line)
                 if started is False and "error" not in result:
                     problem = f"result line before {START_LINE}: the readings were never taken"
             elif line.strip():
@@ -257,7 +257,8 @@ def _kill_problem(sample: Sample, problem: str | None) -> None:
         sample.error = sample.error or f"client process group: {problem}"
 
 
-def _parse(line: str) -> dict[str, Any]:
+def parse_result(line: str) -> dict[str, Any]:
+    """A client's result line as a dict; a line that is not a JSON object becomes an error."""
     try:
         value = json.loads(line)
     except json.JSONDecodeError:

@@ -17,9 +17,13 @@ class Progress:
         self.tty = stream.isatty()
 
     def step(self, what: str, rep: int, reps: int) -> None:
+        self.item(f"rep {rep}/{reps} {what}")
+
+    def item(self, what: str) -> None:
+        """The next item of the total is under way (or done): a line, replaced on a tty."""
         if self.quiet:
             return
-        line = f"[{self.done + 1}/{self.total}] rep {rep}/{reps} {what}  {self._eta()}"
+        line = f"[{self.done + 1}/{self.total}] {what}  {self._eta()}"
         if self.tty:
             self.stream.write("\r\x1b[2K" + line[:160])
         else:

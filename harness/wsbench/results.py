@@ -7,6 +7,12 @@ Schema history:
   ``rounds``, ``checked`` and ``compared`` in ``extra``; servers' ``cpus`` when pinned; the
   environment's provenance (lockfile and binary hashes, CPU governor, git state, load
   before and after). Version 1 files are still read (the new fields are empty).
+- version 3: ``conformance`` (``wsbench conformance``; absent or null in other runs):
+  ``cases`` (each with ``id``, ``section`` of RFC 6455, ``group``, ``title``, ``expect``
+  — fail, deliver or reject —, ``strict``: what a strict client does, ``why``) and
+  ``verdicts``: per client, per case id, ``verdict`` (strict, non-strict or fail) and a
+  one-line ``detail``. Such a run has no servers, workloads or cells; ``settings`` holds
+  ``jobs``. Versions 1 and 2 are still read (no conformance section).
 """
 
 from __future__ import annotations
@@ -23,8 +29,8 @@ from .metrics import METRICS
 from .stats import Summary, summarize
 
 SCHEMA = "wsbench-run"
-SCHEMA_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+SCHEMA_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 
 @dataclass
 class Cell:
@@ -114,6 +120,7 @@ class Run:
     finished: str | None = None
     complete: bool = False
     settings: dict[str, Any] = field(default_factory=dict)
+    conformance: dict[str, Any] | None = None  # wsbench conformance: cases and verdicts
 
     def to_json(self, summaries: bool = True) -> dict[str, Any]:
         """``summaries=False`` leaves out the per-cell statistics (checkpoints mid-run)."""
@@ -125,6 +132,7 @@ class Run:
             "servers": {k: v.to_json() for k, v in self.servers.items()},
             "clients": {k: v.to_json() for k, v in self.clients.items()},
             "cells": [c.to_json(summaries) for c in self.cells],
+            "conformance": self.conformance,
         }
 
 
@@ -170,4 +178,4 @@ def _run_from_json(data: dict[str, Any]) -> Run:
         servers={k: program(v) for k, v in data["servers"].items()},
         clients={k: program(v) for k, v in data["clients"].items()},
         cells=cells, finished=data.get("finished"), complete=data.get("complete", False),
-        settings=data.get("settings", {}))
+        settings=data.get("settings", {}), conformance=data.get("conformance"))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from .conformance import report as conformance_report
 from .metrics import COLUMNS, METRICS, Metric
 from .results import Cell, Run
 from .stats import Summary, ratio_of_medians
@@ -51,7 +52,9 @@ def render_markdown(run: Run) -> str:
     lines += _environment(run) + [""]
     for workload, spec in run.workloads.items():
         lines += _workload_table(run, workload, spec) + [""]
-    lines += _notes() + [""]
+    if run.workloads:
+        lines += _notes() + [""]
+    lines += conformance_report.render(run)
     lines += _check_cost(run)
     lines += _failures(run)
     return "\n".join(lines).rstrip() + "\n"
@@ -59,15 +62,19 @@ def render_markdown(run: Run) -> str:
 
 def _environment(run: Run) -> list[str]:
     env = run.environment
-    out = [
-        f"- machine: {env.get('cpu_model')}, {env.get('logical_cpus')} logical CPUs, "
-        f"kernel {env.get('kernel')}, {env.get('os')}",
-        f"- suite: {run.suite or '(ad hoc)'}, {run.repetitions} interleaved repetitions per cell; "
-        f"commit {str(env.get('git_commit'))[:12]}{' (dirty)' if env.get('git_dirty') else ''}",
-    ]
+    commit = f"commit {str(env.get('git_commit'))[:12]}{' (dirty)' if env.get('git_dirty') else ''}"
+    out = [f"- machine: {env.get('cpu_model')}, {env.get('logical_cpus')} logical CPUs, "
+           f"kernel {env.get('kernel')}, {env.get('os')}"]
+    if run.conformance is not None and not run.workloads:
+        section = run.conformance
+        out.append(f"- conformance: {len(section.get('cases', []))} cases x {len(section.get('verdicts', {}))} "
+                   f"clients, {run.settings.get('jobs', 1)} client processes at a time; {commit}")
+    else:
+        out.append(f"- suite: {run.suite or '(ad hoc)'}, {run.repetitions} interleaved repetitions per cell; {commit}")
     versions = "; ".join(f"{name}: {v['version']}" for name, v in env.get("runtimes", {}).items())
     out.append(f"- runtimes: {versions}")
-    out.append("- " + _settings(run))
+    if run.workloads or run.conformance is None:
+        out.append("- " + _settings(run))
     if run.settings and run.settings.get("verify") in ("off", False):
         out.append("- **echo contents NOT verified** (`--verify off`): for measuring what the checks cost, "
                    "not for publishing")

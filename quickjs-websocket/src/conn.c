@@ -564,6 +564,16 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
 
     case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE: {
         const uint8_t *p = in;
+        const char *why;
+        int bad = close_body_problem(p, len, &why);
+        if (bad) {
+            /* lws would echo it (rewriting only some bad codes): fail instead,
+             * with our close frame written now, then drop TCP */
+            conn_fail(c, bad, why);
+            if (!c->close_sent)
+                lws_path_send_close(c);
+            return -1;
+        }
         c->peer_closed = 1;
         if (len >= 2) {
             size_t rl = len - 2;

@@ -345,6 +345,23 @@ static int close_code_ok(int code)
            (code >= 3000 && code <= 4999);
 }
 
+int close_body_problem(const uint8_t *p, size_t len, const char **why)
+{
+    if (len == 1) {
+        *why = "bad close frame";
+        return 1002;
+    }
+    if (len >= 2 && !close_code_ok((p[0] << 8) | p[1])) {
+        *why = "bad close code";
+        return 1002;
+    }
+    if (len > 2 && !utf8_valid(p + 2, len - 2)) {
+        *why = "invalid UTF-8 in close reason";
+        return 1007;
+    }
+    return 0;
+}
+
 static void own_control(conn *c)
 {
     switch (c->f_op) {
@@ -356,23 +373,16 @@ static void own_control(conn *c)
     case 10: /* pong */
         break;
     case 8: { /* close */
-        int code = 1005;
+        int code = 1005, bad;
         size_t rl = 0;
-        if (c->ctllen == 1) {
-            conn_fail(c, 1002, "bad close frame");
+        const char *why;
+        if ((bad = close_body_problem(c->ctl, c->ctllen, &why))) {
+            conn_fail(c, bad, why);
             return;
         }
         if (c->ctllen >= 2) {
             code = (c->ctl[0] << 8) | c->ctl[1];
             rl = c->ctllen - 2;
-            if (!close_code_ok(code)) {
-                conn_fail(c, 1002, "bad close code");
-                return;
-            }
-            if (!utf8_valid(c->ctl + 2, rl)) {
-                conn_fail(c, 1007, "invalid UTF-8 in close reason");
-                return;
-            }
         }
         c->peer_closed = 1;
         c->peer_code = code;

@@ -19,6 +19,9 @@ void own_message_end(conn *c);
 void own_handover(void);
 void own_read_all(void);
 void service_one(int fd, short events, short revents);
+/* a close frame's body that must fail the connection (RFC 6455 5.5.1, 7.4, 8.1):
+ * 0, or the code to fail with (1002, 1007) and why; both receive paths use it */
+int close_body_problem(const uint8_t *p, size_t len, const char **why);
 
 #pragma GCC visibility pop
 

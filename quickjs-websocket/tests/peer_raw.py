@@ -23,6 +23,8 @@ Prints `WSBENCH-READY port=N` once listening on 127.0.0.1.  Behaviour by path:
                            "m0".."m<N-1>" in one write, then echo
   /utf8?case=K             100 ms after the 101: a text message with invalid UTF-8
                            (see UTF8_CASES), then wait without closing
+  /badclose?case=K         100 ms after the 101: a close frame no client may accept
+                           (see BAD_CLOSES), then wait for the client's close
 
 Every close frame received is reported on stdout as `CLOSE <code> <reason>` (`CLOSE
 none` when it carried no code), a TCP end without one as `EOF`.
@@ -94,6 +96,14 @@ UTF8_CASES = {
     "truncated": [frame(1, b"abc\xe2\x82")],
     # a surrogate split across fragments (ED | A0 80)
     "surrogate": [frame(1, b"ab\xed", fin=False), frame(0, b"\xa0\x80", fin=True)],
+}
+
+
+BAD_CLOSES = {
+    "one-byte": frame(8, b"\x03"),               # a body of 1 byte cannot hold a code
+    "code-1015": close_frame(1015),             # 1015 MUST NOT be sent (RFC 6455 7.4.1)
+    "code-1005": close_frame(1005),             # nor 1005
+    "reason": close_frame(1000, b"\xff\xfe"),   # the reason must be UTF-8
 }
 
 
@@ -250,11 +260,11 @@ async def handler(reader, writer):
             writer.write(b"".join(frame(1, b"m%d" % i) for i in range(int(q["n"]))))
             await writer.drain()
             await echo(reader, writer)
-        elif path == "/utf8":
+        elif path in ("/utf8", "/badclose"):
             writer.write(hello)
             await writer.drain()
             await asyncio.sleep(0.1)  # after the handshake, not in the 101 write
-            writer.write(b"".join(UTF8_CASES[q["case"]]))
+            writer.write(b"".join(UTF8_CASES[q["case"]]) if path == "/utf8" else BAD_CLOSES[q["case"]])
             await writer.drain()
             await wait_for_close(reader, writer)
         else:

@@ -65,6 +65,24 @@ def test_invalid_utf8_fails_fast(peer_factory, variant, case):
     assert [l.split(" ")[:2] for l in peer.wait_line("CLOSE")] == [["CLOSE", "1007"]], peer.lines
 
 
+@pytest.mark.parametrize("case,code", [("one-byte", 1002), ("code-1015", 1002), ("code-1005", 1002),
+                                       ("reason", 1007)])
+def test_bad_close_frame_fails(peer_factory, variant, case, code):
+    """A close frame no one may send (a 1-byte body, a code that must never be on the
+    wire, a reason that is not UTF-8) is not echoed: the client fails the connection with
+    1002 or 1007 (RFC 6455 5.5.1, 7.4.1, 8.1), on the lws path too (lws would echo it)."""
+    peer = peer_factory("raw")
+    res = run_qjs("events", peer.url + "badclose?case=" + case, env_extra=variant, timeout=30)
+    assert [l.split(" ")[:2] for l in peer.wait_line("CLOSE")] == [["CLOSE", str(code)]], peer.lines
+    if variant and case == "code-1005":
+        # lws itself rewrites 0-999, 1004-1006 and 1016-2999 to 1002 before the
+        # callback sees them: the wire is right, but a peer's real 1002 looks the same
+        assert res["close"]["code"] == 1002, res
+        return
+    assert event_types(res) == ["open", "error", "close"], res["events"]
+    assert res["close"]["code"] == code and res["close"]["wasClean"] is False, res
+
+
 def event_types(res):
     return [e["type"] for e in res["events"]]
 

@@ -27,12 +27,13 @@ def test_valgrind_no_leaks(peer_factory, tmp_path, variant_env):
     assert "Invalid read" not in text and "Invalid write" not in text, text[-5000:]
 
 
-# failures (limit, allocation, UTF-8), a handover from lws, an unanswered close
+# failures (limit, allocation, UTF-8, a bad close frame), a handover from lws, an unanswered close
 FAILURE_PATHS = [
     ("send?size=16777216&type=text", {}, ["--memory-limit", "8M"], 1009),
     ("grow?size=65536&count=200", {"QJSWS_MAX_MESSAGE": "1m"}, [], 1009),
     ("huge?len=2147483648&type=binary&send=100000", {}, [], 1009),
     ("utf8?case=split", {}, [], 1007),
+    ("badclose?case=reason", {}, [], 1007),
     ("burst?cut=hdr1", {}, [], None),
     ("dropclose", {}, [], 1006),
 ]

@@ -164,3 +164,80 @@ def test_no_leaks_under_valgrind(url: str, tmp_path: Path) -> None:
         assert code == 0, text[-3000:]
         assert "ERROR SUMMARY: 0 errors" in text
         assert re.search(r"definitely lost: 0 bytes|All heap blocks were freed", text), text[-3000:]
+
+
+# --- the observe kind, against the conformance peer (harness/wsbench/conformance)
+
+@pytest.fixture(scope="module")
+def peer() -> Iterator[Any]:
+    from wsbench.conformance.peer import Peer
+
+    with Peer() as p:
+        yield p
+
+
+def observe(peer: Any, case_id: str, timeout_ms: int = 5000, prefix: list[str] | None = None) -> tuple[int, dict[str, Any], Any]:
+    """Run --kind observe on one conformance case: exit code, result, what the peer saw."""
+    from wsbench.conformance.cases import BY_ID
+
+    case = BY_ID[case_id]
+    token = f"loadgen-test-{case_id}-{time.monotonic_ns()}"
+    pending = peer.expect(token, case)
+    code, _, res = loadgen("--kind", "observe", "--url", peer.url(case, token), "--timeout-ms", str(timeout_ms),
+                           prefix=prefix, timeout=300)
+    return code, res, pending.wait(10)
+
+
+def types(res: dict[str, Any]) -> list[str]:
+    return [e["type"] for e in res["events"]]
+
+
+def test_observe_reports_messages_as_digests(peer: Any) -> None:
+    from wsbench.conformance.cases import BY_ID
+    from wsbench.conformance.judge import digest
+
+    code, res, _ = observe(peer, "utf8-4-byte")
+    assert code == 0 and res["timed_out"] is False, res
+    assert types(res) == ["open", "message", "close"], res
+    message = {k: res["events"][1][k] for k in ("kind", "length", "head", "tail", "sample")}
+    assert message == digest(BY_ID["utf8-4-byte"].expect.messages[0])
+    assert res["events"][2] == {**res["events"][2], "code": 1000, "wasClean": True}
+
+
+@pytest.mark.parametrize("case_id, code", [("utf8-split-invalid", 1007), ("close-reason-invalid", 1007),
+                                            ("masked-text", 1002), ("close-code-1015", 1002)])
+def test_observe_fails_the_connection_with_the_code(peer: Any, case_id: str, code: int) -> None:
+    """Protocol errors no longer end the run: an error event, our close frame, close."""
+    rc, res, obs = observe(peer, case_id)
+    assert rc == 0, res
+    assert types(res) == ["open", "error", "close"], res
+    assert res["events"][2]["code"] == code and res["events"][2]["wasClean"] is False
+    assert [f.close_code() for _, f in obs.closes()] == [code]
+
+
+def test_observe_a_bad_upgrade_or_no_server_is_an_event(peer: Any) -> None:
+    rc, res, obs = observe(peer, "accept-wrong")
+    assert rc == 0 and types(res) == ["error", "close"], res
+    assert "Sec-WebSocket-Accept" in res["events"][0]["message"] and obs.frames == []
+    rc, _, res = loadgen("--kind", "observe", "--url", "ws://127.0.0.1:1/", "--timeout-ms", "2000")
+    assert rc == 0 and types(res) == ["error", "close"] and res["events"][1]["code"] == 1006, res
+
+
+def test_observe_reports_what_it_saw_at_its_timeout(peer: Any) -> None:
+    rc, res, obs = observe(peer, "ping-125", timeout_ms=100)  # the peer pauses 200 ms before its close
+    assert rc == 0 and res["timed_out"] is True and types(res) == ["open"], res
+    assert [f.close_code() for _, f in obs.closes()] == [1000]  # then it closes cleanly
+
+
+@pytest.mark.skipif(not shutil.which("valgrind"), reason="valgrind not installed")
+@pytest.mark.parametrize("case_id, timeout_ms", [("text-16mib", 60000), ("fragments-1000", 5000), ("utf8-split-invalid", 5000),
+                                                 ("close-reason-invalid", 5000), ("length-top-bit", 5000),
+                                                 ("accept-wrong", 5000), ("ping-125", 100)])
+def test_observe_no_leaks_under_valgrind(peer: Any, tmp_path: Path, case_id: str, timeout_ms: int) -> None:
+    log = tmp_path / "vg.log"
+    code, res, _ = observe(peer, case_id, timeout_ms=timeout_ms,
+                           prefix=["valgrind", "--leak-check=full", "--error-exitcode=9", f"--log-file={log}"])
+    text = log.read_text()
+    assert code == 0 and "events" in res, text[-3000:]
+    assert "ERROR SUMMARY: 0 errors" in text
+    assert re.search(r"definitely lost: 0 bytes|All heap blocks were freed", text), text[-3000:]

@@ -1,0 +1,184 @@
+"""Every selected client against every selected case, a few at a time.
+
+Each client run is one process (``--kind observe``, clients/README.md) in its own process
+group, started with ``procs.spawn`` and killed by PID whatever happens: after its result,
+on a timeout, on an error and on Ctrl-C (``procs.kill_all`` in the CLI). The peer plays
+the case; the judge turns what the peer saw and what the client reported into a verdict,
+which goes into the run's ``conformance`` section as soon as it is known.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import subprocess
+import threading
+import time
+import uuid
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from .. import environment, procs
+from ..catalog import Catalog, Program
+from ..logs import last_line
+from ..measure import parse_result
+from ..paths import ROOT
+from ..progress import Progress
+from ..results import ProgramRecord, Run
+from .cases import Case
+from .judge import FAIL, Verdict, judge
+from .peer import Peer
+
+CLIENT_SLACK_S = 3.0  # beyond the script and the reaction time: the client's own --timeout-ms
+STARTUP_S = 15.0  # beyond --timeout-ms: runtime start-up, printing, exiting
+EXIT_WAIT_S = 5.0  # after the result line, for the process to exit by itself
+CONNECT_WAIT_S = 1.0  # after the client is gone, for a connection that never came
+POLL_S = 0.25  # how often a waiting runner thread looks whether the run is being stopped
+KIND = "observe"
+
+
+@dataclass(frozen=True)
+class ClientRun:
+    """How one client run ended, before judging."""
+
+    report: dict[str, Any] | None  # the result line, if any
+    problem: str | None  # crashed, timed out, printed an error, ...
+
+
+def now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def new_run(clients: list[Program], cases: list[Case], catalog: Catalog, argv: list[str], jobs: int) -> Run:
+    runtimes = sorted({c.runtime for c in clients})
+    env = environment.collect(catalog.runtimes[r] for r in runtimes)
+    return Run(created=now(), command=argv, suite=None, repetitions=1, environment=env, workloads={},
+               servers={}, cells=[], settings={"jobs": jobs},
+               clients={c.name: ProgramRecord(c.name, c.label, c.runtime, list(c.command)) for c in clients},
+               conformance={"cases": [c.to_json() for c in cases], "verdicts": {c.name: {} for c in clients}})
+
+
+def execute(clients: list[Program], cases: list[Case], run: Run, log_dir: Path, jobs: int,
+            progress: Progress, checkpoint: Callable[[Run], None]) -> Run:
+    """Fill ``run.conformance["verdicts"]``; ``checkpoint`` after every verdict."""
+    assert run.conformance is not None
+    verdicts: dict[str, dict[str, Any]] = run.conformance["verdicts"]
+    log_dir.mkdir(parents=True, exist_ok=True)
+    todo: list[tuple[Program, Case]] = []
+    for client in clients:
+        why = _cannot(client)
+        if why:
+            run.clients[client.name].status, run.clients[client.name].error = "failed", why
+            progress.note(f"! client '{client.name}': {why}")
+            continue
+        todo += [(client, case) for case in cases]
+    # the slow cases first, so they do not end up alone at the end
+    todo.sort(key=lambda cc: -(cc[1].script_seconds() + cc[1].react_s))
+    progress.total = len(todo)
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="conformance")
+    stop = threading.Event()  # set on the way out (Ctrl-C): clients still running are killed
+    peer = Peer()
+    try:
+        peer.start()
+        running: dict[Future[Verdict], tuple[Program, Case]] = {
+            pool.submit(play, peer, client, case, log_dir, stop): (client, case) for client, case in todo}
+        while running:
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                client, case = running.pop(future)
+                verdict = future.result()
+                verdicts[client.name][case.id] = verdict.to_json()
+                progress.item(f"{client.name} {case.id}: {verdict.verdict}")
+                progress.advance()
+                checkpoint(run)
+        run.complete = True
+    finally:
+        stop.set()
+        pool.shutdown(wait=False, cancel_futures=True)
+        procs.kill_all()
+        pool.shutdown(wait=True)
+        peer.stop()
+        run.finished = now()
+        run.environment["load_average_after"] = environment.load_average()
+        progress.finish()
+        checkpoint(run)
+    return run
+
+
+def _cannot(client: Program) -> str | None:
+    missing = client.missing()
+    if missing:
+        return f"{missing[0]} is missing; run: make setup"
+    if client.cannot(KIND, ()):
+        return f"does not run the '{KIND}' kind"
+    return None
+
+
+def play(peer: Peer, client: Program, case: Case, log_dir: Path, stop: threading.Event) -> Verdict:
+    """One client process against one case, judged."""
+    token = f"{client.name}.{uuid.uuid4().hex[:12]}"
+    pending = peer.expect(token, case)
+    timeout_s = case.script_seconds() + case.react_s + CLIENT_SLACK_S
+    argv = [*client.command, "--kind", KIND, "--url", peer.url(case, token), "--timeout-ms", str(int(timeout_s * 1000))]
+    log = log_dir / f"conformance-{client.name}-{case.id}.log"
+    outcome = run_client(argv, client.env, log, timeout_s + STARTUP_S, stop)
+    obs = pending.wait(CONNECT_WAIT_S) or (pending.wait(case.react_s + 2.0) if pending.observation.connected
+                                           else None)
+    try:
+        return judge(case, obs, outcome.report, outcome.problem)
+    except Exception as exc:  # a verdict for every case, even if the judge trips over odd input
+        return Verdict(FAIL, f"could not be judged: {type(exc).__name__}: {exc}")
+
+
+def run_client(argv: list[str], env_extra: dict[str, str], log: Path, limit_s: float,
+               stop: threading.Event) -> ClientRun:
+    """Run the client to its result line (or ``limit_s``, or ``stop``), then make sure its
+    group is gone."""
+    env = {k: v for k, v in os.environ.items() if k != "WSBENCH_HOLD"}  # no barrier, no hold
+    env.update(env_extra)
+    if stop.is_set():
+        return ClientRun(None, "not started: the run was interrupted")
+    try:
+        proc = procs.spawn(argv, cwd=ROOT, env=env, stderr_path=log)
+    except OSError as exc:
+        return ClientRun(None, f"cannot start {argv[0]}: {exc.strerror}")
+    deadline = time.monotonic() + limit_s
+    reader = procs.LineReader(proc)
+    report: dict[str, Any] | None = None
+    stray = ""
+    try:
+        while report is None and not stop.is_set():
+            line = reader.readline(min(deadline, time.monotonic() + POLL_S))
+            if line is None:
+                if reader.eof or time.monotonic() >= deadline:
+                    break
+                continue
+            if line.startswith("{"):
+                report = parse_result(line)
+            elif line.strip() and line.strip() != "WSBENCH-START":
+                stray = line.strip()
+    finally:
+        reader.close()
+    problem = None
+    if report is None and stop.is_set():
+        problem = "interrupted"
+    elif report is None and not reader.eof:
+        problem = f"no result within {limit_s:.0f} s (log: {log})"
+    else:
+        try:
+            proc.wait(timeout=max(0.1, min(EXIT_WAIT_S, deadline - time.monotonic())))
+        except subprocess.TimeoutExpired:  # still running: killed below
+            problem = f"did not exit after its result (log: {log})"
+    kill_problem = procs.terminate(proc, grace_s=0.5) if proc.poll() is None else procs.forget(proc)
+    if report is not None and "error" in report:
+        problem = problem or str(report["error"]).splitlines()[0][:200]
+        report = None
+    elif report is None and problem is None:
+        said = f"; last line: {stray[:120]!r}" if stray else last_line(log)
+        problem = f"exited with code {proc.returncode} without a result line (log: {log}{said})"
+    elif problem is None and proc.returncode not in (0, None):
+        problem = f"exited with code {proc.returncode} after its result (log: {log})"
+    return ClientRun(report, problem or kill_problem)
+
