@@ -12,10 +12,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..doc import Section
 from ..errors import WsbenchError
 from ..results import Run
 
 FORMATS = {"md": "results.md", "html": "index.html", "csv": "results.csv", "json": "results.json"}
+
+
+def render_sections(title: str, source: str, facts: list[str], sections: list[Section], fmt: str) -> str:
+    """Sections made elsewhere (e.g. ``wsbench compare``) as Markdown or HTML."""
+    from . import document, markdown
+
+    report = document.Report(title, source, facts, sections)
+    if fmt == "html":
+        from . import html
+
+        return html.render(report)
+    if fmt != "md":
+        raise WsbenchError(f"unknown format '{fmt}' (known: md, html)")
+    return markdown.render(report)
 
 
 def render(run: Run, source: Path, fmt: str) -> str:

@@ -7,7 +7,8 @@ from .document import Report
 
 def render(report: Report) -> str:
     lines = [f"# {report.title}", "", f"Rendered from `{report.source}`.", ""]
-    lines += [f"- {fact}" for fact in report.facts] + [""]
+    if report.facts:
+        lines += [f"- {fact}" for fact in report.facts] + [""]
     for section in report.sections:
         lines += section.markdown()
     return "\n".join(lines).rstrip() + "\n"
