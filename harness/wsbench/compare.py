@@ -18,14 +18,11 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from scipy.stats import mannwhitneyu
-
 from .doc import Bullets, Grid, Section
 from .errors import WsbenchError
 from .metrics import METRICS
-from .ranking import label, workload_metric
+from .ranking import label, values, workload_metric
 from .results import Run
-from .table import values
 
 ALPHA = 0.01
 MIN_EFFECT = {"latency_p99_us": 0.20}
@@ -72,6 +69,8 @@ def compare_cell(a: list[float], b: list[float], metric: str) -> tuple[float | N
         return None, floor, "untestable"
     if min(a + b) == max(a + b):
         return 1.0, floor, "same"
+    from scipy.stats import mannwhitneyu  # scipy only when a test is run (it is slow to import)
+
     p = float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
     ma, mb = statistics.median(a), statistics.median(b)
     effect = abs(mb - ma) / ma if ma else math.inf

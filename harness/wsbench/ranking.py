@@ -7,6 +7,7 @@ runs (compare.py), so that there is one ranking.
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 
 from .metrics import METRICS
@@ -79,11 +80,24 @@ def unmeasured(cells: list[Cell], metric: str) -> list[tuple[Cell, str]]:
     return out
 
 
+def values(cell: Cell, metric: str) -> list[float]:
+    """A cell's value of ``metric`` in each repetition that succeeded."""
+    get = METRICS[metric].get
+    return [v for v in (get(s) for s in cell.ok_samples) if v is not None]
+
+
+def median_of(cell: Cell, metric: str) -> float | None:
+    """The median of ``metric`` without its bootstrap interval (for columns that show
+    only the median: the interval of every column would cost seconds per report)."""
+    vs = values(cell, metric)
+    return statistics.median(vs) if vs else None
+
+
 def bound_side(cell: Cell) -> str:
     """Which side kept its core busy: "client", "server", "both" or ""."""
-    client, server = cell.summary("client_cpu_share"), cell.summary("server_cpu_share")
-    c = client is not None and client.median >= SATURATED
-    s = server is not None and server.median >= SATURATED
+    client, server = median_of(cell, "client_cpu_share"), median_of(cell, "server_cpu_share")
+    c = client is not None and client >= SATURATED
+    s = server is not None and server >= SATURATED
     return "both" if c and s else "client" if c else "server" if s else ""
 
 

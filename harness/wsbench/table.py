@@ -12,9 +12,10 @@ from typing import Any
 
 from .doc import Bullets, Grid, Section
 from .metrics import COLUMNS, METRICS, Metric
-from .ranking import CV_WARN, SATURATED, RankedRow, bound_side, label, rank, ranked, unmeasured, workload_metric
+from .ranking import (CV_WARN, SATURATED, RankedRow, bound_side, label, median_of, rank, ranked, unmeasured, values,
+                      workload_metric)
 from .results import Cell, Run
-from .stats import Summary, ratio_of_medians
+from .stats import ratio_of_medians
 
 __all__ = ["bound_side", "rank", "render_markdown"]
 
@@ -101,7 +102,7 @@ def _row(run: Run, row: RankedRow, metric: Metric, extra: list[Metric]) -> list[
     note = f" ({len(cell.errors)} of {len(cell.samples)} reps failed)" if cell.errors else ""
     return [str(row.position), label(run, "clients", cell.client), label(run, "servers", cell.server),
             f"{s.median:,.{d}f}{note}", f"{s.ci95[0]:,.{d}f}–{s.ci95[1]:,.{d}f}", fmt_factor(row.factor),
-            *(_num(cell.summary(m.name), m.digits) for m in extra), bound_side(cell) or "–", pct(s.cv) + flag]
+            *(_num(median_of(cell, m.name), m.digits) for m in extra), bound_side(cell) or "–", pct(s.cv) + flag]
 
 
 def fmt_factor(f: float | None) -> str:
@@ -131,12 +132,6 @@ def check_cost(run: Run) -> list[Section]:
         "Each client beside its unchecked twin (`--verify both`, interleaved in this run): client CPU "
         "per message and throughput, medians, and the change the checks make, with its 95 % bootstrap "
         "interval.", grid])]
-
-
-def values(cell: Cell, metric: str) -> list[float]:
-    """A cell's value of ``metric`` in each repetition that succeeded."""
-    get = METRICS[metric].get
-    return [v for v in (get(s) for s in cell.ok_samples) if v is not None]
 
 
 def change(r: tuple[float, float, float] | None) -> str:
@@ -172,8 +167,8 @@ def failures(run: Run) -> list[Section]:
         (f"Noisy cells (CV above {CV_WARN:.0%})", noisy)) if items]
 
 
-def _num(summary: Summary | None, digits: int) -> str:
-    return "–" if summary is None else f"{summary.median:,.{digits}f}"
+def _num(median: float | None, digits: int) -> str:
+    return "–" if median is None else f"{median:,.{digits}f}"
 
 
 def pct(cv: float | None) -> str:

@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 
 _ids = itertools.count(1)
 BAR_HEIGHT_IN = 0.26
-WIDTH_IN = 9.0
+WIDTH_IN = 11.0
 PALETTE = {"quickjs": "#d62728", "quickjs-baseline": "#ff9896", "jit": "#1f77b4", "native": "#7f7f7f",
            "other": "#9467bd"}
 
@@ -36,7 +36,7 @@ class Bar:
 def _svg(fig: plt.Figure) -> str:
     buf = io.StringIO()
     with plt.rc_context({"svg.fonttype": "none"}):
-        fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+        fig.savefig(buf, format="svg", metadata={"Date": None})
     plt.close(fig)
     text = buf.getvalue()
     text = re.sub(r"<metadata>.*?</metadata>", "", text[text.index("<svg"):], flags=re.S)
@@ -45,7 +45,7 @@ def _svg(fig: plt.Figure) -> str:
 
 
 def _figure(rows: float, min_height: float = 2.0) -> tuple[plt.Figure, plt.Axes]:
-    fig, ax = plt.subplots(figsize=(WIDTH_IN, max(min_height, 0.8 + rows * BAR_HEIGHT_IN)))
+    fig, ax = plt.subplots(figsize=(WIDTH_IN, max(min_height, 0.8 + rows * BAR_HEIGHT_IN)), layout="constrained")
     return fig, ax
 
 
@@ -83,7 +83,7 @@ def paired(labels: list[str], first: list[float | None], second: list[float | No
         ax.set_xscale("log")
         xlabel += " (log scale)"
     ax.set_xlabel(xlabel)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="lower left", bbox_to_anchor=(1.0, 0.0))
     ax.grid(axis="x", alpha=0.3)
     return _svg(fig)
 

@@ -18,10 +18,9 @@ from __future__ import annotations
 
 from ..doc import Bullets, Grid, Section
 from ..metrics import METRICS
-from ..ranking import label
+from ..ranking import label, median_of, values
 from ..results import Cell, Run
 from ..stats import ratio_of_medians
-from ..table import values
 from . import sources
 from .model import reference_server
 
@@ -42,8 +41,7 @@ class _Cells:
 
     def median(self, workload: str, server: str | None, client: str, metric: str) -> float | None:
         cell = self.by_key.get((workload, server or "", client))
-        s = cell.summary(metric) if cell else None
-        return s.median if s else None
+        return median_of(cell, metric) if cell else None
 
     def get(self, workload: str, server: str | None, client: str) -> Cell | None:
         return self.by_key.get((workload, server or "", client))
@@ -164,14 +162,14 @@ def chicken_section(run: Run) -> Section:
                                              else float("inf"))):
         s = cell.summary("delivery_ms")
         bad = _Cells(run).get("text_16m_invalid", cell.server, cell.client)
-        code = bad.summary("close_code") if bad else None
+        code = median_of(bad, "close_code") if bad else None
         if s is None:
             ours.add([label(run, "clients", cell.client), label(run, "servers", cell.server),
                       cell.na or "failed"])
             continue
         ours.add([label(run, "clients", cell.client), label(run, "servers", cell.server), f"{s.median:,.1f}",
                   f"{s.ci95[0]:,.1f}–{s.ci95[1]:,.1f}", f"{s.median / 285:.2f}×", f"{s.median / 380:.2f}×",
-                  "–" if code is None else f"{code.median:.0f}"])
+                  "–" if code is None else f"{code:.0f}"])
     if not cells:
         ours.add([MISSING, "", "", "", "", "", ""])
     return Section("Claims: one 16 MB text message (001)", [

@@ -17,7 +17,6 @@ from ..doc import Block, Bullets, Grid, Section
 from ..metrics import METRICS
 from ..ranking import factor, label
 from ..results import Run
-from ..stats import Summary
 from ..table import check_cost, environment, failures, fmt_factor, notes_section, workload_section
 from . import claims, model
 
@@ -108,19 +107,19 @@ def _efficiency(run: Run, source: Path, with_charts: bool) -> list[Section]:
         rows = model.efficiency(run, workload)
         if not rows:
             continue
-        best = rows[0].per_core.median if rows[0].per_core else None
+        best = rows[0].per_core
         grid = Grid(["client", "server", "msgs per busy core", "factor", "msgs per client core",
                      "msgs/s per client MiB"], right={2, 3, 4, 5})
         for e in rows:
-            f = factor(e.per_core.median, best, True) if e.per_core and best else None
+            f = factor(e.per_core, best, True) if e.per_core and best else None
             grid.add([label(run, "clients", e.cell.client), label(run, "servers", e.cell.server),
                       _med(e.per_core), fmt_factor(f), _med(e.per_client_core), _med(e.per_mib)], {3: f})
         blocks += [f"**{workload}**", grid]
     return [Section("Efficiency", blocks)] if len(blocks) > 1 else []
 
 
-def _med(s: Summary | None) -> str:
-    return "–" if s is None else f"{s.median:,.0f}"
+def _med(v: float | None) -> str:
+    return "–" if v is None else f"{v:,.0f}"
 
 
 def _check_cost(run: Run, source: Path, with_charts: bool) -> list[Section]:

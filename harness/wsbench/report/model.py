@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ..metrics import METRICS
 from ..ranking import factor, rank, workload_metric
 from ..results import Cell, ProgramRecord, Run
-from ..stats import Summary, summarize
+from ..stats import Summary
 
 QUICKJS = "quickjs"
 BASELINE = "quickjs-baseline"
@@ -154,9 +154,9 @@ def scores(run: Run, side: str) -> list[Score]:
 @dataclass(frozen=True)
 class Efficiency:
     cell: Cell
-    per_core: Summary | None  # msgs per CPU-second of client and server together
-    per_client_core: Summary | None  # msgs per CPU-second of the client
-    per_mib: Summary | None  # msgs/s per MiB of the client's peak RSS
+    per_core: float | None  # msgs per CPU-second of client and server together (median)
+    per_client_core: float | None  # msgs per CPU-second of the client
+    per_mib: float | None  # msgs/s per MiB of the client's peak RSS
 
 
 def efficiency(run: Run, workload: str) -> list[Efficiency]:
@@ -178,5 +178,5 @@ def efficiency(run: Run, workload: str) -> list[Efficiency]:
                     both.append(s.messages / (s.client_cpu_s + s.server_cpu_s))
             if s.msgs_per_s and s.client_peak_rss_kib:
                 mib.append(s.msgs_per_s / (s.client_peak_rss_kib / 1024))
-        out.append(Efficiency(cell, summarize(both), summarize(client), summarize(mib)))
-    return sorted(out, key=lambda e: -(e.per_core.median if e.per_core else -1))
+        out.append(Efficiency(cell, *(statistics.median(xs) if xs else None for xs in (both, client, mib))))
+    return sorted(out, key=lambda e: -(e.per_core if e.per_core is not None else -1))

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from ..doc import Chart
 from ..metrics import METRICS
-from ..ranking import label, ranked, workload_metric
-from ..results import Cell, Run
+from ..ranking import label, median_of, ranked, workload_metric
+from ..results import Run
 from . import charts
 from .model import BASELINE, JIT_RUNTIMES, NATIVE_RUNTIME, QUICKJS, checked_clients
 
@@ -36,20 +36,17 @@ def workload_charts(run: Run, workload: str) -> list[Chart]:
                  f"{workload}: {metric.header} per pair (red: QuickJS, pink: QuickJS baseline, blue: JIT "
                  "runtimes, grey: native), whiskers: 95 % interval")]
     if run.workloads[workload].get("kind") in PERCENTILE_KINDS:
-        series = {n: [_median(r.cell, m) for _, m in PERCENTILES] for n, r in zip(names, rows)}
+        series = {n: [median_of(r.cell, m) for _, m in PERCENTILES] for n, r in zip(names, rows)}
         if any(v is not None for vs in series.values() for v in vs):
             out.append(Chart(charts.percentiles(series, [p for p, _ in PERCENTILES], "latency µs"),
                              f"{workload}: latency percentiles per pair (medians over repetitions)"))
     for first, second, unit in (("client_cpu_us_per_msg", "server_cpu_us_per_msg", "CPU µs per message"),
                                 ("client_peak_rss_mib", "server_peak_rss_mib", "peak RSS MiB")):
-        a = [_median(r.cell, first) for r in rows]
-        b = [_median(r.cell, second) for r in rows]
+        a = [median_of(r.cell, first) for r in rows]
+        b = [median_of(r.cell, second) for r in rows]
         if any(v is not None for v in a + b):
             out.append(Chart(charts.paired(names, a, b, ("client", "server"), unit), f"{workload}: {unit}, "
                              "client and server (medians)"))
     return out
 
 
-def _median(cell: Cell, metric: str) -> float | None:
-    s = cell.summary(metric)
-    return s.median if s else None
