@@ -151,11 +151,27 @@ def sections(a: Run, b: Run, names: tuple[str, str], changes: list[Change]) -> l
             + "; ".join(f"{n1} against {n2} repetitions: smallest possible p = {smallest_p(n1, n2):.3g} "
                         f"({sum(c.n == (n1, n2) for c in untestable)} cells)" for n1, n2 in sizes)
             + ". Run both sides with more repetitions (5 against 5 or more, `-n 5`) to decide them.")
-    facts = Bullets([f"A: `{names[0]}`: {_what(a)}", f"B: `{names[1]}`: {_what(b)}"])
+    facts = Bullets([f"A: `{names[0]}`: {_what(a)}", f"B: `{names[1]}`: {_what(b)}"] + differences(a, b))
     rule = (f"A cell changed when the two-sided Mann-Whitney U test over the repetitions gives p < {ALPHA} and the "
             f"medians differ by more than {MIN_EFFECT[P99]:.0%} (p99 latency) or {DEFAULT_MIN_EFFECT:.0%} "
             "(every other metric); change is B over A.")
     return [Section("Runs", [facts, rule, *summary]), Section("Cells", [grid])]
+
+
+def differences(a: Run, b: Run) -> list[str]:
+    """What differs between the runs besides the code under test, so that a change is not
+    blamed on the wrong thing."""
+    out = [f"**settings differ**: {key} is {a.settings.get(key)!r} in A, {b.settings.get(key)!r} in B"
+           for key in sorted(set(a.settings) | set(b.settings)) if a.settings.get(key) != b.settings.get(key)]
+    for key in ("cpu_model", "logical_cpus", "kernel"):
+        if a.environment.get(key) != b.environment.get(key):
+            out.append(f"**machines differ**: {key} {a.environment.get(key)!r} in A, {b.environment.get(key)!r} in B")
+    versions = [f"{rt}: {a.environment.get('runtimes', {}).get(rt, {}).get('version')} → {v.get('version')}"
+                for rt, v in b.environment.get("runtimes", {}).items()
+                if a.environment.get("runtimes", {}).get(rt, {}).get("version") != v.get("version")]
+    if versions:
+        out.append("**runtime versions differ**: " + "; ".join(versions))
+    return out
 
 
 def _what(run: Run) -> str:
