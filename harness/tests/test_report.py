@@ -104,7 +104,7 @@ def test_source_sections_show_published_figures_beside_ours() -> None:
     text = "\n".join(line for s in claims.sections(run) for line in s.markdown())
     assert "| text_11 | published | Deno | 111,128 | 81,646 | 153,162 | 1.36× | 0.73× |" in text
     assert "| text_11 | wsbench | deno label | 120,000 | 60,000 | not in this run | 2.00× | – |" in text
-    assert "| bin_32 | wsbench | deno | not in this run | not in this run | not in this run | – | – |" in text
+    assert "| bin_32 | wsbench | deno label | not in this run | not in this run | not in this run | – | – |" in text
     assert "| quickjs label | lws label | 90.0 |" in text and "| 0.32× | 0.24× |" in text
     assert "| 200 | 458,241 | 454,980 | 0.99× |" in text
 
