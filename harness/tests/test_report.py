@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,13 @@ def test_scoreboard_puts_losses_first_and_ignores_other_servers() -> None:
     assert lose.native and lose.native.advantage == pytest.approx(51 / 501)
     assert lose.baseline and lose.baseline.advantage == pytest.approx(51 / 26)
     assert "**loses**" in render(run, Path("x.json"), "md")
+
+
+def test_json_report_carries_the_figures_as_numbers() -> None:
+    data = json.loads(render(read_json(QUICK), QUICK, "json"))
+    assert {ln["workload"] for ln in data["scoreboard"]} == {"text_11", "bin_64k"}
+    assert data["scores"]["client"][0]["geomean"] >= 1.0
+    assert data["sections"][0]["title"] == "QuickJS scoreboard"
 
 
 def test_scores_are_geometric_means_of_factors_against_the_same_server() -> None:
