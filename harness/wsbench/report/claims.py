@@ -68,17 +68,17 @@ def deno_section(run: Run) -> Section:
             ours = [cells.median(workload, server, c, "msgs_per_s") for c in clients]
             grid.add([workload, "wsbench", label(run, "servers", server), *map(_rate, ours),
                       _ratio(ours[0], ours[1]), _ratio(ours[0], ours[2])])
-    servers = Grid(["workload", "source", "Deno client → Deno server", "→ Bun server", "Bun server / Deno server"],
-                   right={2, 3, 4})
+    server_side = Grid(["workload", "source", "Deno client → Deno server", "→ Bun server",
+                        "Bun server / Deno server"], right={2, 3, 4})
     for workload, published in sources.DENO_SERVERS.items():
-        servers.add([workload, "published", f"{published['deno']:,}", f"{published['bun']:,}",
-                     _ratio(published["bun"], published["deno"])])
+        server_side.add([workload, "published", f"{published['deno']:,}", f"{published['bun']:,}",
+                         _ratio(published["bun"], published["deno"])])
         ours = [cells.median(workload, s, "deno", "msgs_per_s") for s in ("deno", "bun")]
-        servers.add([workload, "wsbench", *map(_rate, ours), _ratio(ours[1], ours[0])])
+        server_side.add([workload, "wsbench", *map(_rate, ours), _ratio(ours[1], ours[0])])
     return Section("Claims: Deno, Node 22 and Bun echo throughput (003)", [
         f"Published in `{sources.DENO_DOC}`: msgs/s of each client against the Deno server, beside ours "
         "against every server of this run (medians).", grid,
-        "Server side: the Deno client against the Deno and the Bun server.", servers,
+        "Server side: the Deno client against the Deno and the Bun server.", server_side,
         "How the methods differ:", Bullets(sources.DENO_METHOD)])
 
 
