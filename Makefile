@@ -1,5 +1,5 @@
 # wsbench — the two commands: `make bench` and `make test`. Both install what is missing
-# first (`make setup`; a second run is a fast no-op).
+# first (`make setup`; a second run is a fast no-op). `make report` renders the newest run.
 
 SHELL := /bin/bash
 WSBENCH := .venv/bin/wsbench
@@ -7,7 +7,7 @@ PYTEST := .venv/bin/python -m pytest
 SUITE ?= quick
 ARGS ?=
 
-.PHONY: setup bench test list clean
+.PHONY: setup bench test report list clean
 
 setup:
 	@scripts/setup-apt.sh
@@ -17,6 +17,13 @@ setup:
 
 bench: setup
 	@$(WSBENCH) run --suite $(SUITE) $(ARGS)
+
+# The newest reports/run-*.json (their names sort by time) into reports/latest/: index.html,
+# results.md, results.csv, and a screenshot of the page from headless Chromium.
+report: setup
+	@latest=$$(ls reports/run-*.json 2>/dev/null | sort | tail -n 1); \
+	if [[ -z $$latest ]]; then echo "make report: no reports/run-*.json yet (run: make bench)" >&2; exit 1; fi; \
+	$(WSBENCH) report "$$latest" --format md,html,csv -o reports/latest --screenshot
 
 test: setup
 	@$(PYTEST) -q harness/tests clients/tests clients/loadgen/tests quickjs-websocket/tests

@@ -10,6 +10,7 @@ PACKAGES=(
     xz-utils dpkg-dev debian-archive-keyring ca-certificates  # fetching Debian source packages
     hyperfine linux-perf valgrind                   # timing, profiling, leak checks
     nodejs                                          # Node 20: a runtime under test
+    chromium                                        # headless check of the HTML report
 )
 
 missing=()

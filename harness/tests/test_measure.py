@@ -109,7 +109,7 @@ def test_pin_needs_two_cpus() -> None:
 @pytest.mark.parametrize("version", [1, 2])
 def test_old_run_files_are_still_read(tmp_path: Path, version: int) -> None:
     from wsbench.results import read_json
-    from wsbench.conformance.report import render
+    from wsbench.conformance.report import sections
     run = {"schema": "wsbench-run", "schema_version": version, "created": "x", "command": [], "suite": None,
            "repetitions": 1, "environment": {}, "workloads": {}, "servers": {}, "clients": {},
            "cells": [{"workload": "w", "server": "s", "client": "c",
@@ -117,7 +117,7 @@ def test_old_run_files_are_still_read(tmp_path: Path, version: int) -> None:
     (tmp_path / "old.json").write_text(json.dumps(run))
     loaded = read_json(tmp_path / "old.json")
     assert loaded.settings == {} and loaded.cells[0].samples[0].reading_errors == []
-    assert loaded.conformance is None and render(loaded) == []
+    assert loaded.conformance is None and sections(loaded) == []
     assert FIXTURES.exists()
 
 

@@ -1,5 +1,5 @@
-"""Command line: ``wsbench run``, ``list``, ``verify``, ``report``, ``stability`` and
-``conformance``."""
+"""Command line: ``wsbench run``, ``list``, ``verify``, ``report``, ``compare``,
+``stability`` and ``conformance``."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import datetime as dt
 import signal
 import sys
 from pathlib import Path
-from typing import Callable, NoReturn, Sequence
+from typing import Callable, NoReturn, Sequence, TypeVar
 
-from . import __version__, pinning, procs, stability
+from . import __version__, compare, pinning, procs, report, stability
 from .catalog import Catalog, load_catalog
 from .conformance import cases as conformance_cases, runner as conformance_runner
 from .errors import WsbenchError
@@ -64,8 +64,23 @@ def build_parser() -> argparse.ArgumentParser:
     verify = sub.add_parser("verify", help="start servers and check them against the echo contract")
     verify.add_argument("--server", "-s", action="append", help="server name (repeatable)")
 
-    report = sub.add_parser("report", help="print the ranked tables of a saved run")
-    report.add_argument("file", type=Path, help="a reports/*.json file")
+    rep = sub.add_parser("report", help="render a saved run: Markdown, HTML with charts, CSV or JSON")
+    rep.add_argument("file", type=Path, help="a reports/*.json file")
+    rep.add_argument("--format", "-f", action="append", metavar="FORMAT",
+                     help=f"{', '.join(report.FORMATS)} (default md); repeatable or comma-separated")
+    rep.add_argument("-o", "--out", type=Path, metavar="DIR",
+                     help="write the files into DIR (" + ", ".join(report.FORMATS.values()) + ") instead of "
+                          "printing one format")
+    rep.add_argument("--screenshot", action="store_true",
+                     help="with -o and html: open index.html in headless Chromium, fail on console errors or "
+                          "charts without a size, and save DIR/screenshot.png")
+
+    cmp = sub.add_parser("compare", help="what changed between two saved runs, cell by cell (exit code: "
+                                         "0 same, 1 worse, 3 better only, 4 untestable)")
+    cmp.add_argument("a", type=Path, help="the run before (reports/*.json)")
+    cmp.add_argument("b", type=Path, help="the run after")
+    cmp.add_argument("--format", "-f", default="md", metavar="FORMAT", help="md (default) or html")
+    cmp.add_argument("-o", "--out", type=Path, metavar="FILE", help="write to FILE instead of printing")
 
     stab = sub.add_parser("stability", help="spread per cell of saved runs, and whether runs agree")
     stab.add_argument("files", type=Path, nargs="+", help="reports/*.json files (of the same matrix, to compare)")
@@ -95,7 +110,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "stability":
             print(stability.render([(f, read_json(f)) for f in args.files]))
             return 0
-        return cmd_report(args.file)
+        if args.command == "compare":
+            return cmd_compare(args)
+        return cmd_report(args)
     except WsbenchError as exc:
         print(f"wsbench: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -252,9 +269,70 @@ def cmd_conformance(args: argparse.Namespace, argv: list[str]) -> int:
     return EXIT_FAILED_CELLS if any(r.error for r in run.clients.values()) else 0
 
 
-def cmd_report(path: Path) -> int:
-    print(render_markdown(read_json(path)))
+def cmd_report(args: argparse.Namespace) -> int:
+    formats = [f.strip() for spec in (args.format or ["md"]) for f in spec.split(",") if f.strip()]
+    for fmt in formats:
+        if fmt not in report.FORMATS:
+            raise WsbenchError(f"unknown format '{fmt}' (known: {', '.join(report.FORMATS)})")
+    if args.screenshot and (args.out is None or "html" not in formats):
+        raise WsbenchError("--screenshot needs -o DIR and the html format")
+    run = read_json(args.file)
+    if args.out is None:
+        if len(formats) != 1:
+            raise WsbenchError("several formats need -o DIR")
+        print(_rendered(lambda: report.render(run, args.file, formats[0]), args.file), end="")
+        return 0
+    for fmt in formats:
+        text = _rendered(lambda: report.render(run, args.file, fmt), args.file)
+        _write(args.out / report.FORMATS[fmt], text)
+    if args.screenshot:
+        from .report.screenshot import check_page
+
+        page = check_page(args.out / report.FORMATS["html"])
+        flat = [size for size in page.charts if min(size) < 1]
+        if page.console_errors or page.failed_requests or flat or (run.workloads and not page.charts):
+            raise WsbenchError(f"{relative(page.screenshot)}: the page shows {len(page.console_errors)} console "
+                               f"errors, {len(page.failed_requests)} failed requests, {len(page.charts)} charts "
+                               f"({len(flat)} without a size)")
+        print(f"wsbench: {relative(page.screenshot)}: {len(page.charts)} charts, no console errors", file=sys.stderr)
     return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    if args.format not in ("md", "html"):
+        raise WsbenchError(f"unknown format '{args.format}' (known: md, html)")
+    a, b = read_json(args.a), read_json(args.b)
+    ra = _rendered(lambda: compare.readings(a), args.a)
+    rb = _rendered(lambda: compare.readings(b), args.b)
+    changes = compare.compare(a, ra, rb)
+    sections = compare.sections(a, b, (str(args.a), str(args.b)), changes)
+    text = report.render_sections("wsbench compare", f"{args.a} → {args.b}", [], sections, args.format)
+    if args.out:
+        _write(args.out, text)
+    else:
+        print(text, end="")
+    return compare.exit_code(changes)
+
+
+T = TypeVar("T")
+
+
+def _rendered(make: Callable[[], T], path: Path) -> T:
+    """What ``make`` renders from a run file, with a run file whose values do not fit
+    (a field of the wrong type, a number that is not one) reported as one line."""
+    try:
+        return make()
+    except (TypeError, ValueError, KeyError, AttributeError, ZeroDivisionError) as exc:
+        raise WsbenchError(f"{path}: malformed run file ({type(exc).__name__}: {exc})") from None
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    except OSError as exc:
+        raise WsbenchError(f"{path}: cannot write ({exc.strerror})") from None
+    print(f"wsbench: wrote {relative(path)}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .metrics import METRICS
+from .ranking import workload_metric
 from .results import Cell, Run
 
 CV_GOAL = 0.05
@@ -53,7 +54,7 @@ class Agreement:
 
 
 def metric_of(run: Run, cell: Cell, which: str) -> str:
-    return str(run.workloads[cell.workload].get("metric", "msgs_per_s")) if which == RANKING else which
+    return workload_metric(run, cell.workload) if which == RANKING else which
 
 
 def percentile(values: list[float], q: float) -> float:

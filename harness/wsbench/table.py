@@ -11,75 +11,47 @@ import statistics
 from typing import Any
 
 from .conformance import report as conformance_report
+from .doc import Bullets, Grid, Section
 from .metrics import COLUMNS, METRICS, Metric
+from .ranking import (CV_WARN, SATURATED, RankedRow, bound_side, label, median_of, rank, ranked, unmeasured, values,
+                      workload_metric)
 from .results import Cell, Run
-from .stats import Summary, ratio_of_medians
+from .stats import ratio_of_medians
 
-CV_WARN = 0.10
-SATURATED = 0.90  # CPU share from which a side counts as having kept its core busy
-
-
-def rank(cells: list[Cell], metric: str = "msgs_per_s") -> list[tuple[int, Cell]]:
-    """Rank cells by the median of ``metric``, best first. A row whose 95 % interval
-    overlaps the interval of its group's first row shares that row's rank; the first row
-    that does not overlap starts a new group (so ties do not chain down the table)."""
-    better_high = METRICS[metric].higher_is_better
-    measured = [(c, c.summary(metric)) for c in cells]
-    ordered = sorted(((c, s) for c, s in measured if s),
-                     key=lambda cs: -cs[1].median if better_high else cs[1].median)
-    out: list[tuple[int, Cell]] = []
-    leader: tuple[float, float] | None = None  # the interval of the current tie group's first row
-    current = 0
-    for i, (cell, s) in enumerate(ordered):
-        lo, hi = s.ci95
-        ties = leader is not None and (hi >= leader[0] if better_high else lo <= leader[1])
-        if not ties:
-            current, leader = i + 1, (lo, hi)
-        out.append((current, cell))
-    return out
-
-
-def bound_side(cell: Cell) -> str:
-    """Which side kept its core busy: "client", "server", "both" or ""."""
-    client, server = cell.summary("client_cpu_share"), cell.summary("server_cpu_share")
-    c = client is not None and client.median >= SATURATED
-    s = server is not None and server.median >= SATURATED
-    return "both" if c and s else "client" if c else "server" if s else ""
+__all__ = ["bound_side", "rank", "render_markdown"]
 
 
 def render_markdown(run: Run) -> str:
     lines = [f"# wsbench results — {run.created}", ""]
-    lines += _environment(run) + [""]
-    for workload, spec in run.workloads.items():
-        lines += _workload_table(run, workload, spec) + [""]
-    if run.workloads:
-        lines += _notes() + [""]
-    lines += conformance_report.render(run)
-    lines += _check_cost(run)
-    lines += _failures(run)
+    lines += [f"- {item}" for item in environment(run)] + [""]
+    notes = [notes_section()] if run.workloads else []
+    for section in [*(workload_section(run, w) for w in run.workloads), *notes,
+                    *conformance_report.sections(run), *check_cost(run), *failures(run)]:
+        lines += section.markdown()
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _environment(run: Run) -> list[str]:
+def environment(run: Run) -> list[str]:
+    """The run's machine, suite, runtimes and settings, one line each."""
     env = run.environment
     commit = f"commit {str(env.get('git_commit'))[:12]}{' (dirty)' if env.get('git_dirty') else ''}"
-    out = [f"- machine: {env.get('cpu_model')}, {env.get('logical_cpus')} logical CPUs, "
+    out = [f"machine: {env.get('cpu_model')}, {env.get('logical_cpus')} logical CPUs, "
            f"kernel {env.get('kernel')}, {env.get('os')}"]
     if run.conformance is not None and not run.workloads:
         section = run.conformance
-        out.append(f"- conformance: {len(section.get('cases', []))} cases x {len(section.get('verdicts', {}))} "
+        out.append(f"conformance: {len(section.get('cases', []))} cases x {len(section.get('verdicts', {}))} "
                    f"clients, {run.settings.get('jobs', 1)} client processes at a time; {commit}")
     else:
-        out.append(f"- suite: {run.suite or '(ad hoc)'}, {run.repetitions} interleaved repetitions per cell; {commit}")
+        out.append(f"suite: {run.suite or '(ad hoc)'}, {run.repetitions} interleaved repetitions per cell; {commit}")
     versions = "; ".join(f"{name}: {v['version']}" for name, v in env.get("runtimes", {}).items())
-    out.append(f"- runtimes: {versions}")
+    out.append(f"runtimes: {versions}")
     if run.workloads or run.conformance is None:
-        out.append("- " + _settings(run))
+        out.append(_settings(run))
     if run.settings and run.settings.get("verify") in ("off", False):
-        out.append("- **echo contents NOT verified** (`--verify off`): for measuring what the checks cost, "
+        out.append("**echo contents NOT verified** (`--verify off`): for measuring what the checks cost, "
                    "not for publishing")
     if not run.complete:
-        out.append("- **incomplete run**: interrupted before every cell was measured")
+        out.append("**incomplete run**: interrupted before every cell was measured")
     return out
 
 
@@ -103,126 +75,107 @@ def _kind(spec: dict[str, Any]) -> str:
     return "sweep" if spec.get("sweep") else str(spec.get("kind", "echo"))
 
 
-def _workload_table(run: Run, workload: str, spec: dict[str, Any]) -> list[str]:
-    cells = [c for c in run.cells if c.workload == workload]
-    metric = METRICS[spec.get("metric", "msgs_per_s")]
-    extra = [METRICS[m] for m in COLUMNS[_kind(spec)] if m != metric.name]
-    headers = ["rank", "client", "server", f"{metric.header} (median)", "95% CI", "vs best",
-               *(m.header for m in extra), "bound", "CV"]
-    head = [f"## {workload} — {spec.get('description', '')}", ""]
+def workload_section(run: Run, workload: str) -> Section:
+    """One workload's heading, ranked table and the n/a and failed pairs below it."""
+    spec = run.workloads[workload]
+    section = Section(f"{workload} — {spec.get('description', '')}")
     if spec.get("sweep"):
-        head += [f"Open-loop rates tried, rising: {', '.join(map(str, spec['sweep']['rates']))} msgs/s; "
-                 f"a rate passes while p99 ≤ {spec['sweep']['p99_us']:g} µs.", ""]
-    head += ["| " + " | ".join(headers) + " |",
-             "|" + "|".join("---" if h in ("client", "server") else "---:" for h in headers) + "|"]
-    ranked = rank(cells, metric.name)
-    best = ranked[0][1].summary(metric.name).median if ranked else None  # type: ignore[union-attr]
-    rows = [_row(run, position, cell, metric, extra, best) for position, cell in ranked]
-    blank = " |" * (len(headers) - 4)
-    for cell in cells:
-        if cell.summary(metric.name) is None:
-            why = f"n/a: {cell.na}" if cell.na else "failed: " + (
-                cell.blocked or (cell.errors[0] if cell.errors else "no measurement"))
-            rows.append(f"| – | {_label(run, 'clients', cell.client)} | {_label(run, 'servers', cell.server)} "
-                        f"| {_escape(why)} |{blank}")
-    return head + rows
+        section.blocks.append(f"Open-loop rates tried, rising: {', '.join(map(str, spec['sweep']['rates']))} "
+                              f"msgs/s; a rate passes while p99 ≤ {spec['sweep']['p99_us']:g} µs.")
+    section.blocks.append(workload_grid(run, workload))
+    return section
 
 
-def _row(run: Run, position: int, cell: Cell, metric: Metric, extra: list[Metric], best: float | None) -> str:
-    s = cell.summary(metric.name)
-    assert s is not None
-    cv = s.cv
-    flag = " ⚠" if cv is not None and cv > CV_WARN else ""
+def workload_grid(run: Run, workload: str) -> Grid:
+    """Ranking metric, interval, factor against the best, the columns the workload's kind
+    shows, the bound side and the spread; then the n/a and failed pairs with the reason."""
+    cells = [c for c in run.cells if c.workload == workload]
+    metric = METRICS[workload_metric(run, workload)]
+    extra = [METRICS[m] for m in COLUMNS[_kind(run.workloads[workload])] if m != metric.name]
+    headers = ["rank", "client", "server", f"{metric.header} (median)", "95% CI", "factor",
+               *(m.header for m in extra), "bound", "CV"]
+    grid = Grid(headers, right={i for i, h in enumerate(headers) if h not in ("client", "server")})
+    for row in ranked(cells, metric.name):
+        grid.add(_row(run, row, metric, extra), {5: row.factor})
+    for cell, why in unmeasured(cells, metric.name):
+        grid.add(["–", label(run, "clients", cell.client), label(run, "servers", cell.server), why])
+    return grid
+
+
+def _row(run: Run, row: RankedRow, metric: Metric, extra: list[Metric]) -> list[str]:
+    s, cell, d = row.summary, row.cell, metric.digits
+    flag = " ⚠" if s.cv is not None and s.cv > CV_WARN else ""
     note = f" ({len(cell.errors)} of {len(cell.samples)} reps failed)" if cell.errors else ""
-    ratio = f"{s.median / best:.2f}×" if best else "–"
-    values = [_num(cell.summary(m.name), m.digits) for m in extra]
-    return (f"| {position} | {_label(run, 'clients', cell.client)} | {_label(run, 'servers', cell.server)} "
-            f"| {s.median:,.{metric.digits}f}{note} | {s.ci95[0]:,.{metric.digits}f}–{s.ci95[1]:,.{metric.digits}f} "
-            f"| {ratio} | " + " | ".join(values) + f" | {bound_side(cell) or '–'} | {_pct(cv)}{flag} |")
+    return [str(row.position), label(run, "clients", cell.client), label(run, "servers", cell.server),
+            f"{s.median:,.{d}f}{note}", f"{s.ci95[0]:,.{d}f}–{s.ci95[1]:,.{d}f}", fmt_factor(row.factor),
+            *(_num(median_of(cell, m.name), m.digits) for m in extra), bound_side(cell) or "–", pct(s.cv) + flag]
 
 
-def _check_cost(run: Run) -> list[str]:
+def fmt_factor(f: float | None) -> str:
+    return "–" if f is None else f"{f:.2f}×"
+
+
+def check_cost(run: Run) -> list[Section]:
     """With --verify both: what checking the echoes costs each client, from the same run."""
-    twins = [(name, f"{name}/unchecked") for name in run.clients if f"{name}/unchecked" in run.clients]
+    twins = [name for name in run.clients if f"{name}/unchecked" in run.clients]
     if not twins:
         return []
-    out = ["## Cost of the echo checks", "",
-           "Each client beside its unchecked twin (`--verify both`, interleaved in this run): client CPU "
-           "per message and throughput, medians, and the change the checks make, with its 95 % bootstrap "
-           "interval.", "",
-           "| workload | client | server | CPU µs/msg checked | unchecked | CPU change | msgs/s change |",
-           "|---|---|---|---:|---:|---:|---:|"]
+    grid = Grid(["workload", "client", "server", "CPU µs/msg checked", "unchecked", "CPU change",
+                 "msgs/s change"], right={3, 4, 5, 6})
     cells = {c.key: c for c in run.cells}
     for cell in run.cells:
-        if cell.client not in dict(twins):
-            continue
-        twin = cells.get(f"{cell.workload}/{cell.server}/{cell.client}/unchecked")
+        twin = cells.get(f"{cell.key}/unchecked") if cell.client in twins else None
         if twin is None:
             continue
-        cpu = [_values(c, "client_cpu_us_per_msg") for c in (cell, twin)]
-        rate = [_values(c, "msgs_per_s") for c in (cell, twin)]
+        cpu = [values(c, "client_cpu_us_per_msg") for c in (cell, twin)]
+        rate = [values(c, "msgs_per_s") for c in (cell, twin)]
         if not cpu[0] or not cpu[1]:
             continue
-        out.append(f"| {cell.workload} | {_label(run, 'clients', cell.client)} | {_label(run, 'servers', cell.server)} "
-                   f"| {statistics.median(cpu[0]):.3f} | {statistics.median(cpu[1]):.3f} "
-                   f"| {_change(ratio_of_medians(*cpu))} | {_change(ratio_of_medians(*rate))} |")
-    return out + [""]
+        grid.add([cell.workload, label(run, "clients", cell.client), label(run, "servers", cell.server),
+                  f"{statistics.median(cpu[0]):.3f}", f"{statistics.median(cpu[1]):.3f}",
+                  change(ratio_of_medians(*cpu)), change(ratio_of_medians(*rate))])
+    return [Section("Cost of the echo checks", [
+        "Each client beside its unchecked twin (`--verify both`, interleaved in this run): client CPU "
+        "per message and throughput, medians, and the change the checks make, with its 95 % bootstrap "
+        "interval.", grid])]
 
 
-def _values(cell: Cell, metric: str) -> list[float]:
-    get = METRICS[metric].get
-    return [v for v in (get(s) for s in cell.ok_samples) if v is not None]
-
-
-def _change(r: tuple[float, float, float] | None) -> str:
+def change(r: tuple[float, float, float] | None) -> str:
+    """A ratio and its interval as a signed change: +12.0% (+8.1% … +15.3%)."""
     if r is None:
         return "–"
     point, lo, hi = r
     return f"{point - 1:+.1%} ({lo - 1:+.1%} … {hi - 1:+.1%})"
 
 
-def _notes() -> list[str]:
-    return ["Ratios are the row's median over the best median (below 1 is slower for rates, above 1 is "
-            "slower for times). \"bound\" names the side whose CPU share was at least "
-            f"{SATURATED:.0%} of a core during the measured phase: a row bound by its client measures "
-            "the client, not the server. ⚠ marks a coefficient of variation above "
-            f"{CV_WARN:.0%}."]
+def notes_section() -> Section:
+    return Section("Reading the tables", [
+        "The factor is how many times worse than the table's best median a row is (1.00× is the "
+        "best; for rates the best over the row, for times the row over the best). \"bound\" names the "
+        f"side whose CPU share was at least {SATURATED:.0%} of a core during the measured phase: a row "
+        "bound by its client measures the client, not the server. ⚠ marks a coefficient of variation "
+        f"above {CV_WARN:.0%}."])
 
 
-def _failures(run: Run) -> list[str]:
-    problems = [f"- server {n}: {r.error}" for n, r in run.servers.items() if r.error]
-    problems += [f"- client {n}: {r.error}" for n, r in run.clients.items() if r.error]
-    problems += [f"- {e}" for c in run.cells for e in c.errors]
-    missing = [f"- {c.workload}: {_label(run, 'clients', c.client)} vs {_label(run, 'servers', c.server)}, "
-               f"rep {s.rep}: {why}"
-               for c in run.cells for s in c.samples for why in s.reading_errors]
-    warnings = [f"- {c.workload}: {_label(run, 'clients', c.client)} vs {_label(run, 'servers', c.server)}: "
-                f"CV {s.cv:.0%}"
-                for c in run.cells
-                for s in [c.summary(run.workloads[c.workload].get("metric", "msgs_per_s"))]
-                if s is not None and s.cv is not None and s.cv > CV_WARN]
-    out: list[str] = []
-    if problems:
-        out += ["## Problems", ""] + problems + [""]
-    if missing:
-        out += ["## Readings left empty", ""] + missing + [""]
-    if warnings:
-        out += [f"## Noisy cells (CV above {CV_WARN:.0%})", ""] + warnings + [""]
-    return out
+def failures(run: Run) -> list[Section]:
+    def pair(c: Cell) -> str:
+        return f"{c.workload}: {label(run, 'clients', c.client)} vs {label(run, 'servers', c.server)}"
+
+    problems = [f"server {n}: {r.error}" for n, r in run.servers.items() if r.error]
+    problems += [f"client {n}: {r.error}" for n, r in run.clients.items() if r.error]
+    problems += [e for c in run.cells for e in c.errors]
+    missing = [f"{pair(c)}, rep {s.rep}: {why}" for c in run.cells for s in c.samples for why in s.reading_errors]
+    noisy = [f"{pair(c)}: CV {s.cv:.0%}" for c in run.cells
+             for s in [c.summary(workload_metric(run, c.workload))]
+             if s is not None and s.cv is not None and s.cv > CV_WARN]
+    return [Section(title, [Bullets(items)]) for title, items in (
+        ("Problems", problems), ("Readings left empty", missing),
+        (f"Noisy cells (CV above {CV_WARN:.0%})", noisy)) if items]
 
 
-def _label(run: Run, kind: str, name: str) -> str:
-    table = run.servers if kind == "servers" else run.clients
-    return table[name].label if name in table else name
+def _num(median: float | None, digits: int) -> str:
+    return "–" if median is None else f"{median:,.{digits}f}"
 
 
-def _num(summary: Summary | None, digits: int) -> str:
-    return "–" if summary is None else f"{summary.median:,.{digits}f}"
-
-
-def _pct(cv: float | None) -> str:
+def pct(cv: float | None) -> str:
     return "–" if cv is None else f"{cv * 100:.1f}%"
-
-
-def _escape(text: str) -> str:
-    return text.replace("|", "\\|")

@@ -1,10 +1,12 @@
-"""The conformance table in Markdown, from a run's ``conformance`` section alone (so
-``wsbench report`` renders any saved run): rows are cases, columns are clients."""
+"""The conformance table as a report section (Markdown and HTML), from a run's
+``conformance`` section alone (so ``wsbench report`` renders any saved run): rows are
+cases, columns are clients."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..doc import Grid, Section
 from ..results import Run
 
 MARKS = {"strict": "S", "non-strict": "n", "fail": "F"}
@@ -15,48 +17,39 @@ LEGEND = ("**S** strict: the close code RFC 6455 asks for (for valid input: ever
           "one lost or changed, or no reaction (a hang); **–** not run.")
 
 
-def render(run: Run) -> list[str]:
+def sections(run: Run) -> list[Section]:
+    """The table (cases x clients), the counts per client and every finding, as one
+    section (none for a run without a conformance section)."""
     section = run.conformance
     if not section:
         return []
     cases: list[dict[str, Any]] = section.get("cases", [])
     verdicts: dict[str, dict[str, dict[str, str]]] = section.get("verdicts", {})
     clients = list(verdicts)
-    out = ["## Conformance — RFC 6455 sections 4-8, raw-frame peer", "",
-           "| case | RFC | what the peer sends | a strict client | " + " | ".join(clients) + " |",
-           "|---|---|---|---|" + "|".join(":-:" for _ in clients) + "|"]
+    table = Grid(["case", "RFC", "what the peer sends", "a strict client", *clients])
     for case in cases:
         marks = [MARKS.get(verdicts[c].get(case["id"], {}).get("verdict", ""), "–") for c in clients]
-        out.append(f"| `{case['id']}` | {case['section']} | {_escape(case['title'])} | {_escape(case['strict'])} | "
-                   + " | ".join(marks) + " |")
-    out += ["", LEGEND, "", "| client | strict | non-strict | fail | not run |", "|---|---:|---:|---:|---:|"]
+        table.add([f"`{case['id']}`", case["section"], case["title"], case["strict"], *marks])
+    counts = Grid(["client", "strict", "non-strict", "fail", "not run"], right={1, 2, 3, 4})
     for c in clients:
-        counts = {v: 0 for v in MARKS}
-        for case in cases:
-            got = verdicts[c].get(case["id"], {}).get("verdict")
-            if got in counts:
-                counts[got] += 1
-        missing = len(cases) - sum(counts.values())
-        out.append(f"| {_label(run, c)} | {counts['strict']} | {counts['non-strict']} | {counts['fail']} | {missing} |")
-    out += ["", "### Findings (every case that is not strict)", ""]
+        got = [verdicts[c].get(case["id"], {}).get("verdict") for case in cases]
+        tally = {v: got.count(v) for v in MARKS}
+        counts.add([_label(run, c), *(str(tally[v]) for v in MARKS), str(len(cases) - sum(tally.values()))])
+    findings = Grid(["client", "case", "verdict", "what happened"])
     for c in clients:
+        record = run.clients.get(c)
         problems = [(case["id"], verdicts[c][case["id"]]) for case in cases
                     if verdicts[c].get(case["id"], {}).get("verdict") in ("non-strict", "fail")]
-        record = run.clients.get(c)
         if record is not None and record.error:
-            out.append(f"- **{c}**: not run: {_escape(record.error)}")
+            findings.add([c, "–", "not run", record.error])
         elif not problems:
-            out.append(f"- **{c}**: strict on every case run")
-        else:
-            out.append(f"- **{c}**:")
-            out += [f"  - `{cid}` {MARKS[v['verdict']]}: {_escape(v['detail'])}" for cid, v in problems]
-    return out + [""]
+            findings.add([c, "–", "–", "strict on every case run"])
+        for cid, v in problems:
+            findings.add([c, f"`{cid}`", MARKS[v["verdict"]], v["detail"]])
+    return [Section("Conformance — RFC 6455 sections 4-8, raw-frame peer",
+                    [table, LEGEND, counts, "**Findings** (every case that is not strict):", findings])]
 
 
 def _label(run: Run, name: str) -> str:
     record = run.clients.get(name)
     return f"{name} ({record.label})" if record else name
-
-
-def _escape(text: str) -> str:
-    return text.replace("|", "\\|")

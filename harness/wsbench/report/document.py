@@ -1,0 +1,162 @@
+"""A run's report as a list of sections, the same for every format: the QuickJS
+scoreboard first, the overall scores, one ranked table per workload (with charts in
+HTML), the efficiency views, what the echo checks cost, the source documents' claims,
+links to profiles, how to read it all, and the problems.
+
+A new kind of result (like the conformance table) is one more entry in ``BUILDERS``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from ..conformance import report as conformance_report
+from ..doc import Block, Bullets, Grid, Section
+from ..metrics import METRICS
+from ..ranking import factor, label
+from ..results import Run
+from ..table import check_cost, environment, failures, fmt_factor, notes_section, workload_section
+from . import claims, model
+
+
+@dataclass
+class Report:
+    title: str
+    source: str  # the run file it was rendered from
+    facts: list[str]  # the run's machine, suite, versions and settings
+    sections: list[Section]
+
+
+def build(run: Run, source: Path, with_charts: bool = False) -> Report:
+    builders = BUILDERS if run.workloads else NO_WORKLOADS  # e.g. a `wsbench conformance` run
+    sections = [s for builder in builders for s in builder(run, source, with_charts)]
+    return Report(f"wsbench results — {run.created}", str(source), environment(run), sections)
+
+
+def _scoreboard(run: Run, source: Path, with_charts: bool) -> list[Section]:
+    lines = model.scoreboard(run)
+    ref = model.reference_server(run)
+    grid = Grid(["workload", "server", "QuickJS (median)", "rank among clients", "vs best JIT client",
+                 "vs native client", "vs quickjs-baseline", "against the best JIT"], right={2, 3, 4, 5, 6})
+    for ln in lines:
+        metric = METRICS[ln.metric]
+        jit = ln.best_jit
+        grid.add([ln.workload, label(run, "servers", ln.server), f"{ln.quickjs.median:,.{metric.digits}f} "
+                  f"{metric.header}", f"{ln.rank} of {ln.of}", _versus(run, jit), _versus(run, ln.native),
+                  "–" if ln.baseline is None else f"{ln.baseline.advantage:.2f}×",
+                  "–" if jit is None else "tie" if jit.overlap else "**loses**" if jit.advantage < 1 else "wins"],
+                 {4: _shade(jit), 5: _shade(ln.native), 6: _shade(ln.baseline)})
+    where = (f"on the native server ({label(run, 'servers', ref)})" if ref else "on every server of the run")
+    intro = (f"The `quickjs` client per workload, {where}, against the best JIT client (Node, Bun, Deno), the "
+             "native load generator and its own unoptimized twin. A ratio is how many times better QuickJS is "
+             "(below 1: worse); \"tie\" when the 95 % intervals overlap. Workloads where QuickJS loses come "
+             "first.")
+    if not lines:
+        return [Section("QuickJS scoreboard", ["The run has no `quickjs` cell."])]
+    return [Section("QuickJS scoreboard", [intro, grid])]
+
+
+def _versus(run: Run, v: model.Versus | None) -> str:
+    if v is None:
+        return "–"
+    return f"{v.advantage:.2f}× ({label(run, 'clients', v.client)})"
+
+
+def _shade(v: model.Versus | None) -> float | None:
+    """A factor for the colour scale: 1 (green) where QuickJS is at least as good."""
+    return None if v is None else max(1.0, 1 / v.advantage) if v.advantage > 0 else None
+
+
+def _scores(run: Run, source: Path, with_charts: bool) -> list[Section]:
+    blocks: list[Block] = [
+        "The geometric mean of each one's factors (1.00 = best in every table it was in). A client's factor "
+        "on a workload is taken against the best client on the same server, a server's against the best "
+        "server driven by the same client."]
+    for side, kind in (("client", "clients"), ("server", "servers")):
+        rows = model.scores(run, side)
+        if not rows:
+            continue
+        grid = Grid([side, "score (geometric mean of factors)", "tables", "worst factor"], right={1, 2, 3})
+        for s in rows:
+            grid.add([label(run, kind, s.name), f"{s.geomean:.2f}", str(s.groups), fmt_factor(s.worst)],
+                     {1: s.geomean})
+        blocks.append(grid)
+    return [Section("Overall scores", blocks)] if len(blocks) > 1 else []
+
+
+def _workloads(run: Run, source: Path, with_charts: bool) -> list[Section]:
+    out = []
+    for workload in run.workloads:
+        section = workload_section(run, workload)
+        if with_charts:
+            from .visuals import workload_charts  # matplotlib only when charts are drawn
+
+            section.blocks += workload_charts(run, workload)
+        out.append(section)
+    return out
+
+
+def _efficiency(run: Run, source: Path, with_charts: bool) -> list[Section]:
+    blocks: list[Block] = [
+        "For embedded readers: messages per busy core (messages over the CPU-seconds both sides spent, and "
+        "the client's alone; what the pair would do if each CPU-second were a core of its own) and msgs/s per "
+        "MiB of the client's peak RSS. Medians over repetitions, best per-core first; the factor is against "
+        "that best."]
+    for workload in run.workloads:
+        rows = model.efficiency(run, workload)
+        if not rows:
+            continue
+        best = rows[0].per_core
+        grid = Grid(["client", "server", "msgs per busy core", "factor", "msgs per client core",
+                     "msgs/s per client MiB"], right={2, 3, 4, 5})
+        for e in rows:
+            f = factor(e.per_core, best, True) if e.per_core and best else None
+            grid.add([label(run, "clients", e.cell.client), label(run, "servers", e.cell.server),
+                      _med(e.per_core), fmt_factor(f), _med(e.per_client_core), _med(e.per_mib)], {3: f})
+        blocks += [f"**{workload}**", grid]
+    return [Section("Efficiency", blocks)] if len(blocks) > 1 else []
+
+
+def _med(v: float | None) -> str:
+    return "–" if v is None else f"{v:,.0f}"
+
+
+def _check_cost(run: Run, source: Path, with_charts: bool) -> list[Section]:
+    return check_cost(run)
+
+
+def _claims(run: Run, source: Path, with_charts: bool) -> list[Section]:
+    return claims.sections(run)
+
+
+def _conformance(run: Run, source: Path, with_charts: bool) -> list[Section]:
+    return conformance_report.sections(run)
+
+
+def _links(run: Run, source: Path, with_charts: bool) -> list[Section]:
+    """Profiles of this run (``profiles/<time>/``, beside ``reports/``) where there are any."""
+    stamp = re.sub(r"^run-", "", source.stem)
+    profiles = source.resolve().parent.parent / "profiles" / stamp
+    if not profiles.is_dir():
+        return [Section("Profiles and start-up", [
+            "This run has no profiles and no start-up table (`wsbench profile`, `wsbench startup`: issue 8)."])]
+    files = sorted(p for p in profiles.rglob("*") if p.suffix in (".svg", ".md"))
+    return [Section("Profiles and start-up", [f"Profiles of this run: `{profiles}`",
+                                               Bullets([f"[{p.relative_to(profiles)}]({p.as_uri()})" for p in files])])]
+
+
+def _notes(run: Run, source: Path, with_charts: bool) -> list[Section]:
+    return [notes_section()]
+
+
+def _failures(run: Run, source: Path, with_charts: bool) -> list[Section]:
+    return failures(run)
+
+
+Builder = Callable[[Run, Path, bool], list[Section]]
+BUILDERS: list[Builder] = [_scoreboard, _scores, _workloads, _efficiency, _check_cost, _conformance, _claims, _links,
+                           _notes, _failures]
+NO_WORKLOADS: list[Builder] = [_conformance, _failures]
