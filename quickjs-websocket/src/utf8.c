@@ -2,19 +2,41 @@
 #include "qjsws.h"
 #include "utf8.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+/* How many bytes from p on are ASCII, looking at no more than 16 of them (a
+ * shorter answer means the byte there is not); on x86-64, one SSE2 compare. */
+static inline size_t ascii_run16(const uint8_t *p)
+{
+#ifdef __SSE2__
+    unsigned m = (unsigned)_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)p));
+    return m ? (size_t)__builtin_ctz(m) : 16;
+#else
+    uint64_t w[2];
+    size_t k;
+    memcpy(w, p, 16);
+    if (!((w[0] | w[1]) & 0x8080808080808080ull))
+        return 16;
+    for (k = 0; !(p[k] & 0x80); k++)
+        ;
+    return k;
+#endif
+}
+
 /* strict RFC 3629 validation: no overlongs, no surrogates, <= U+10FFFF */
 int utf8_valid(const uint8_t *p, size_t len)
 {
     const uint8_t *end = p + len;
     while (p < end) {
         if (!(*p & 0x80)) {
-            /* ASCII fast path: 8 bytes at a time */
-            while (end - p >= 8) {
-                uint64_t w;
-                memcpy(&w, p, 8);
-                if (w & 0x8080808080808080ULL)
+            /* ASCII fast path: 16 bytes at a time */
+            while (end - p >= 16) {
+                size_t k = ascii_run16(p);
+                p += k;
+                if (k < 16)
                     break;
-                p += 8;
             }
             while (p < end && !(*p & 0x80))
                 p++;
@@ -279,23 +301,38 @@ void text_string_init(JSContext *ctx)
     js_free(ctx, b);
 }
 
-/* UTF-16 of valid UTF-8; returns the number of code units written. */
+/* 16 bytes widened to 16 UTF-16 code units (only the ASCII ones are kept) */
+static inline void widen16(const uint8_t *p, uint16_t *out)
+{
+#ifdef __SSE2__
+    __m128i v = _mm_loadu_si128((const __m128i *)p), z = _mm_setzero_si128();
+    _mm_storeu_si128((__m128i *)out, _mm_unpacklo_epi8(v, z));
+    _mm_storeu_si128((__m128i *)(out + 8), _mm_unpackhi_epi8(v, z));
+#else
+    int k;
+    for (k = 0; k < 16; k++)
+        out[k] = p[k];
+#endif
+}
+
+/*
+ * UTF-16 of valid UTF-8; returns the number of code units written.  out has
+ * room for n units (never fewer bytes than units), so the 16 units widened
+ * from the next 16 bytes always fit; units past an ASCII run are
+ * overwritten by what follows.
+ */
 static size_t decode_utf16(const uint8_t *p, size_t n, uint16_t *out)
 {
     size_t i = 0, o = 0;
     while (i < n) {
-        uint64_t w;
         uint8_t c;
-        if (i + 8 <= n) {
-            memcpy(&w, p + i, 8);
-            if (!(w & 0x8080808080808080ull)) {
-                int k;
-                for (k = 0; k < 8; k++)
-                    out[o + k] = p[i + k];
-                i += 8;
-                o += 8;
+        if (i + 16 <= n) {
+            size_t k = ascii_run16(p + i);
+            widen16(p + i, out + o);
+            i += k;
+            o += k;
+            if (k == 16)
                 continue;
-            }
         }
         c = p[i];
         if (c < 0x80) {
