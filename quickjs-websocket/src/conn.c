@@ -328,6 +328,12 @@ int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
     if (first) {
         c->msg_len = 0;
         c->u8 = 0;
+        /* a long text that comes in several chunks: validated and decoded
+         * into UTF-16 in one pass as it arrives (strrecv) */
+        c->t16_stream = !binary && !final && OPT(OPT_JOIN) && text_stream_on() &&
+                        len + remain >= TEXT_FAST_MIN;
+        if (c->t16_stream)
+            text_stream_start(&c->t16);
     }
     /* the size limit, before anything is allocated: what came so far, this
      * chunk, and what the frame still owes (its header announced it) */
@@ -340,7 +346,7 @@ int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
 
     /* text is validated as it arrives, on every path: an invalid sequence
      * fails the connection at once, and the work overlaps reception */
-    if (!binary && (!utf8_stream(&c->u8, in, len) || (final && c->u8))) {
+    if (!binary && !c->t16_stream && (!utf8_stream(&c->u8, in, len) || (final && c->u8))) {
         conn_fail(c, 1007, fail_text(1007));
         return -1;
     }
@@ -399,6 +405,13 @@ int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
     if (len)
         memcpy(c->rx + c->rxlen, in, len);
     c->rxlen += len;
+    if (c->t16_stream) {
+        int r = text_stream(&c->t16, c->rx, c->rxlen, c->rxcap, final);
+        if (r <= 0) {
+            conn_fail(c, r < 0 ? 1009 : 1007, r < 0 ? NO_MEMORY_TEXT : fail_text(1007));
+            goto check_fail;
+        }
+    }
 
     if (final) {
         size_t mlen = c->rxlen;
@@ -414,7 +427,8 @@ int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
                 free(buf); /* not taken: QuickJS frees it only once it owns it */
             deliver_message(c, v);
         } else {
-            deliver_message(c, text_string(ctx, &c->t16, c->rx, mlen));
+            deliver_message(c, c->t16_stream ? text_stream_string(ctx, &c->t16, c->rx, mlen)
+                                             : text_string(ctx, &c->t16, c->rx, mlen));
             /* kept for the next text: up to 1 MiB (fragbuf), or while texts stay
              * long (strrecv: a fresh 16 MiB buffer is page-faulted in each time) */
             if (!OPT(OPT_FRAGBUF) ||
@@ -422,6 +436,9 @@ int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
                 free(c->rx);
                 c->rx = NULL;
                 c->rxcap = 0;
+                free(c->t16.buf); /* and its UTF-16, sized like it */
+                c->t16.buf = NULL;
+                c->t16.cap = 0;
             }
         }
     }

@@ -84,6 +84,8 @@ typedef struct conn conn;
 typedef struct text_scratch {
     uint8_t *buf;
     size_t cap;
+    size_t done, units; /* text_stream(): bytes taken, UTF-16 units written */
+    int wide;           /* text_stream(): a byte that is not ASCII was seen */
 } text_scratch;
 
 struct qjsws_globals {
@@ -142,6 +144,7 @@ struct conn {
     size_t rxlen, rxcap;
     /* UTF-16 of a long received text, reused by the next one (opt "strrecv") */
     text_scratch t16;
+    int t16_stream; /* this text is validated and decoded as it arrives */
     char protocol[64];
     int secure;
     /* opt "framing": our own RFC 6455 framing on the raw socket (ws:// only) */

@@ -268,7 +268,6 @@ JSValue js_decode_utf8(JSContext *ctx, JSValueConst this_val, int argc, JSValueC
  * time: a quarter of the cost of a 16 MiB message); it is released when a
  * text needs less than an eighth of it, and with the connection.
  */
-#define TEXT_FAST_MIN 1024 /* bytes; below this the per-character path is cheap */
 #define TEXT_HEAD_MAX 16   /* version, atom count, tag, LEB128 length */
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the record's UTF-16 is little-endian");
@@ -359,11 +358,11 @@ static size_t decode_utf16(const uint8_t *p, size_t n, uint16_t *out)
 static int all_ascii(const uint8_t *p, size_t n)
 {
     size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, p + i, 8);
-        if (w & 0x8080808080808080ull)
+    while (i + 16 <= n) {
+        size_t k = ascii_run16(p + i);
+        if (k < 16)
             return 0;
+        i += k;
     }
     for (; i < n; i++)
         if (p[i] & 0x80)
@@ -371,11 +370,27 @@ static int all_ascii(const uint8_t *p, size_t n)
     return 1;
 }
 
+/* the UTF-16 units at t->buf + TEXT_HEAD_MAX made a string, through the record */
+static JSValue text_record(JSContext *ctx, text_scratch *t, size_t units)
+{
+    uint8_t *head, leb[8];
+    size_t h = 0, hl;
+    uint64_t v;
+    for (v = (uint64_t)units << 1 | 1; v >= 0x80; v >>= 7)
+        leb[h++] = (uint8_t)(v | 0x80);
+    leb[h++] = (uint8_t)v;
+    hl = 3 + h;
+    head = t->buf + TEXT_HEAD_MAX - hl; /* the record ends where the UTF-16 begins */
+    head[0] = text_bc_version;
+    head[1] = 0; /* no atoms */
+    head[2] = text_bc_tag;
+    memcpy(head + 3, leb, h);
+    return JS_ReadObject(ctx, head, hl + 2 * units, 0);
+}
+
 JSValue text_string(JSContext *ctx, text_scratch *t, const uint8_t *p, size_t len)
 {
-    uint8_t *buf, *head, leb[8];
-    size_t units, h = 0, hl, need;
-    uint64_t v;
+    size_t need;
 
     if (!OPT(OPT_STRRECV) || !text_fast || len < TEXT_FAST_MIN || all_ascii(p, len))
         return JS_NewStringLen(ctx, (const char *)p, len);
@@ -388,16 +403,130 @@ JSValue text_string(JSContext *ctx, text_scratch *t, const uint8_t *p, size_t le
         if (!t->buf)
             return JS_ThrowOutOfMemory(ctx);
     }
-    buf = t->buf;
-    units = decode_utf16(p, len, (uint16_t *)(buf + TEXT_HEAD_MAX));
-    for (v = (uint64_t)units << 1 | 1; v >= 0x80; v >>= 7)
-        leb[h++] = (uint8_t)(v | 0x80);
-    leb[h++] = (uint8_t)v;
-    hl = 3 + h;
-    head = buf + TEXT_HEAD_MAX - hl; /* the record ends where the UTF-16 begins */
-    head[0] = text_bc_version;
-    head[1] = 0; /* no atoms */
-    head[2] = text_bc_tag;
-    memcpy(head + 3, leb, h);
-    return JS_ReadObject(ctx, head, hl + 2 * units, 0);
+    return text_record(ctx, t, decode_utf16(p, len, (uint16_t *)(t->buf + TEXT_HEAD_MAX)));
+}
+
+/*
+ * A long text that arrives in several chunks (opt strrecv) is validated and
+ * decoded in the same pass, chunk by chunk as it arrives, while its bytes
+ * are still in the cache: text_stream() takes the whole message so far (the
+ * receive accumulator) and goes on from where the last call stopped.  While
+ * the message is pure ASCII it only checks; at its first other byte, what
+ * came before is widened and decoding starts.  A sequence cut by the end of
+ * a chunk is left for the next call, once its start has been checked
+ * (fail fast: 0 as soon as no continuation can make the text valid).
+ */
+int text_stream_on(void)
+{
+    return OPT(OPT_STRRECV) && text_fast;
+}
+
+void text_stream_start(text_scratch *t)
+{
+    t->done = t->units = 0;
+    t->wide = 0;
+}
+
+/* room for cap units, keeping those decoded so far */
+static int text_room(text_scratch *t, size_t cap)
+{
+    size_t need = TEXT_HEAD_MAX + 2 * cap;
+    uint8_t *nb;
+    if (t->cap >= need)
+        return 1;
+    nb = realloc(t->buf, need);
+    if (!nb)
+        return 0;
+    t->buf = nb;
+    t->cap = need;
+    return 1;
+}
+
+int text_stream(text_scratch *t, const uint8_t *p, size_t n, size_t cap, int final)
+{
+    size_t i = t->done, o;
+    uint16_t *out;
+
+    if (!t->wide) {
+        while (i + 16 <= n) {
+            size_t k = ascii_run16(p + i);
+            i += k;
+            if (k < 16)
+                break;
+        }
+        while (i < n && !(p[i] & 0x80))
+            i++;
+        t->done = t->units = i;
+        if (i == n)
+            return 1;
+        /* the first byte that is not ASCII: widen what came before it */
+        if (!text_room(t, cap))
+            return -1;
+        out = (uint16_t *)(t->buf + TEXT_HEAD_MAX);
+        for (o = 0; o + 16 <= i; o += 16)
+            widen16(p + o, out + o);
+        for (; o < i; o++)
+            out[o] = p[o];
+        t->wide = 1;
+    } else if (!text_room(t, cap)) {
+        return -1;
+    }
+    out = (uint16_t *)(t->buf + TEXT_HEAD_MAX);
+    o = t->units;
+    while (i < n) {
+        uint32_t st;
+        size_t need, j;
+        uint8_t c;
+        if (i + 16 <= n) { /* units never outrun bytes, so 16 more always fit */
+            size_t k = ascii_run16(p + i);
+            widen16(p + i, out + o);
+            i += k;
+            o += k;
+            if (k == 16)
+                continue;
+        }
+        c = p[i];
+        if (c < 0x80) {
+            out[o++] = c;
+            i++;
+            continue;
+        }
+        st = u8_lead(c);
+        if (!st)
+            return 0;
+        need = st & 3;
+        if (n - i - 1 < need) { /* cut by the end of what has come */
+            for (j = i + 1; j < n; j++)
+                if (!u8_cont(&st, p[j]))
+                    return 0;
+            if (final)
+                return 0;
+            break;
+        }
+        for (j = 1; j <= need; j++)
+            if (!u8_cont(&st, p[i + j]))
+                return 0;
+        if (need == 1) {
+            out[o++] = (uint16_t)((c & 0x1f) << 6 | (p[i + 1] & 0x3f));
+        } else if (need == 2) {
+            out[o++] = (uint16_t)((c & 0x0f) << 12 | (p[i + 1] & 0x3f) << 6 | (p[i + 2] & 0x3f));
+        } else {
+            uint32_t cp = (uint32_t)(c & 0x07) << 18 | (uint32_t)(p[i + 1] & 0x3f) << 12 |
+                          (uint32_t)(p[i + 2] & 0x3f) << 6 | (p[i + 3] & 0x3f);
+            cp -= 0x10000;
+            out[o++] = (uint16_t)(0xd800 | cp >> 10);
+            out[o++] = (uint16_t)(0xdc00 | (cp & 0x3ff));
+        }
+        i += need + 1;
+    }
+    t->done = i;
+    t->units = o;
+    return 1;
+}
+
+JSValue text_stream_string(JSContext *ctx, text_scratch *t, const uint8_t *p, size_t n)
+{
+    if (!t->wide) /* pure ASCII: an 8-bit string, one copy */
+        return JS_NewStringLen(ctx, (const char *)p, n);
+    return text_record(ctx, t, t->units);
 }

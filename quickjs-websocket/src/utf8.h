@@ -26,6 +26,15 @@ void usv_free(JSContext *ctx, usv_str *u);
 void text_string_init(JSContext *ctx);
 JSValue text_string(JSContext *ctx, text_scratch *t, const uint8_t *p, size_t len);
 
+/* Long texts in several chunks: validated and decoded together as they arrive.
+ * text_stream(): p holds the message's n bytes so far, in a buffer of cap;
+ * 1 ok, 0 invalid UTF-8 (final: the message ends at n), -1 out of memory. */
+#define TEXT_FAST_MIN 1024 /* bytes; below this the per-character path is cheap */
+int text_stream_on(void);
+void text_stream_start(text_scratch *t);
+int text_stream(text_scratch *t, const uint8_t *p, size_t n, size_t cap, int final);
+JSValue text_stream_string(JSContext *ctx, text_scratch *t, const uint8_t *p, size_t n);
+
 JSValue js_encode_utf8(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
 JSValue js_decode_utf8(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
 

@@ -96,6 +96,15 @@ UTF8_CASES = {
     "truncated": [frame(1, b"abc\xe2\x82")],
     # a surrogate split across fragments (ED | A0 80)
     "surrogate": [frame(1, b"ab\xed", fin=False), frame(0, b"\xa0\x80", fin=True)],
+    # the same, long enough (>= 1 KiB) for strrecv's one-pass validation and decoding:
+    # after 2-byte characters, an invalid byte ends the first fragment
+    "long-frag": [frame(1, "é".encode() * 600 + b"\xff", fin=False)],
+    # pure ASCII so far, a sequence cut by the fragment's end, a bad continuation
+    "long-split": [frame(1, b"a" * 2000 + b"\xe2\x82", fin=False), frame(0, b"A", fin=False)],
+    # 100,000 bytes declared, 3 KiB sent: 3-byte characters, then an overlong form
+    "long-partial": [frame(1, "€".encode() * 1000 + b"\xc0\xaf", length=100000)],
+    # the message ends inside a sequence, after 1 KiB of text in an earlier fragment
+    "long-truncated": [frame(1, "é".encode() * 600, fin=False), frame(0, b"abc\xe2\x82", fin=True)],
 }
 
 

@@ -34,7 +34,7 @@ int main(void)
     static uint8_t buf[1 << 21];
     JSRuntime *rt = JS_NewRuntime();
     JSContext *ctx = JS_NewContext(rt);
-    text_scratch t = {NULL, 0};
+    text_scratch t = {0};
     text_string_init(ctx);
     {
         /* the fast path is taken for a long non-ASCII text: is it in use? */
