@@ -198,3 +198,21 @@ def test_streamed_text_validated_and_decoded_in_one_pass(text_stream_test):
     want = [stream_expected(c) for c in cases]
     bad = [(c[:3], g, w) for c, g, w in zip(cases, got, want) if g != w]
     assert not bad, bad[:5]
+
+
+def test_streamed_text_valgrind(text_stream_test):
+    """the one-pass decoder under memcheck: valid and invalid texts in random chunks"""
+    if shutil.which("valgrind") is None:
+        pytest.skip("valgrind missing")
+    rng = random.Random(14)
+    cases = [splits(t, rng) for t in long_texts(rng) if len(t) < 100000]
+    for _ in range(200):
+        data = bytearray("".join(rng.choice(SAMPLES) + "a" * rng.randrange(0, 30) for _ in range(60)).encode())
+        if rng.random() < 0.5:
+            data[rng.randrange(len(data))] = rng.randrange(256)
+        cases.append(splits(bytes(data), rng))
+    text = "".join(" ".join(c.hex() or "-" for c in chunks) + "\n" for chunks in cases)
+    r = subprocess.run(["valgrind", "--error-exitcode=9", "--leak-check=full", "--errors-for-leak-kinds=definite",
+                        str(text_stream_test)], input=text, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.split() == [stream_expected(c) for c in cases]
