@@ -224,9 +224,17 @@ export class WebSocket {
     if (v === 'arraybuffer') this._binaryType = v
   }
 
+  /*
+   * buffered on:  the first read makes bufferedAmount an own data property
+   *               of this WebSocket (non-writable), which C keeps current
+   *               from then on: later reads are plain property lookups and
+   *               never get here.
+   * buffered off: every read calls C, which walks the send queue.
+   */
   get bufferedAmount () {
     const c = this._conn
-    return c === null ? 0 : c.buffered()
+    if (c === null) return 0
+    return OPT.buffered ? c.watch(this) : c.buffered()
   }
 
   get onopen () { return this._onopen }

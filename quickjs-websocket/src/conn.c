@@ -19,6 +19,71 @@ void call_js(JSContext *ctx, JSValueConst fn, int argc, JSValueConst *argv)
     JS_FreeValue(ctx, r);
 }
 
+/* ------------------------------------------------------------------ */
+/* bufferedAmount as a data property (opt "buffered")                    */
+
+/*
+ * The first read of ws.bufferedAmount goes through the accessor on
+ * WebSocket.prototype, which calls conn.watch(ws): from then on the
+ * WebSocket has an own data property bufferedAmount (non-writable,
+ * non-enumerable, configurable so that C can redefine it) that shadows
+ * the accessor, and C keeps it equal to the queued bytes.  A read is then
+ * a plain property lookup, no call.  The value is republished only where
+ * it changed (buf_touch puts the conn on G.bdirty) and only at the points
+ * where JS can look: before every event dispatched to JS, at the return
+ * of send()/close()/fail(), and at the end of service()/service_fd()/tick().
+ * Connections that never read it pay one flag test per queue change.
+ * Close (the close event) publishes 0 and ends the watch, as the accessor
+ * answers 0 once the connection is gone.
+ */
+
+static void buf_define(conn *c, size_t v)
+{
+    c->pub = v;
+    /* no JS_PROP_THROW: a frozen WebSocket simply keeps its last value */
+    JS_DefinePropertyValue(c->jsctx, c->ws, G.atom_buffered, JS_NewInt64(c->jsctx, (int64_t)v),
+                           JS_PROP_CONFIGURABLE);
+}
+
+void buf_publish(void)
+{
+    while (G.bdirty) {
+        conn *c = G.bdirty;
+        size_t v;
+        G.bdirty = c->bnext;
+        c->bdirty = 0;
+        c->bnext = NULL;
+        v = conn_buffered(c);
+        if (c->watch && v != c->pub)
+            buf_define(c, v);
+    }
+}
+
+static inline void buf_publish_pending(void)
+{
+    if (G.bdirty)
+        buf_publish();
+}
+
+/* stop mirroring: off G.bdirty, drop the WebSocket reference */
+static void buf_unwatch(JSRuntime *rt, conn *c)
+{
+    if (c->bdirty) {
+        conn **pp;
+        for (pp = &G.bdirty; *pp; pp = &(*pp)->bnext) {
+            if (*pp == c) {
+                *pp = c->bnext;
+                break;
+            }
+        }
+        c->bdirty = 0;
+        c->bnext = NULL;
+    }
+    c->watch = 0;
+    JS_FreeValueRT(rt, c->ws);
+    c->ws = JS_UNDEFINED;
+}
+
 /* HTML's "perform a microtask checkpoint": run promise jobs until none is left */
 static void run_microtasks(void)
 {
@@ -44,6 +109,7 @@ static void run_microtasks(void)
  */
 static void dispatch_js(JSContext *ctx, JSValueConst fn, int argc, JSValueConst *argv)
 {
+    buf_publish_pending(); /* every bufferedAmount is current when JS runs */
     G.dispatch_depth++;
     call_js(ctx, fn, argc, argv);
     if (--G.dispatch_depth == 0 && G.in_service && JS_IsJobPending(G.rt))
@@ -58,6 +124,12 @@ void conn_dispatch_close(conn *c, int code, const char *reason, size_t rlen, int
         return;
     c->closed_dispatched = 1;
     c->state = ST_CLOSED;
+    if (c->watch) {
+        /* gone: 0 from the close event on (the accessor's answer too) */
+        if (c->pub != 0)
+            buf_define(c, 0);
+        buf_unwatch(JS_GetRuntime(ctx), c);
+    }
     argv[0] = JS_NewInt32(ctx, EV_CLOSE);
     argv[1] = JS_NewInt32(ctx, code);
     argv[2] = JS_NewStringLen(ctx, reason ? reason : "", reason ? rlen : 0);
@@ -86,6 +158,7 @@ void conn_free_queue(conn *c)
     }
     c->qhead = c->qtail = NULL;
     c->qbytes = 0;
+    buf_touch(c);
 }
 
 /* free the send queues and the receive accumulator */
@@ -195,6 +268,7 @@ static int conn_drain(conn *c)
         if (!c->qhead)
             c->qtail = NULL;
         c->qbytes -= b->len;
+        buf_touch(c);
         if (write_sbuf(c, b) < 0) {
             sbuf_free(b);
             return -1;
@@ -274,6 +348,7 @@ static int conn_send(JSContext *ctx, conn *c, const uint8_t *p, size_t len, int 
             c->qhead = b;
         c->qtail = b;
         c->qbytes += len;
+        buf_touch(c);
         lws_callback_on_writable(c->wsi);
     }
     return 0;
@@ -638,6 +713,7 @@ static void conn_finalizer(JSRuntime *rt, JSValue val)
         G.nconns--;
     }
     conn_free_buffers(c);
+    buf_unwatch(rt, c);
     JS_FreeValueRT(rt, c->evfn);
     JS_FreeValueRT(rt, c->msgfn);
     js_free_rt(rt, c);
@@ -650,6 +726,7 @@ static void conn_mark(JSRuntime *rt, JSValueConst val, JS_MarkFunc *mark_func)
         return;
     JS_MarkValue(rt, c->evfn, mark_func);
     JS_MarkValue(rt, c->msgfn, mark_func);
+    JS_MarkValue(rt, c->ws, mark_func);
 }
 
 JSClassDef conn_class = {
@@ -699,6 +776,7 @@ JSValue js_connect(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst
         goto done;
     }
     c->jsctx = ctx;
+    c->ws = JS_UNDEFINED;
     c->evfn = JS_DupValue(ctx, argv[5]);
     c->msgfn = JS_DupValue(ctx, argv[6]);
     c->self = JS_DupValue(ctx, obj);
@@ -769,10 +847,12 @@ JSValue js_conn_send(JSContext *ctx, JSValueConst this_val, int argc, JSValueCon
             return JS_EXCEPTION;
         r = conn_send(ctx, c, (const uint8_t *)u.p, u.len, 1);
         usv_free(ctx, &u);
+        buf_publish_pending();
         return r < 0 ? JS_EXCEPTION : JS_UNDEFINED;
     } else {
         size_t size;
         int64_t off = 0, blen = -1;
+        int r;
         uint8_t *p = JS_GetArrayBuffer(ctx, &size, argv[0]);
         if (!p)
             return JS_EXCEPTION;
@@ -784,9 +864,9 @@ JSValue js_conn_send(JSContext *ctx, JSValueConst this_val, int argc, JSValueCon
         } else {
             blen = (int64_t)size;
         }
-        if (conn_send(ctx, c, p + off, (size_t)blen, text) < 0)
-            return JS_EXCEPTION;
-        return JS_UNDEFINED;
+        r = conn_send(ctx, c, p + off, (size_t)blen, text);
+        buf_publish_pending();
+        return r < 0 ? JS_EXCEPTION : JS_UNDEFINED;
     }
 }
 
@@ -830,6 +910,7 @@ JSValue js_conn_close(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
         c->state = ST_CLOSING;
         lws_callback_on_writable(c->wsi);
     }
+    buf_publish_pending(); /* own framing: the close frame counts until written */
     return JS_UNDEFINED;
 }
 
@@ -851,6 +932,7 @@ JSValue js_conn_fail(JSContext *ctx, JSValueConst this_val, int argc, JSValueCon
     }
     conn_fail(c, code, r ? r : fail_text(code));
     JS_FreeCString(ctx, r);
+    buf_publish_pending();
     return JS_UNDEFINED;
 }
 
@@ -874,4 +956,30 @@ JSValue js_conn_buffered(JSContext *ctx, JSValueConst this_val, int argc, JSValu
             total += b->len;
         return JS_NewInt64(ctx, (int64_t)total);
     }
+}
+
+/*
+ * conn.watch(ws): the first read of bufferedAmount (opt "buffered"): give
+ * ws its own bufferedAmount data property, kept current from C from now on
+ * (see buf_publish); returns the value.  Called again only if the property
+ * was deleted: it is redefined.
+ */
+JSValue js_conn_watch(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    conn *c = get_conn(ctx, this_val);
+    size_t v;
+    UNUSED(argc);
+    if (!c)
+        return JS_EXCEPTION;
+    v = conn_buffered(c);
+    if (!c->wsi || c->closed_dispatched || !JS_IsObject(argv[0]))
+        return JS_NewInt64(ctx, (int64_t)v); /* nothing will change any more */
+    if (!c->watch) {
+        c->ws = JS_DupValue(ctx, argv[0]);
+        c->watch = 1;
+    } else if (JS_VALUE_GET_PTR(c->ws) != JS_VALUE_GET_PTR(argv[0])) {
+        return JS_ThrowTypeError(ctx, "bufferedAmount: not this connection's WebSocket");
+    }
+    buf_define(c, v);
+    return JS_NewInt64(ctx, (int64_t)v);
 }

@@ -115,6 +115,10 @@ static void handle_finalizer(JSRuntime *rt, JSValue val)
     }
     pool_destroy();
     framing_destroy();
+    if (G.atom_buffered != JS_ATOM_NULL) {
+        JS_FreeAtomRT(rt, G.atom_buffered);
+        G.atom_buffered = JS_ATOM_NULL;
+    }
     JS_FreeValueRT(rt, hd->pollfn);
     js_free_rt(rt, hd);
     G.jsctx = NULL;
@@ -181,6 +185,7 @@ JSValue js_init(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *a
     G.rt = JS_GetRuntime(ctx);
     G.handle = obj;
     G.destroying = 0;
+    G.atom_buffered = JS_NewAtom(ctx, "bufferedAmount");
 
     G.ctx = lws_create_context(&info);
     if (!G.ctx) {
@@ -211,6 +216,7 @@ static JSValue service_end(JSContext *ctx)
 {
     int r = service_pending();
     own_post_service();
+    buf_publish(); /* what the flushes (and lws' writes) drained */
     G.in_service--;
     return JS_NewBool(ctx, r);
 }

@@ -6,7 +6,7 @@
  * (created by init()).  Each connection is a JS "conn" object wrapping a
  * struct conn.  websocket.js provides the browser API on top of this.
  *
- * The eleven optimizations can be switched off at run time with the environment
+ * The twelve optimizations can be switched off at run time with the environment
  * variable QJSWS_DISABLE (comma separated short names, or "all"); see
  * README.md.  The switch state is read once, at module load.
  */
@@ -121,6 +121,7 @@ static const JSCFunctionListEntry js_conn_proto_funcs[] = {
     JS_CFUNC_DEF("close", 2, js_conn_close),
     JS_CFUNC_DEF("fail", 1, js_conn_fail),
     JS_CFUNC_DEF("buffered", 0, js_conn_buffered),
+    JS_CFUNC_DEF("watch", 1, js_conn_watch),
 };
 
 static const JSCFunctionListEntry js_lws_funcs[] = {

@@ -101,6 +101,8 @@ struct qjsws_globals {
     int dispatch_depth;  /* depth: inside an event dispatch or microtask checkpoint */
     conn *dirty;         /* "framing" conns with output to flush / to kill */
     conn *handover;      /* conns whose lws rx is paused at a message end (frame.c) */
+    conn *bdirty;        /* watched conns whose queued bytes changed since published */
+    JSAtom atom_buffered; /* "bufferedAmount" */
 };
 extern struct qjsws_globals G; /* loop.c */
 
@@ -123,6 +125,13 @@ struct conn {
     /* send queue */
     sbuf *qhead, *qtail;
     size_t qbytes;
+    /* opt "buffered": the WebSocket whose own bufferedAmount data property
+     * mirrors the queued bytes (set by its first read, see buf_watch) */
+    int watch;
+    int bdirty;        /* on G.bdirty: the value may differ from `pub` */
+    struct conn *bnext;
+    size_t pub;        /* the value the property holds */
+    JSValue ws;
     /* close bookkeeping */
     int close_requested;
     int close_code;
@@ -170,6 +179,24 @@ struct conn {
 };
 
 enum { EV_OPEN = 1, EV_CHUNK = 2, EV_ERROR = 3, EV_CLOSE = 4 };
+
+/* what bufferedAmount reports: framed bytes not yet written ("framing"),
+ * or messages queued in C (lws path) */
+static inline size_t conn_buffered(const conn *c)
+{
+    return c->own ? c->obytes : c->qbytes;
+}
+
+/* the queued bytes of c changed: republish at the next point JS can look
+ * (buf_publish) if its bufferedAmount is a watched data property */
+static inline void buf_touch(conn *c)
+{
+    if (c->watch && !c->bdirty) {
+        c->bdirty = 1;
+        c->bnext = G.bdirty;
+        G.bdirty = c;
+    }
+}
 
 #pragma GCC visibility pop
 
