@@ -11,9 +11,9 @@
 
 JSClassID js_lws_conn_class_id;
 
-void call_js(JSContext *ctx, JSValueConst fn, int argc, JSValueConst *argv)
+void call_js(JSContext *ctx, JSValueConst fn, JSValueConst this_val, int argc, JSValueConst *argv)
 {
-    JSValue r = JS_Call(ctx, fn, JS_UNDEFINED, argc, argv);
+    JSValue r = JS_Call(ctx, fn, this_val, argc, argv);
     if (JS_IsException(r))
         js_std_dump_error(ctx);
     JS_FreeValue(ctx, r);
@@ -65,8 +65,8 @@ static inline void buf_publish_pending(void)
         buf_publish();
 }
 
-/* stop mirroring: off G.bdirty, drop the WebSocket reference */
-static void buf_unwatch(JSRuntime *rt, conn *c)
+/* stop mirroring: off G.bdirty */
+static void buf_unwatch(conn *c)
 {
     if (c->bdirty) {
         conn **pp;
@@ -80,8 +80,6 @@ static void buf_unwatch(JSRuntime *rt, conn *c)
         c->bnext = NULL;
     }
     c->watch = 0;
-    JS_FreeValueRT(rt, c->ws);
-    c->ws = JS_UNDEFINED;
 }
 
 /* HTML's "perform a microtask checkpoint": run promise jobs until none is left */
@@ -107,11 +105,11 @@ static void run_microtasks(void)
  * (qjs runs the jobs itself after every handler) are left alone.  With no
  * job pending the cost is one JS_IsJobPending() call.
  */
-static void dispatch_js(JSContext *ctx, JSValueConst fn, int argc, JSValueConst *argv)
+static void dispatch_js(conn *c, JSValueConst fn, int argc, JSValueConst *argv)
 {
     buf_publish_pending(); /* every bufferedAmount is current when JS runs */
     G.dispatch_depth++;
-    call_js(ctx, fn, argc, argv);
+    call_js(c->jsctx, fn, c->ws, argc, argv);
     if (--G.dispatch_depth == 0 && G.in_service && JS_IsJobPending(G.rt))
         run_microtasks();
 }
@@ -128,13 +126,13 @@ void conn_dispatch_close(conn *c, int code, const char *reason, size_t rlen, int
         /* gone: 0 from the close event on (the accessor's answer too) */
         if (c->pub != 0)
             buf_define(c, 0);
-        buf_unwatch(JS_GetRuntime(ctx), c);
+        buf_unwatch(c);
     }
     argv[0] = JS_NewInt32(ctx, EV_CLOSE);
     argv[1] = JS_NewInt32(ctx, code);
     argv[2] = JS_NewStringLen(ctx, reason ? reason : "", reason ? rlen : 0);
     argv[3] = JS_NewBool(ctx, clean);
-    dispatch_js(ctx, c->evfn, 4, (JSValueConst *)argv);
+    dispatch_js(c, G.evfn, 4, (JSValueConst *)argv);
     JS_FreeValue(ctx, argv[2]);
 }
 
@@ -144,7 +142,7 @@ void conn_dispatch_error(conn *c, const char *msg)
     JSValue argv[2];
     argv[0] = JS_NewInt32(ctx, EV_ERROR);
     argv[1] = JS_NewString(ctx, msg ? msg : "");
-    dispatch_js(ctx, c->evfn, 2, (JSValueConst *)argv);
+    dispatch_js(c, G.evfn, 2, (JSValueConst *)argv);
     JS_FreeValue(ctx, argv[1]);
 }
 
@@ -177,11 +175,16 @@ static void conn_free_buffers(conn *c)
 /* the wsi is gone: drop everything that ties the conn to lws */
 void conn_detach(conn *c)
 {
-    JSValue self;
+    JSValue self, ws;
     conn_free_buffers(c);
     c->wsi = NULL;
     c->state = ST_CLOSED;
     G.nconns--;
+    /* no event follows: release the WebSocket (breaks the ws <-> conn cycle) */
+    buf_unwatch(c);
+    ws = c->ws;
+    c->ws = JS_UNDEFINED;
+    JS_FreeValue(c->jsctx, ws);
     self = c->self;
     c->self = JS_UNDEFINED;
     /* may finalize the conn: must be last */
@@ -374,7 +377,7 @@ static void deliver_message(conn *c, JSValue v)
         fail_no_memory(c);
         return;
     }
-    dispatch_js(ctx, c->msgfn, 1, (JSValueConst *)&v);
+    dispatch_js(c, G.msgfn, 1, (JSValueConst *)&v);
     JS_FreeValue(ctx, v);
 }
 
@@ -432,7 +435,7 @@ int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
         argv[2] = JS_NewBool(ctx, first);
         argv[3] = JS_NewBool(ctx, final);
         argv[4] = JS_NewBool(ctx, binary);
-        dispatch_js(ctx, c->evfn, 5, (JSValueConst *)argv);
+        dispatch_js(c, G.evfn, 5, (JSValueConst *)argv);
         JS_FreeValue(ctx, argv[1]);
         goto check_fail;
     }
@@ -601,9 +604,12 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
             own_established(c);
         argv[0] = JS_NewInt32(c->jsctx, EV_OPEN);
         argv[1] = JS_NewString(c->jsctx, c->protocol);
-        dispatch_js(c->jsctx, c->evfn, 2, (JSValueConst *)argv);
+        dispatch_js(c, G.evfn, 2, (JSValueConst *)argv);
         JS_FreeValue(c->jsctx, argv[1]);
-        if (c->qhead || c->close_requested)
+        /* the lws path writes queued messages and our close frame when
+         * writable; with own framing, close() queued the frame and the end
+         * of this service call writes it */
+        if (c->qhead || (c->close_requested && !c->own))
             lws_callback_on_writable(wsi);
         return 0;
     }
@@ -713,9 +719,8 @@ static void conn_finalizer(JSRuntime *rt, JSValue val)
         G.nconns--;
     }
     conn_free_buffers(c);
-    buf_unwatch(rt, c);
-    JS_FreeValueRT(rt, c->evfn);
-    JS_FreeValueRT(rt, c->msgfn);
+    buf_unwatch(c);
+    JS_FreeValueRT(rt, c->ws);
     js_free_rt(rt, c);
 }
 
@@ -724,8 +729,6 @@ static void conn_mark(JSRuntime *rt, JSValueConst val, JS_MarkFunc *mark_func)
     conn *c = JS_GetOpaque(val, js_lws_conn_class_id);
     if (!c)
         return;
-    JS_MarkValue(rt, c->evfn, mark_func);
-    JS_MarkValue(rt, c->msgfn, mark_func);
     JS_MarkValue(rt, c->ws, mark_func);
 }
 
@@ -740,7 +743,8 @@ static conn *get_conn(JSContext *ctx, JSValueConst v)
     return JS_GetOpaque2(ctx, v, js_lws_conn_class_id);
 }
 
-/* connect(secure, host, port, path, protocols, evfn, msgfn) -> conn */
+/* connect(secure, host, port, path, protocols, ws) -> conn; events go to
+ * G.evfn/G.msgfn with this = ws */
 JSValue js_connect(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
 {
     struct lws_client_connect_info ci;
@@ -776,9 +780,7 @@ JSValue js_connect(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst
         goto done;
     }
     c->jsctx = ctx;
-    c->ws = JS_UNDEFINED;
-    c->evfn = JS_DupValue(ctx, argv[5]);
-    c->msgfn = JS_DupValue(ctx, argv[6]);
+    c->ws = JS_DupValue(ctx, argv[5]);
     c->self = JS_DupValue(ctx, obj);
     c->state = ST_CONNECTING;
     c->close_code = 1005;
@@ -786,6 +788,8 @@ JSValue js_connect(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst
     c->fd = -1;
     JS_SetOpaque(obj, c);
     G.nconns++;
+    if (G.in_service)
+        G.connected = 1;
 
     if (strchr(host, ':'))
         snprintf(hosthdr, sizeof(hosthdr), "[%s]", host);
@@ -959,10 +963,10 @@ JSValue js_conn_buffered(JSContext *ctx, JSValueConst this_val, int argc, JSValu
 }
 
 /*
- * conn.watch(ws): the first read of bufferedAmount (opt "buffered"): give
- * ws its own bufferedAmount data property, kept current from C from now on
- * (see buf_publish); returns the value.  Called again only if the property
- * was deleted: it is redefined.
+ * conn.watch(): the first read of bufferedAmount (opt "buffered"): give the
+ * WebSocket its own bufferedAmount data property, kept current from C from
+ * now on (see buf_publish); returns the value.  Called again only if the
+ * property was deleted: it is redefined.
  */
 JSValue js_conn_watch(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
 {
@@ -972,14 +976,10 @@ JSValue js_conn_watch(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
     if (!c)
         return JS_EXCEPTION;
     v = conn_buffered(c);
-    if (!c->wsi || c->closed_dispatched || !JS_IsObject(argv[0]))
+    UNUSED(argv);
+    if (!c->wsi || c->closed_dispatched || !JS_IsObject(c->ws))
         return JS_NewInt64(ctx, (int64_t)v); /* nothing will change any more */
-    if (!c->watch) {
-        c->ws = JS_DupValue(ctx, argv[0]);
-        c->watch = 1;
-    } else if (JS_VALUE_GET_PTR(c->ws) != JS_VALUE_GET_PTR(argv[0])) {
-        return JS_ThrowTypeError(ctx, "bufferedAmount: not this connection's WebSocket");
-    }
+    c->watch = 1;
     buf_define(c, v);
     return JS_NewInt64(ctx, (int64_t)v);
 }

@@ -97,7 +97,11 @@ struct qjsws_globals {
     uint64_t services, service_fds, ticks;
     uint64_t own_writes, own_reads;
     JSRuntime *rt;
+    JSValue evfn;        /* WebSocket.prototype._event(kind, a, b, c, d), this = the WebSocket */
+    JSValue msgfn;       /* WebSocket.prototype._emitMessage(data), this = the WebSocket */
     int in_service;      /* depth: inside service()/service_fd()/tick() */
+    int connected;       /* connect() was called inside this service call */
+    int ep_registered;   /* batch: the epoll fd is registered with qjs */
     int dispatch_depth;  /* depth: inside an event dispatch or microtask checkpoint */
     conn *dirty;         /* "framing" conns with output to flush / to kill */
     conn *handover;      /* conns whose lws rx is paused at a message end (frame.c) */
@@ -119,19 +123,17 @@ struct conn {
     struct lws *wsi;
     JSContext *jsctx;
     JSValue self;      /* strong ref held while the wsi lives */
-    JSValue evfn;      /* (kind, a, b, c) */
-    JSValue msgfn;     /* (data) */
+    JSValue ws;        /* the WebSocket: `this` of every event (released at detach) */
     int state;
     /* send queue */
     sbuf *qhead, *qtail;
     size_t qbytes;
-    /* opt "buffered": the WebSocket whose own bufferedAmount data property
-     * mirrors the queued bytes (set by its first read, see buf_watch) */
+    /* opt "buffered": ws has an own bufferedAmount data property mirroring
+     * the queued bytes (since its first read, see js_conn_watch) */
     int watch;
     int bdirty;        /* on G.bdirty: the value may differ from `pub` */
     struct conn *bnext;
     size_t pub;        /* the value the property holds */
-    JSValue ws;
     /* close bookkeeping */
     int close_requested;
     int close_code;
