@@ -90,7 +90,8 @@ function pollfn (fd, mask) {
 
 let handle = null
 function ensureInit () {
-  if (handle === null) handle = lws.init(pollfn)
+  /* C calls the events' methods with this = the WebSocket: no closures per connection */
+  if (handle === null) handle = lws.init(pollfn, WebSocket.prototype._event, WebSocket.prototype._emitMessage)
 }
 
 /* ------------------------------------------------------------------ */
@@ -115,7 +116,10 @@ function parseUrlJS (url) {
   let path = m[4] === undefined ? '/' : m[4]
   if (path[0] === '?') path = '/' + path
   if (/\s/.test(path)) throw new SyntaxError('Invalid WebSocket URL')
-  return { secure, host, port, path }
+  const hostpart = host.indexOf(':') >= 0 ? '[' + host + ']' : host
+  const defport = secure ? 443 : 80
+  const href = (secure ? 'wss://' : 'ws://') + hostpart + (port === defport ? '' : ':' + port) + path
+  return [secure, host, port, path, href] /* as lws.parse_url() */
 }
 
 /* ------------------------------------------------------------------ */
@@ -143,13 +147,15 @@ function utf8Length (s) {
 
 export class WebSocket {
   constructor (url, protocols) {
-    if (arguments.length < 1) throw new TypeError('WebSocket: 1 argument required')
+    /* (`arguments` only when needed: it costs an object per construction) */
+    if (url === undefined && arguments.length < 1) throw new TypeError('WebSocket: 1 argument required')
     url = String(url)
+    /* [secure, host, port, path, url as serialized] */
     const u = OPT.urlparse ? lws.parse_url(url) : parseUrlJS(url)
 
-    let list = []
+    let protos = null
     if (protocols !== undefined) {
-      list = typeof protocols === 'string' ? [protocols] : Array.from(protocols, String)
+      const list = typeof protocols === 'string' ? [protocols] : Array.from(protocols, String)
       const seen = new Set()
       for (const p of list) {
         if (!TOKEN_RE.test(p) || seen.has(p.toLowerCase())) {
@@ -157,12 +163,12 @@ export class WebSocket {
         }
         seen.add(p.toLowerCase())
       }
+      if (list.length) protos = list.join(', ')
     }
 
-    const hostpart = u.host.indexOf(':') >= 0 ? '[' + u.host + ']' : u.host
-    const defport = u.secure ? 443 : 80
-    this._url = (u.secure ? 'wss://' : 'ws://') + hostpart +
-      (u.port === defport ? '' : ':' + u.port) + u.path
+    /* as few fields as possible: each one costs a property addition per
+       connection (the handshakes workload creates thousands) */
+    this._url = u[4]
     this._readyState = CONNECTING
     this._protocol = ''
     this._binaryType = 'arraybuffer'
@@ -172,36 +178,23 @@ export class WebSocket {
     this._onclose = null
     this._listeners = null
     this._lsMessage = null
-    this._inbuf = null
-    this._inCount = 0
-    this._inBinary = false
-    this._deferred = null
-    if (OPT.eventpool) {
-      /* reused for every dispatch: handlers must not keep them */
-      this._evOpen = { type: 'open', target: this, currentTarget: this }
-      this._evMessage = { type: 'message', target: this, currentTarget: this, data: null, origin: '' }
-      this._evError = { type: 'error', target: this, currentTarget: this, message: '' }
-      this._evClose = { type: 'close', target: this, currentTarget: this, code: 1005, reason: '', wasClean: false }
+    if (!OPT.join) {
+      /* the naive receive path's chunk collection */
+      this._inbuf = null
+      this._inCount = 0
+      this._inBinary = false
     }
+    /* eventpool: the message event object, made at the first message and
+       reused for every later one (handlers must not keep it) */
+    this._evMessage = null
 
     ensureInit()
-    let constructing = true
-    const evfn = (kind, a, b, c, d) => {
-      if (constructing) {
-        /* events raised synchronously by connect(): deliver them later */
-        if (this._deferred === null) this._deferred = []
-        this._deferred.push([kind, a, b, c, d])
-        return
-      }
-      this._event(kind, a, b, c, d)
-    }
-    const msgfn = (data) => this._emitMessage(data)
-    this._conn = lws.connect(u.secure, u.host, u.port, u.path,
-      list.length ? list.join(', ') : null, evfn, msgfn)
-    constructing = false
-    if (this._deferred !== null) {
-      const q = this._deferred
-      this._deferred = null
+    /* _conn is absent until connect() returns: events raised inside it are
+       deferred (_event); _deferred too exists only then */
+    this._conn = lws.connect(u[0], u[1], u[2], u[3], protos, this)
+    const q = this._deferred
+    if (q !== undefined) {
+      this._deferred = undefined
       /* one timer per event: qjs runs the promise jobs after each handler,
          the same microtask checkpoint C does after events it dispatches */
       const next = () => {
@@ -224,9 +217,17 @@ export class WebSocket {
     if (v === 'arraybuffer') this._binaryType = v
   }
 
+  /*
+   * buffered on:  the first read makes bufferedAmount an own data property
+   *               of this WebSocket (non-writable), which C keeps current
+   *               from then on: later reads are plain property lookups and
+   *               never get here.
+   * buffered off: every read calls C, which walks the send queue.
+   */
   get bufferedAmount () {
     const c = this._conn
-    return c === null ? 0 : c.buffered()
+    if (c === null) return 0
+    return OPT.buffered ? c.watch() : c.buffered()
   }
 
   get onopen () { return this._onopen }
@@ -326,10 +327,12 @@ export class WebSocket {
     }
   }
 
+  /* called from C (this = the WebSocket) */
   _emitMessage (data) {
     let ev
     if (OPT.eventpool) {
       ev = this._evMessage
+      if (ev === null) ev = this._evMessage = { type: 'message', target: this, currentTarget: this, data: null, origin: '' }
       ev.data = data
     } else {
       ev = { type: 'message', target: this, currentTarget: this, data, origin: '' }
@@ -342,13 +345,22 @@ export class WebSocket {
     if (OPT.eventpool) ev.data = null
   }
 
+  /* called from C (this = the WebSocket) */
   _event (kind, a, b, c, d) {
+    if (this._conn === undefined) {
+      /* raised synchronously by connect(), inside the constructor: deliver later */
+      if (this._deferred === undefined) this._deferred = []
+      this._deferred.push([kind, a, b, c, d])
+      return
+    }
     switch (kind) {
       case 1: { /* open */
         if (this._readyState !== CONNECTING) return
         this._readyState = OPEN
         this._protocol = a
-        const ev = OPT.eventpool ? this._evOpen : { type: 'open', target: this, currentTarget: this }
+        /* open, error and close happen once per socket: their own objects
+           (eventpool or not) */
+        const ev = { type: 'open', target: this, currentTarget: this }
         this._dispatch('open', this._onopen, ev)
         break
       }
@@ -356,13 +368,7 @@ export class WebSocket {
         this._chunk(a, b, c, d)
         break
       case 3: { /* error */
-        let ev
-        if (OPT.eventpool) {
-          ev = this._evError
-          ev.message = a
-        } else {
-          ev = { type: 'error', target: this, currentTarget: this, message: a }
-        }
+        const ev = { type: 'error', target: this, currentTarget: this, message: a }
         this._dispatch('error', this._onerror, ev)
         break
       }
@@ -370,16 +376,8 @@ export class WebSocket {
         if (this._readyState === CLOSED) return
         this._readyState = CLOSED
         this._conn = null
-        this._inbuf = null
-        let ev
-        if (OPT.eventpool) {
-          ev = this._evClose
-          ev.code = a
-          ev.reason = b
-          ev.wasClean = c
-        } else {
-          ev = { type: 'close', target: this, currentTarget: this, code: a, reason: b, wasClean: c }
-        }
+        if (!OPT.join) this._inbuf = null
+        const ev = { type: 'close', target: this, currentTarget: this, code: a, reason: b, wasClean: c }
         this._dispatch('close', this._onclose, ev)
         break
       }

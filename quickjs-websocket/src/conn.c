@@ -11,12 +11,75 @@
 
 JSClassID js_lws_conn_class_id;
 
-void call_js(JSContext *ctx, JSValueConst fn, int argc, JSValueConst *argv)
+void call_js(JSContext *ctx, JSValueConst fn, JSValueConst this_val, int argc, JSValueConst *argv)
 {
-    JSValue r = JS_Call(ctx, fn, JS_UNDEFINED, argc, argv);
+    JSValue r = JS_Call(ctx, fn, this_val, argc, argv);
     if (JS_IsException(r))
         js_std_dump_error(ctx);
     JS_FreeValue(ctx, r);
+}
+
+/* ------------------------------------------------------------------ */
+/* bufferedAmount as a data property (opt "buffered")                    */
+
+/*
+ * The first read of ws.bufferedAmount goes through the accessor on
+ * WebSocket.prototype, which calls conn.watch(ws): from then on the
+ * WebSocket has an own data property bufferedAmount (non-writable,
+ * non-enumerable, configurable so that C can redefine it) that shadows
+ * the accessor, and C keeps it equal to the queued bytes.  A read is then
+ * a plain property lookup, no call.  The value is republished only where
+ * it changed (buf_touch puts the conn on G.bdirty) and only at the points
+ * where JS can look: before every event dispatched to JS, at the return
+ * of send()/close()/fail(), and at the end of service()/service_fd()/tick().
+ * Connections that never read it pay one flag test per queue change.
+ * Close (the close event) publishes 0 and ends the watch, as the accessor
+ * answers 0 once the connection is gone.
+ */
+
+static void buf_define(conn *c, size_t v)
+{
+    c->pub = v;
+    /* no JS_PROP_THROW: a frozen WebSocket simply keeps its last value */
+    JS_DefinePropertyValue(c->jsctx, c->ws, G.atom_buffered, JS_NewInt64(c->jsctx, (int64_t)v),
+                           JS_PROP_CONFIGURABLE);
+}
+
+void buf_publish(void)
+{
+    while (G.bdirty) {
+        conn *c = G.bdirty;
+        size_t v;
+        G.bdirty = c->bnext;
+        c->bdirty = 0;
+        c->bnext = NULL;
+        v = conn_buffered(c);
+        if (c->watch && v != c->pub)
+            buf_define(c, v);
+    }
+}
+
+static inline void buf_publish_pending(void)
+{
+    if (G.bdirty)
+        buf_publish();
+}
+
+/* stop mirroring: off G.bdirty */
+static void buf_unwatch(conn *c)
+{
+    if (c->bdirty) {
+        conn **pp;
+        for (pp = &G.bdirty; *pp; pp = &(*pp)->bnext) {
+            if (*pp == c) {
+                *pp = c->bnext;
+                break;
+            }
+        }
+        c->bdirty = 0;
+        c->bnext = NULL;
+    }
+    c->watch = 0;
 }
 
 /* HTML's "perform a microtask checkpoint": run promise jobs until none is left */
@@ -42,10 +105,11 @@ static void run_microtasks(void)
  * (qjs runs the jobs itself after every handler) are left alone.  With no
  * job pending the cost is one JS_IsJobPending() call.
  */
-static void dispatch_js(JSContext *ctx, JSValueConst fn, int argc, JSValueConst *argv)
+static void dispatch_js(conn *c, JSValueConst fn, int argc, JSValueConst *argv)
 {
+    buf_publish_pending(); /* every bufferedAmount is current when JS runs */
     G.dispatch_depth++;
-    call_js(ctx, fn, argc, argv);
+    call_js(c->jsctx, fn, c->ws, argc, argv);
     if (--G.dispatch_depth == 0 && G.in_service && JS_IsJobPending(G.rt))
         run_microtasks();
 }
@@ -58,11 +122,17 @@ void conn_dispatch_close(conn *c, int code, const char *reason, size_t rlen, int
         return;
     c->closed_dispatched = 1;
     c->state = ST_CLOSED;
+    if (c->watch) {
+        /* gone: 0 from the close event on (the accessor's answer too) */
+        if (c->pub != 0)
+            buf_define(c, 0);
+        buf_unwatch(c);
+    }
     argv[0] = JS_NewInt32(ctx, EV_CLOSE);
     argv[1] = JS_NewInt32(ctx, code);
     argv[2] = JS_NewStringLen(ctx, reason ? reason : "", reason ? rlen : 0);
     argv[3] = JS_NewBool(ctx, clean);
-    dispatch_js(ctx, c->evfn, 4, (JSValueConst *)argv);
+    dispatch_js(c, G.evfn, 4, (JSValueConst *)argv);
     JS_FreeValue(ctx, argv[2]);
 }
 
@@ -72,7 +142,7 @@ void conn_dispatch_error(conn *c, const char *msg)
     JSValue argv[2];
     argv[0] = JS_NewInt32(ctx, EV_ERROR);
     argv[1] = JS_NewString(ctx, msg ? msg : "");
-    dispatch_js(ctx, c->evfn, 2, (JSValueConst *)argv);
+    dispatch_js(c, G.evfn, 2, (JSValueConst *)argv);
     JS_FreeValue(ctx, argv[1]);
 }
 
@@ -86,6 +156,7 @@ void conn_free_queue(conn *c)
     }
     c->qhead = c->qtail = NULL;
     c->qbytes = 0;
+    buf_touch(c);
 }
 
 /* free the send queues and the receive accumulator */
@@ -104,11 +175,16 @@ static void conn_free_buffers(conn *c)
 /* the wsi is gone: drop everything that ties the conn to lws */
 void conn_detach(conn *c)
 {
-    JSValue self;
+    JSValue self, ws;
     conn_free_buffers(c);
     c->wsi = NULL;
     c->state = ST_CLOSED;
     G.nconns--;
+    /* no event follows: release the WebSocket (breaks the ws <-> conn cycle) */
+    buf_unwatch(c);
+    ws = c->ws;
+    c->ws = JS_UNDEFINED;
+    JS_FreeValue(c->jsctx, ws);
     self = c->self;
     c->self = JS_UNDEFINED;
     /* may finalize the conn: must be last */
@@ -195,6 +271,7 @@ static int conn_drain(conn *c)
         if (!c->qhead)
             c->qtail = NULL;
         c->qbytes -= b->len;
+        buf_touch(c);
         if (write_sbuf(c, b) < 0) {
             sbuf_free(b);
             return -1;
@@ -274,6 +351,7 @@ static int conn_send(JSContext *ctx, conn *c, const uint8_t *p, size_t len, int 
             c->qhead = b;
         c->qtail = b;
         c->qbytes += len;
+        buf_touch(c);
         lws_callback_on_writable(c->wsi);
     }
     return 0;
@@ -299,7 +377,7 @@ static void deliver_message(conn *c, JSValue v)
         fail_no_memory(c);
         return;
     }
-    dispatch_js(ctx, c->msgfn, 1, (JSValueConst *)&v);
+    dispatch_js(c, G.msgfn, 1, (JSValueConst *)&v);
     JS_FreeValue(ctx, v);
 }
 
@@ -363,7 +441,7 @@ int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
         argv[2] = JS_NewBool(ctx, first);
         argv[3] = JS_NewBool(ctx, final);
         argv[4] = JS_NewBool(ctx, binary);
-        dispatch_js(ctx, c->evfn, 5, (JSValueConst *)argv);
+        dispatch_js(c, G.evfn, 5, (JSValueConst *)argv);
         JS_FreeValue(ctx, argv[1]);
         goto check_fail;
     }
@@ -543,9 +621,12 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
             own_established(c);
         argv[0] = JS_NewInt32(c->jsctx, EV_OPEN);
         argv[1] = JS_NewString(c->jsctx, c->protocol);
-        dispatch_js(c->jsctx, c->evfn, 2, (JSValueConst *)argv);
+        dispatch_js(c, G.evfn, 2, (JSValueConst *)argv);
         JS_FreeValue(c->jsctx, argv[1]);
-        if (c->qhead || c->close_requested)
+        /* the lws path writes queued messages and our close frame when
+         * writable; with own framing, close() queued the frame and the end
+         * of this service call writes it */
+        if (c->qhead || (c->close_requested && !c->own))
             lws_callback_on_writable(wsi);
         return 0;
     }
@@ -665,8 +746,8 @@ static void conn_finalizer(JSRuntime *rt, JSValue val)
         G.nconns--;
     }
     conn_free_buffers(c);
-    JS_FreeValueRT(rt, c->evfn);
-    JS_FreeValueRT(rt, c->msgfn);
+    buf_unwatch(c);
+    JS_FreeValueRT(rt, c->ws);
     js_free_rt(rt, c);
 }
 
@@ -675,8 +756,7 @@ static void conn_mark(JSRuntime *rt, JSValueConst val, JS_MarkFunc *mark_func)
     conn *c = JS_GetOpaque(val, js_lws_conn_class_id);
     if (!c)
         return;
-    JS_MarkValue(rt, c->evfn, mark_func);
-    JS_MarkValue(rt, c->msgfn, mark_func);
+    JS_MarkValue(rt, c->ws, mark_func);
 }
 
 JSClassDef conn_class = {
@@ -690,7 +770,8 @@ static conn *get_conn(JSContext *ctx, JSValueConst v)
     return JS_GetOpaque2(ctx, v, js_lws_conn_class_id);
 }
 
-/* connect(secure, host, port, path, protocols, evfn, msgfn) -> conn */
+/* connect(secure, host, port, path, protocols, ws) -> conn; events go to
+ * G.evfn/G.msgfn with this = ws */
 JSValue js_connect(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
 {
     struct lws_client_connect_info ci;
@@ -726,8 +807,7 @@ JSValue js_connect(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst
         goto done;
     }
     c->jsctx = ctx;
-    c->evfn = JS_DupValue(ctx, argv[5]);
-    c->msgfn = JS_DupValue(ctx, argv[6]);
+    c->ws = JS_DupValue(ctx, argv[5]);
     c->self = JS_DupValue(ctx, obj);
     c->state = ST_CONNECTING;
     c->close_code = 1005;
@@ -735,6 +815,8 @@ JSValue js_connect(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst
     c->fd = -1;
     JS_SetOpaque(obj, c);
     G.nconns++;
+    if (G.in_service)
+        G.connected = 1;
 
     if (strchr(host, ':'))
         snprintf(hosthdr, sizeof(hosthdr), "[%s]", host);
@@ -796,10 +878,12 @@ JSValue js_conn_send(JSContext *ctx, JSValueConst this_val, int argc, JSValueCon
             return JS_EXCEPTION;
         r = conn_send(ctx, c, (const uint8_t *)u.p, u.len, 1);
         usv_free(ctx, &u);
+        buf_publish_pending();
         return r < 0 ? JS_EXCEPTION : JS_UNDEFINED;
     } else {
         size_t size;
         int64_t off = 0, blen = -1;
+        int r;
         uint8_t *p = JS_GetArrayBuffer(ctx, &size, argv[0]);
         if (!p)
             return JS_EXCEPTION;
@@ -811,9 +895,9 @@ JSValue js_conn_send(JSContext *ctx, JSValueConst this_val, int argc, JSValueCon
         } else {
             blen = (int64_t)size;
         }
-        if (conn_send(ctx, c, p + off, (size_t)blen, text) < 0)
-            return JS_EXCEPTION;
-        return JS_UNDEFINED;
+        r = conn_send(ctx, c, p + off, (size_t)blen, text);
+        buf_publish_pending();
+        return r < 0 ? JS_EXCEPTION : JS_UNDEFINED;
     }
 }
 
@@ -857,6 +941,7 @@ JSValue js_conn_close(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
         c->state = ST_CLOSING;
         lws_callback_on_writable(c->wsi);
     }
+    buf_publish_pending(); /* own framing: the close frame counts until written */
     return JS_UNDEFINED;
 }
 
@@ -878,6 +963,7 @@ JSValue js_conn_fail(JSContext *ctx, JSValueConst this_val, int argc, JSValueCon
     }
     conn_fail(c, code, r ? r : fail_text(code));
     JS_FreeCString(ctx, r);
+    buf_publish_pending();
     return JS_UNDEFINED;
 }
 
@@ -901,4 +987,26 @@ JSValue js_conn_buffered(JSContext *ctx, JSValueConst this_val, int argc, JSValu
             total += b->len;
         return JS_NewInt64(ctx, (int64_t)total);
     }
+}
+
+/*
+ * conn.watch(): the first read of bufferedAmount (opt "buffered"): give the
+ * WebSocket its own bufferedAmount data property, kept current from C from
+ * now on (see buf_publish); returns the value.  Called again only if the
+ * property was deleted: it is redefined.
+ */
+JSValue js_conn_watch(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    conn *c = get_conn(ctx, this_val);
+    size_t v;
+    UNUSED(argc);
+    if (!c)
+        return JS_EXCEPTION;
+    v = conn_buffered(c);
+    UNUSED(argv);
+    if (!c->wsi || c->closed_dispatched || !JS_IsObject(c->ws))
+        return JS_NewInt64(ctx, (int64_t)v); /* nothing will change any more */
+    c->watch = 1;
+    buf_define(c, v);
+    return JS_NewInt64(ctx, (int64_t)v);
 }

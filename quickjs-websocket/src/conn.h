@@ -9,7 +9,7 @@
 extern const struct lws_protocols qjsws_protocols[];
 extern JSClassDef conn_class;
 
-void call_js(JSContext *ctx, JSValueConst fn, int argc, JSValueConst *argv);
+void call_js(JSContext *ctx, JSValueConst fn, JSValueConst this_val, int argc, JSValueConst *argv);
 void conn_dispatch_close(conn *c, int code, const char *reason, size_t rlen, int clean);
 void conn_dispatch_error(conn *c, const char *msg);
 void conn_free_queue(conn *c);
@@ -23,6 +23,8 @@ JSValue js_connect(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst
 JSValue js_conn_send(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
 JSValue js_conn_close(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
 JSValue js_conn_fail(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
+void buf_publish(void);
+JSValue js_conn_watch(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
 JSValue js_conn_buffered(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
 
 #pragma GCC visibility pop

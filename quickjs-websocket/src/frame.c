@@ -95,6 +95,7 @@ void own_free_queue(conn *c)
     }
     c->ohead = c->otail = NULL;
     c->obytes = 0;
+    buf_touch(c);
 }
 
 /* 4 unpredictable bytes per frame, from a getrandom() refilled buffer */
@@ -190,6 +191,7 @@ int own_append(conn *c, int opcode, const uint8_t *p, size_t len)
         mask_copy(b->d + b->len + hl, p, len, key);
     b->len += need;
     c->obytes += need;
+    buf_touch(c);
     return 0;
 }
 
@@ -220,6 +222,7 @@ int own_flush(conn *c)
         }
         G.own_writes++;
         c->obytes -= (size_t)w;
+        buf_touch(c);
         while (w > 0) {
             b = c->ohead;
             if ((size_t)w >= b->len - b->off) {

@@ -99,10 +99,16 @@ struct qjsws_globals {
     uint64_t services, service_fds, ticks;
     uint64_t own_writes, own_reads;
     JSRuntime *rt;
+    JSValue evfn;        /* WebSocket.prototype._event(kind, a, b, c, d), this = the WebSocket */
+    JSValue msgfn;       /* WebSocket.prototype._emitMessage(data), this = the WebSocket */
     int in_service;      /* depth: inside service()/service_fd()/tick() */
+    int connected;       /* connect() was called inside this service call */
+    int ep_registered;   /* batch: the epoll fd is registered with qjs */
     int dispatch_depth;  /* depth: inside an event dispatch or microtask checkpoint */
     conn *dirty;         /* "framing" conns with output to flush / to kill */
     conn *handover;      /* conns whose lws rx is paused at a message end (frame.c) */
+    conn *bdirty;        /* watched conns whose queued bytes changed since published */
+    JSAtom atom_buffered; /* "bufferedAmount" */
 };
 extern struct qjsws_globals G; /* loop.c */
 
@@ -119,12 +125,17 @@ struct conn {
     struct lws *wsi;
     JSContext *jsctx;
     JSValue self;      /* strong ref held while the wsi lives */
-    JSValue evfn;      /* (kind, a, b, c) */
-    JSValue msgfn;     /* (data) */
+    JSValue ws;        /* the WebSocket: `this` of every event (released at detach) */
     int state;
     /* send queue */
     sbuf *qhead, *qtail;
     size_t qbytes;
+    /* opt "buffered": ws has an own bufferedAmount data property mirroring
+     * the queued bytes (since its first read, see js_conn_watch) */
+    int watch;
+    int bdirty;        /* on G.bdirty: the value may differ from `pub` */
+    struct conn *bnext;
+    size_t pub;        /* the value the property holds */
     /* close bookkeeping */
     int close_requested;
     int close_code;
@@ -173,6 +184,24 @@ struct conn {
 };
 
 enum { EV_OPEN = 1, EV_CHUNK = 2, EV_ERROR = 3, EV_CLOSE = 4 };
+
+/* what bufferedAmount reports: framed bytes not yet written ("framing"),
+ * or messages queued in C (lws path) */
+static inline size_t conn_buffered(const conn *c)
+{
+    return c->own ? c->obytes : c->qbytes;
+}
+
+/* the queued bytes of c changed: republish at the next point JS can look
+ * (buf_publish) if its bufferedAmount is a watched data property */
+static inline void buf_touch(conn *c)
+{
+    if (c->watch && !c->bdirty) {
+        c->bdirty = 1;
+        c->bnext = G.bdirty;
+        G.bdirty = c;
+    }
+}
 
 #pragma GCC visibility pop
 

@@ -2,13 +2,13 @@
 #include "qjsws.h"
 #include "url.h"
 
-/* parse_url(url) -> {secure, host, port, path}; throws SyntaxError */
+/* parse_url(url) -> [secure, host, port, path, url as serialized]; throws SyntaxError */
 JSValue js_parse_url(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
 {
     size_t len;
     const char *s = JS_ToCStringLen(ctx, &len, argv[0]);
     const char *p, *end, *hs, *he, *ps;
-    char hostbuf[256], pathbuf[2048];
+    char hostbuf[256], pathbuf[2048], urlbuf[2 * 256 + 2048 + 16];
     int secure, port = -1;
     JSValue obj;
     UNUSED(this_val);
@@ -121,13 +121,42 @@ JSValue js_parse_url(JSContext *ctx, JSValueConst this_val, int argc, JSValueCon
         }
     }
     JS_FreeCString(ctx, s);
-    obj = JS_NewObject(ctx);
+    /* what the url attribute reports: IPv6 hosts in brackets, the port
+     * only where it is not the scheme's default */
+    {
+        /* (no snprintf: it alone would cost more than the parse) */
+        size_t hl = strlen(hostbuf), pl = strlen(pathbuf), n = 0;
+        int v6 = memchr(hostbuf, ':', hl) != NULL;
+        memcpy(urlbuf, secure ? "wss://" : "ws://", secure ? 6 : 5);
+        n = secure ? 6 : 5;
+        if (v6)
+            urlbuf[n++] = '[';
+        memcpy(urlbuf + n, hostbuf, hl);
+        n += hl;
+        if (v6)
+            urlbuf[n++] = ']';
+        if (port != (secure ? 443 : 80)) {
+            char digits[8];
+            int d = 0, v = port;
+            urlbuf[n++] = ':';
+            do {
+                digits[d++] = (char)('0' + v % 10);
+                v /= 10;
+            } while (v);
+            while (d)
+                urlbuf[n++] = digits[--d];
+        }
+        memcpy(urlbuf + n, pathbuf, pl + 1); /* sizes: hostbuf, pathbuf bounded above */
+    }
+    /* an array: cheaper to make than an object with four named properties */
+    obj = JS_NewArray(ctx);
     if (JS_IsException(obj))
         return obj;
-    JS_SetPropertyStr(ctx, obj, "secure", JS_NewBool(ctx, secure));
-    JS_SetPropertyStr(ctx, obj, "host", JS_NewString(ctx, hostbuf));
-    JS_SetPropertyStr(ctx, obj, "port", JS_NewInt32(ctx, port));
-    JS_SetPropertyStr(ctx, obj, "path", JS_NewString(ctx, pathbuf));
+    JS_SetPropertyUint32(ctx, obj, 0, JS_NewBool(ctx, secure));
+    JS_SetPropertyUint32(ctx, obj, 1, JS_NewString(ctx, hostbuf));
+    JS_SetPropertyUint32(ctx, obj, 2, JS_NewInt32(ctx, port));
+    JS_SetPropertyUint32(ctx, obj, 3, JS_NewString(ctx, pathbuf));
+    JS_SetPropertyUint32(ctx, obj, 4, JS_NewString(ctx, urlbuf));
     return obj;
 bad:
     JS_FreeCString(ctx, s);

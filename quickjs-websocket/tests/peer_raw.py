@@ -8,6 +8,8 @@ Prints `WSBENCH-READY port=N` once listening on 127.0.0.1.  Behaviour by path:
                            a ping, a 300-byte text frame, ...) in ONE write, cut at C
                            (none, hdr1, hdr3, payload, frag, fraghdr); the rest 200 ms
                            later; then echo
+  /stall?ms=N              read nothing for N ms after the 101 (the client's sends back
+                           up in its queue), then echo
   /dropclose               echo; answer the client's close frame by dropping TCP
   /noreply                 echo; ignore the client's close frame (no answer, no FIN)
   /drop                    send text "bye", then drop TCP without a close frame
@@ -227,6 +229,11 @@ async def handler(reader, writer):
             writer.write(hello)
             await echo(reader, writer, {"/echo": "reply", "/dropclose": "drop",
                                         "/noreply": "noreply"}[path])
+        elif path == "/stall":
+            writer.write(hello)
+            await writer.drain()
+            await asyncio.sleep(int(q.get("ms", "300")) / 1000)
+            await echo(reader, writer)
         elif path == "/drop":
             writer.write(hello + frame(1, b"bye"))
             await writer.drain()

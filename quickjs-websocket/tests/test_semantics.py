@@ -1,4 +1,6 @@
-"""Web semantics: USVString sends, microtask checkpoints."""
+"""Web semantics: USVString sends, microtask checkpoints, bufferedAmount."""
+import pytest
+
 from qjsws_testkit import run_qjs
 
 
@@ -32,3 +34,45 @@ def test_microtask_checkpoint_after_each_event(peer_factory, variant):
     assert res["close"] == {"code": 1000, "wasClean": True}, res
     if not variant:
         assert res["pool"]["own_reads"] < n, res["pool"]  # several messages per read
+
+
+def check_buffered(res, n, published):
+    assert res["mismatches"] == [], res["mismatches"]
+    assert res["checks"] > 2 * n, res
+    assert res["echoes"] == n and res["aClose"] == {"code": 1000, "wasClean": True}, res
+    # 0 while connecting; the sends backed up and the queue drained to 0 under the timers' eyes
+    assert res["connecting"] == 0
+    assert max(res["afterSends"]) > 0, res["afterSends"]
+    assert len(res["drain"]) >= 2 and res["drain"][-1] == 0, res["drain"]
+    # close() and a send while CLOSING leave it as it was; 0 from the close event on,
+    # sends after it discarded (the implementation's behaviour before "buffered" became a
+    # data property)
+    assert res["afterLateSend"] == res["afterClose"], res
+    assert res["closeEvent"] == 0 and res["afterClosedSend"] == 0 and res["final"] == 0, res
+    # read-only for the user: assignment throws in strict code and changes nothing
+    assert res["assign"] == "TypeError" and res["assignKept"] and res["stable"], res
+    if published:
+        assert res["own"] == {"data": True, "writable": False, "enumerable": False, "configurable": True}, res
+        assert res["ownAgain"] is True  # deleted, then read: defined again
+    else:
+        assert res["own"] is None and res["ownAgain"] is False, res
+
+
+@pytest.mark.parametrize("extra", [{}, {"QJSWS_DISABLE": "buffered"}, {"QJSWS_DISABLE": "framing"}],
+                         ids=["as-variant", "no-buffered", "no-framing"])
+def test_buffered_amount_at_every_observable_point(peer_factory, variant, extra):
+    """bufferedAmount read after each of 16 x 1 MiB sends (the peer reads nothing for
+    300 ms, so they back up), in every event handler of its connection and of a second
+    one, from timers while the queue drains, after close() and after the close event:
+    every reading equals the connection's queued bytes at that moment (conn.buffered(),
+    what the accessor answers).  With "buffered" it is an own non-writable data
+    property republished from C; without, the accessor on the prototype."""
+    env = dict(variant)
+    if extra:
+        if env.get("QJSWS_DISABLE") == "all":
+            pytest.skip("already everything off")
+        env.update(extra)
+    n = 16
+    peer = peer_factory("raw")
+    res = run_qjs("buffered", peer.url, n, 1 << 20, env_extra=env)
+    check_buffered(res, n, res["options"]["buffered"])

@@ -60,3 +60,23 @@ def test_valgrind_failure_paths(peer_factory, tmp_path, variant, path, env, qjs_
     m = re.search(r"definitely lost: ([\d,]+) bytes", text)
     assert m is None or m.group(1) == "0", text[-3000:]
     assert "Invalid read" not in text and "Invalid write" not in text, text[-5000:]
+
+
+def test_valgrind_buffered_amount(peer_factory, tmp_path, variant):
+    """bufferedAmount published as a data property (and the accessor): readings right,
+    the WebSocket reference C holds released, nothing lost, under memcheck."""
+    if not shutil.which("valgrind"):
+        pytest.skip("valgrind not installed")
+    from test_semantics import check_buffered
+    peer = peer_factory("raw")
+    log = tmp_path / "vg.log"
+    wrapper = ["valgrind", "--tool=memcheck", "--leak-check=full", "--errors-for-leak-kinds=definite",
+               "--log-file=%s" % log]
+    n = 8
+    res = run_qjs("buffered", peer.url, n, 1 << 20, env_extra=dict(variant, QJSWS_TEST_NATURAL="1"),
+                  timeout=300, wrapper=wrapper)
+    check_buffered(res, n, res["options"]["buffered"])
+    text = log.read_text()
+    m = re.search(r"definitely lost: ([\d,]+) bytes", text)
+    assert m is None or m.group(1) == "0", text[-3000:]
+    assert "Invalid read" not in text and "Invalid write" not in text, text[-5000:]

@@ -323,6 +323,98 @@ const modes = {
     }
   },
 
+  // bufferedAmount at every point JS can look: after each send, in every event
+  // handler (of its own connection and of another one), from timers while the queue
+  // drains, after close() and after the close event.  Each reading must equal what
+  // the connection's queue holds at that moment, conn.buffered() (the accessor's
+  // answer), whether bufferedAmount is the published data property ("buffered")
+  // or the accessor.  rest: count and size of the large sends (alternately text
+  // and binary); QJSWS_TEST_NATURAL: let the loop run dry at the end (valgrind).
+  buffered () {
+    const n = Number(rest[0] || 16)
+    const size = Number(rest[1] || 1048576)
+    const big = [textPattern(size), pattern(size, 5).buffer]
+    const truth = (w) => w._conn === null ? 0 : w._conn.buffered()
+    const r = { mode, options, checks: 0, mismatches: [], afterSends: [], drain: [] }
+    const check = (w, where) => {
+      const v = w.bufferedAmount
+      const t = truth(w)
+      r.checks++
+      if (v !== t && r.mismatches.length < 20) r.mismatches.push({ where, v, t })
+      return v
+    }
+    const name = (f) => { try { f(); return 'none' } catch (e) { return e.name } }
+    // url: peer_raw's base URL; a's peer reads nothing for 300 ms, so its sends back up
+    const a = new WebSocket(url + 'stall?ms=300') // the large sender
+    const b = new WebSocket(url + 'echo') // a bystander: its handlers look at a
+    let echoes = 0
+    let polls = 0
+    let bEchoes = 0
+    let aClosed = false
+    r.connecting = check(a, 'connecting')
+    a.onopen = () => {
+      check(a, 'open')
+      for (let i = 0; i < n; i++) {
+        a.send(big[i & 1])
+        r.afterSends.push(check(a, 'after send ' + i))
+      }
+      // the property, as the user sees it
+      const d = Object.getOwnPropertyDescriptor(a, 'bufferedAmount')
+      r.own = d === undefined ? null : { data: 'value' in d, writable: d.writable, enumerable: d.enumerable, configurable: d.configurable }
+      const before = a.bufferedAmount
+      r.assign = name(() => { a.bufferedAmount = 12345 })
+      r.assignKept = a.bufferedAmount === before && check(a, 'after assignment') === before
+      r.deleted = delete a.bufferedAmount
+      check(a, 'after delete')
+      r.ownAgain = Object.getOwnPropertyDescriptor(a, 'bufferedAmount') !== undefined
+      let same = true
+      for (let i = 0; i < 1000; i++) if (a.bufferedAmount !== before) same = false
+      r.stable = same
+      os.setTimeout(poll, 0)
+    }
+    // from timers: the queue drains while nothing is sent
+    const poll = () => {
+      if (aClosed) return
+      polls++
+      const v = check(a, 'poll')
+      if (r.drain.length === 0 || r.drain[r.drain.length - 1] !== v) r.drain.push(v)
+      if (v !== 0) os.setTimeout(poll, 1)
+    }
+    a.onmessage = () => {
+      check(a, 'a.onmessage')
+      if (++echoes < n) return
+      // the last echo: queue one more, then close with it still queued
+      a.send(big[0])
+      r.lastSend = check(a, 'last send')
+      a.close(1000)
+      r.afterClose = check(a, 'after close()')
+      a.send('late') // CLOSING: discarded
+      r.afterLateSend = check(a, 'after send while closing')
+      Promise.resolve().then(() => check(a, 'microtask after close()'))
+    }
+    a.onclose = (e) => {
+      aClosed = true
+      r.closeEvent = check(a, 'close event')
+      a.send(big[1]) // CLOSED: discarded
+      r.afterClosedSend = check(a, 'send after close event')
+      r.aClose = { code: e.code, wasClean: e.wasClean }
+      b.close(1000)
+    }
+    b.onopen = () => { check(a, 'b.onopen'); b.send('tick') }
+    b.onmessage = () => {
+      bEchoes++
+      check(a, 'b.onmessage')
+      if (!aClosed) os.setTimeout(() => { check(a, 'b timer'); if (b.readyState === 1) b.send('tick') }, 0)
+    }
+    b.onclose = () => {
+      r.echoes = echoes
+      r.polls = polls
+      r.bEchoes = bEchoes
+      r.final = check(a, 'end')
+      done(r, std.getenv('QJSWS_TEST_NATURAL') !== undefined)
+    }
+  },
+
   // microtask checkpoint: promise continuations run after each message's dispatch;
   // url: peer_raw /many?n=N (N messages in one write once we said 'go')
   microtask () {
