@@ -171,28 +171,32 @@ def _perf_pass(plan: CellPlan, settings: Settings, perf: str, frequency: int, ou
         def body(server: RunningServer) -> Sample:
             observer = _Observer(perf, out, logs, frequency, server.pid if chosen["server"] else None,
                                  chosen["client"] is not None)
+            pids["server"] = server.pid
             try:
                 sample = run_client(client_program, server, plan.workload, 1, pass_logs, settings,
                                     observer=observer)
             finally:
                 problems = observer.stop()
-            if observer.client_pid is not None:
-                pids["client"] = observer.client_pid
-            pids["server"] = server.pid
+                if observer.client_pid is not None:
+                    pids["client"] = observer.client_pid
             entry["recorded_s"] = {side: rec.enabled_s for side, rec in observer.recorders.items()}
             if problems:
                 raise WsbenchError(f"perf: {problems[0]}")
             return sample
 
         pass_logs.mkdir(parents=True, exist_ok=True)
-        sample = _with_server(server_program, pass_logs, body)
-        entry["profiled"] = _sample_json(sample)
-        if sample.error:
-            raise WsbenchError(f"perf pass: {sample.error}")
-        for side in plan.sides:
-            variant = chosen[side]
-            assert variant is not None
-            _symbolize_and_draw(plan, side, variant, pids[side], dumps, perf, out, logs, entry)
+        try:
+            sample = _with_server(server_program, pass_logs, body)
+            entry["profiled"] = _sample_json(sample)
+            if sample.error:
+                raise WsbenchError(f"perf pass: {sample.error}")
+            for side in plan.sides:
+                variant = chosen[side]
+                assert variant is not None
+                _symbolize_and_draw(plan, side, variant, pids[side], dumps, perf, out, logs, entry)
+        finally:  # also on failure or Ctrl-C: no perf map of ours is left in /tmp
+            for pid in pids.values():
+                (MAP_DIR / f"perf-{pid}.map").unlink(missing_ok=True)
 
 
 def _symbolize_and_draw(plan: CellPlan, side: str, variant: variants.Variant, pid: int, dumps: Path,

@@ -125,7 +125,8 @@ def startup_all(run: Run, catalog: Catalog, clients: list[Program], servers: lis
 
 
 def markdown(run: Run) -> str:
-    lines = [f"# wsbench profile — {run.created}", "",
+    what = "profile" if run.profiles else "startup"
+    lines = [f"# wsbench {what} — {run.created}", "",
              "A profiled run: nothing here is ranked against timing runs; every figure was taken under "
              "profiling or for start-up only.", ""]
     for section in render.sections(run.profiles, run.startup):
