@@ -103,6 +103,7 @@ def test_perf_maps_are_removed(profiled: dict) -> None:
     # no /tmp/perf-PID.map of a process that is gone (ours are all gone by now)
     leftovers = [p for p in Path("/tmp").glob("perf-*.map") if not Path(f"/proc/{p.stem[5:]}").exists()]
     assert not leftovers, leftovers
+    assert not list(ROOT.glob("isolate-*-v8.log")), "V8's log was written into the repository"
 
 
 def test_breakdowns_sum_to_100(profiled: dict) -> None:

@@ -153,7 +153,7 @@ def _perf_pass(plan: CellPlan, settings: Settings, perf: str, frequency: int, ou
                entry: dict[str, Any]) -> None:
     with tempfile.TemporaryDirectory(prefix="wsbench-jitdump-") as tmp:
         dumps = Path(tmp)
-        chosen = {side: variants.for_perf(program, dumps) if side in plan.sides else None
+        chosen = {side: variants.for_perf(program, dumps, logs / f"{side}-v8.log") if side in plan.sides else None
                   for side, program in (("client", plan.client), ("server", plan.server))}
         for side, variant in chosen.items():
             if variant is not None:

@@ -36,7 +36,10 @@ PROFILE_BUILD = {
     "build/bin/wsbench-loadgen": "build/profile/bin/wsbench-loadgen",
 }
 
-V8_PERF_FLAGS = ("--perf-basic-prof", "--interpreted-frames-native-stack")
+# The perf map flags also switch on V8's own log, which it writes into the working directory
+# (isolate-*-v8.log) unless told where: into the cell's logs ({v8log}, filled in by for_perf).
+V8_PERF_FLAGS = ("--perf-basic-prof", "--interpreted-frames-native-stack", "--no-logfile-per-isolate",
+                 "--logfile={v8log}")
 
 
 @dataclass(frozen=True)
@@ -99,14 +102,16 @@ def _insert(program: Program, at: int, flags: tuple[str, ...]) -> Program:
     return replace(program, command=tuple(cmd[:at] + list(flags) + cmd[at:]))
 
 
-def for_perf(program: Program, jitdump_dir: Path) -> Variant:
-    """The program as perf records it: profiling build, JIT code named."""
+def for_perf(program: Program, jitdump_dir: Path, v8_log: Path | None = None) -> Variant:
+    """The program as perf records it: profiling build, JIT code named (V8's own log into
+    ``v8_log``, by default beside the jitdumps)."""
     f = facts(program)
+    v8log = str(v8_log or jitdump_dir / "v8.log")
     built = profiling_build(program)
     if f.jit.method == "jitdump":
         env = {"BUN_JSC_useJITDump": "1", "BUN_JSC_jitDumpDirectory": str(jitdump_dir)}
         return Variant(replace(built, env={**built.env, **env}), f.jit)
-    return Variant(_insert(built, f.flags_at, f.jit.flags), f.jit)
+    return Variant(_insert(built, f.flags_at, tuple(x.replace("{v8log}", v8log) for x in f.jit.flags)), f.jit)
 
 
 def for_cpu_prof(program: Program, out_dir: Path) -> Program | None:
