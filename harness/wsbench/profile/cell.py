@@ -128,7 +128,9 @@ def profile_cell(plan: CellPlan, out_root: Path, settings: Settings, perf: str,
 
 def _sample_json(sample: Sample) -> dict[str, Any]:
     return {"msgs_per_s": sample.msgs_per_s, "seconds": sample.seconds, "messages": sample.messages,
-            "client_cpu_s": sample.client_cpu_s, "server_cpu_s": sample.server_cpu_s, "error": sample.error}
+            "client_cpu_s": sample.client_cpu_s, "server_cpu_s": sample.server_cpu_s, "error": sample.error,
+            # the kind's own figures (delivery_ms of a large message, latency percentiles, ...)
+            "extra": {k: v for k, v in sample.extra.items() if isinstance(v, (int, float, dict))}}
 
 
 def _with_server(program: Program, logs: Path, body: Any) -> Any:
