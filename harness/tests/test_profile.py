@@ -145,6 +145,8 @@ def test_startup_with_hyperfine(tmp_path: Path) -> None:
     for name in ("quickjs", "node-ws"):
         assert s["clients"][name]["error"] is None and s["clients"][name]["mean_s"] > 0
         assert s["clients"][name]["peak_rss_kib"] > 0
+    # the client's own high-water mark, not one inherited from the harness through fork and exec
+    assert s["clients"]["quickjs"]["peak_rss_kib"] < s["clients"]["node-ws"]["peak_rss_kib"]
     assert s["servers"]["lws"]["error"] is None and s["servers"]["lws"]["runs"] == 2
     assert "| rank | what | name | mean ms |" in proc.stdout
 

@@ -50,17 +50,6 @@ def build(samples: Iterable[Sample]) -> Breakdown:
     return b
 
 
-def from_json(data: dict[str, Any]) -> Breakdown:
-    """A breakdown as stored in a results file (shares and top frames only)."""
-    b = Breakdown(samples=int(data["samples"]))
-    for c, share in data["shares"].items():
-        b.by_category[c] = round(share * b.samples / 100.0)
-    for t in data["top"]:
-        b.by_frame[t["frame"]] = int(t["samples"])
-        b.frame_category[t["frame"]] = t["category"]
-    return b
-
-
 def shares_grid(shares: dict[str, float]) -> Grid:
     grid = Grid(["where", "share of samples"], right={1})
     for c in CATEGORIES:

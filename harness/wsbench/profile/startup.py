@@ -4,8 +4,8 @@
   echo one 11-byte text message, close, exit — the workload's own ``echo`` kind with
   ``--count 1 --warmup 0`` (without the start barrier). hyperfine runs the command
   without a shell (``-N``), ``--warmup`` times first, then ``--runs`` times, and its
-  ``--export-json`` gives the figures. One more run, outside hyperfine, reads the
-  process's peak RSS (``wait4``'s ``ru_maxrss``): start-up memory.
+  ``--export-json`` gives the figures. One more run, outside hyperfine and held after its
+  result (``WSBENCH_HOLD=1``), reads the process's peak RSS (VmHWM): start-up memory.
 - A server's path from exec to its readiness line: hyperfine runs (through bash, whose
   own start-up hyperfine measures and subtracts) a coprocess of the server, reads its
   first line, checks it is ``WSBENCH-READY``, and kills the server (SIGKILL, not timed:
@@ -23,7 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .. import procs
+from .. import procfs, procs
+from ..measure import GO_LINE, START_LINE, parse_result
 from ..catalog import Program
 from ..errors import WsbenchError
 from ..paths import ROOT
@@ -34,7 +35,7 @@ DEFAULT_RUNS = 20
 TIMEOUT_S = 600.0
 WHAT = ("Clients: the whole process — start the runtime, connect to the native echo server (lws), echo one "
         "11-byte text message, close, exit. Servers: from exec to the readiness line. hyperfine, {warmup} "
-        "warm-up runs then {runs} runs each; peak RSS of one more client run (wait4). Ranked by mean.")
+        "warm-up runs then {runs} runs each; peak RSS (VmHWM) of one more client run, held after its result. Ranked by mean.")
 
 
 def client_argv(client: Program, server: RunningServer) -> list[str]:
@@ -71,28 +72,26 @@ def _hyperfine(hyperfine: str, name: str, command: str, env: dict[str, str], war
 
 
 def peak_rss_kib(argv: list[str], env: dict[str, str], timeout_s: float = 30.0) -> int | None:
-    """The peak RSS of one run of ``argv`` (None if it failed or timed out)."""
-    proc = procs.spawn(argv, cwd=ROOT, env={**os.environ, **env})
+    """The peak RSS (VmHWM) of one run of ``argv``, read while the client is held after its
+    result (``WSBENCH_HOLD=1``; None if it failed or timed out). Not wait4's ru_maxrss: a
+    child forked from the harness inherits the harness's own high-water mark through exec."""
+    proc = procs.spawn(argv, cwd=ROOT, env={**os.environ, **env, "WSBENCH_HOLD": "1"}, stdin_pipe=True)
     reader = procs.LineReader(proc)
     deadline = time.monotonic() + timeout_s
+    peak = None
     try:
-        while reader.readline(deadline) is not None:
-            pass
-        while time.monotonic() < deadline:
-            pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
-            if pid == proc.pid:
-                proc.returncode = os.waitstatus_to_exitcode(status)
-                return rusage.ru_maxrss if proc.returncode == 0 else None
-            time.sleep(0.005)
-        return None
-    except ChildProcessError:
-        return None
+        while (line := reader.readline(deadline)) is not None:
+            if line == START_LINE:
+                if procs.tell(proc, GO_LINE):
+                    return None
+            elif line.startswith("{"):
+                result = parse_result(line)
+                peak = procfs.peak_rss_kib(proc.pid) if "error" not in result else None
+                break
+        return peak
     finally:
         reader.close()
-        if proc.returncode is None:
-            procs.terminate(proc)
-        else:
-            procs.forget(proc)
+        procs.terminate(proc)
 
 
 def time_client(hyperfine: str, client: Program, server: RunningServer, warmup: int, runs: int,
