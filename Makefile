@@ -30,7 +30,7 @@ report: setup
 
 # Profiles under profiles/<time>/, results in reports/profile-<time>.{json,md} (never ranked).
 profile: setup
-	@$(WSBENCH) profile --matrix --startup $(ARGS)
+	@$(WSBENCH) profile --matrix --startup --overhead-runs 3 $(ARGS)
 
 test: setup
 	@$(PYTEST) -q harness/tests clients/tests clients/loadgen/tests quickjs-websocket/tests

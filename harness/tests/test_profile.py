@@ -47,7 +47,7 @@ def profiled(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """One short profile of text_11 against lws for one client of each runtime."""
     tmp = tmp_path_factory.mktemp("profile")
     proc = wsbench("profile", "-w", "text_11", "-s", "lws", "-c", "node-ws", "-c", "node22", "-c", "deno",
-                   "-c", "bun", "-c", "quickjs", "--min-seconds", "1", "-F", "1999", "-q",
+                   "-c", "bun", "-c", "quickjs", "--min-seconds", "1", "-F", "1999", "-q", "--overhead-runs", "2",
                    "--out", str(tmp / "profiles"), "--reports", str(tmp / "reports"), timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     files = list((tmp / "reports").glob("profile-*.json"))
@@ -70,6 +70,7 @@ def test_profiled_run_is_marked_and_never_ranked(profiled: dict) -> None:
         assert entry["error"] is None, entry["error"]
         assert entry["unprofiled"]["msgs_per_s"] > 0 and entry["profiled"]["msgs_per_s"] > 0
         assert entry["overhead"] is not None
+        assert len(entry["overhead_runs"]["unprofiled"]) == len(entry["overhead_runs"]["profiled"]) == 2
         assert entry["recorded_s"]["client"] > 0
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from wsbench.catalog import load_catalog
-from wsbench.profile import breakdown, classify, cpuprofile, jitdump, render, stacks, variants
+from wsbench.profile import breakdown, cell, classify, cpuprofile, jitdump, render, stacks, variants
 from wsbench.results import Run, read_json, write_json
 
 SCRIPT = """\
@@ -161,6 +161,7 @@ def test_variants_name_jit_code_and_use_the_profiling_build(tmp_path: Path) -> N
 ENTRY = {"workload": "text_11", "server": "lws", "client": "quickjs", "sides": ["client"], "dir": "profiles/x",
          "files": {"client_svg": "profiles/x/client.svg"}, "notes": [], "frequency_hz": 999, "error": None,
          "unprofiled": {"msgs_per_s": 100.0}, "profiled": {"msgs_per_s": 90.0}, "overhead": 0.1,
+         "overhead_runs": {"unprofiled": [100.0], "profiled": [90.0]},
          "breakdown": {"client": breakdown.build(stacks.samples(SCRIPT.splitlines())).to_json()}}
 STARTUP = {"what": "w", "tool": "hyperfine 1.15.0", "warmup": 1, "runs": 2, "servers": {},
            "clients": {"quickjs": {"mean_s": 0.01, "stddev_s": 0.001, "median_s": 0.01, "min_s": 0.009,
@@ -192,3 +193,12 @@ def test_rendered_tables() -> None:
     assert "| 2 | client | bun | 20.0 |" in text and "2.00×" in text
     assert "| text_11 | lws | quickjs | client | 10 |" in text
     assert "overhead 10.0 %" in text and "total | 100.0 %" in text
+
+
+def test_overhead_compares_medians_of_alternating_runs() -> None:
+    entry = {"overhead_runs": {"unprofiled": [100.0, 300.0, 200.0], "profiled": [180.0, 90.0, 270.0]}}
+    cell._overhead(entry)
+    assert entry["overhead"] == pytest.approx(0.1)
+    entry = {"overhead_runs": {"unprofiled": [100.0], "profiled": []}}
+    cell._overhead(entry)
+    assert entry["overhead"] is None

@@ -114,6 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help=f"shortest measured phase (default {DEFAULT_PROFILE_SECONDS:g})")
     prof.add_argument("--frequency", "-F", type=int, default=DEFAULT_FREQUENCY, metavar="HZ",
                       help=f"perf samples per second (default {DEFAULT_FREQUENCY})")
+    prof.add_argument("--overhead-runs", type=int, default=1, metavar="N",
+                      help="alternate the unprofiled and perf passes N times; the overhead compares their medians "
+                           "(default 1)")
     prof.add_argument("--startup", action="store_true", help="also time start-up (as wsbench startup) into the "
                                                              "same results")
     prof.add_argument("--diff", nargs=2, type=Path, metavar=("A", "B"),
@@ -343,6 +346,8 @@ def cmd_profile(args: argparse.Namespace, argv: list[str]) -> int:
         raise WsbenchError("no cell to profile")
     if not 0 <= args.min_seconds <= 600:
         raise WsbenchError(f"--min-seconds must be between 0 and 600, got {args.min_seconds:g}")
+    if not 1 <= args.overhead_runs <= 20:
+        raise WsbenchError(f"--overhead-runs must be between 1 and 20, got {args.overhead_runs}")
     if not 1 <= args.frequency <= 20000:
         raise WsbenchError(f"--frequency must be between 1 and 20000, got {args.frequency}")
     profile_tools.require(*profile_tools.PROFILE_TOOLS, *(("hyperfine",) if args.startup else ()))
@@ -353,14 +358,15 @@ def cmd_profile(args: argparse.Namespace, argv: list[str]) -> int:
     settings = Settings(min_seconds=args.min_seconds)
     run = profile_session.new_run(catalog, plans, clients if args.startup else [], servers if args.startup else [],
                                   argv, {"min_seconds": args.min_seconds, "verify": "on", "pinning": None,
-                                         "frequency_hz": args.frequency})
+                                         "frequency_hz": args.frequency, "overhead_runs": args.overhead_runs})
     progress = Progress(total=0, quiet=args.quiet)
     progress.note(f"wsbench profile: {len(plans)} cells; profiles: {relative(out_root)}; results: "
                   f"{relative(json_path)}")
     save = lambda r: write_json(r, json_path, summaries=False)  # noqa: E731
 
     def body() -> None:
-        profile_session.profile_all(run, plans, out_root, settings, args.frequency, progress.note, save)
+        profile_session.profile_all(run, plans, out_root, settings, args.frequency, progress.note, save,
+                                    args.overhead_runs)
         if args.startup:
             profile_session.startup_all(run, catalog, clients, servers, startup.DEFAULT_WARMUP,
                                         startup.DEFAULT_RUNS, out_root / "startup", progress.note, save)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import statistics
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -103,20 +104,26 @@ class _Observer:
 
 
 def profile_cell(plan: CellPlan, out_root: Path, settings: Settings, perf: str,
-                 frequency: int = DEFAULT_FREQUENCY, note: Any = print) -> dict[str, Any]:
+                 frequency: int = DEFAULT_FREQUENCY, note: Any = print, overhead_runs: int = 1) -> dict[str, Any]:
     """Profile one cell; returns its entry of the results' ``profiles`` section. A pass
-    that fails leaves ``error`` set (the files so far stay)."""
+    that fails leaves ``error`` set (the files so far stay). ``overhead_runs``: the
+    unprofiled and perf passes alternate that many times (the overhead compares their
+    medians); the files are those of the last perf pass."""
     out = out_root / plan.workload.name / plan.server.name / plan.client.name
     logs = out / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     entry: dict[str, Any] = {
         "workload": plan.workload.name, "server": plan.server.name, "client": plan.client.name,
         "sides": list(plan.sides), "dir": relative(out), "files": {}, "breakdown": {}, "notes": [],
-        "frequency_hz": frequency, "error": None}
+        "frequency_hz": frequency, "error": None, "overhead_runs": {"unprofiled": [], "profiled": []}}
     try:
-        _unprofiled(plan, settings, logs, entry)
-        note(f"  {plan.key}: unprofiled {entry['unprofiled'].get('msgs_per_s') or 0:,.0f} msgs/s")
-        _perf_pass(plan, settings, perf, frequency, out, logs, entry)
+        for run in range(overhead_runs):
+            last = run == overhead_runs - 1
+            _unprofiled(plan, settings, logs, entry)
+            entry["overhead_runs"]["unprofiled"].append(entry["unprofiled"].get("msgs_per_s"))
+            note(f"  {plan.key}: unprofiled {entry['unprofiled'].get('msgs_per_s') or 0:,.0f} msgs/s")
+            _perf_pass(plan, settings, perf, frequency, out, logs, entry, symbolize=last)
+            entry["overhead_runs"]["profiled"].append(entry["profiled"].get("msgs_per_s"))
         _cpu_prof_pass(plan, settings, out, logs, entry)
     except WsbenchError as exc:
         entry["error"] = str(exc)
@@ -152,7 +159,7 @@ def _unprofiled(plan: CellPlan, settings: Settings, logs: Path, entry: dict[str,
 
 
 def _perf_pass(plan: CellPlan, settings: Settings, perf: str, frequency: int, out: Path, logs: Path,
-               entry: dict[str, Any]) -> None:
+               entry: dict[str, Any], symbolize: bool = True) -> None:
     with tempfile.TemporaryDirectory(prefix="wsbench-jitdump-") as tmp:
         dumps = Path(tmp)
         chosen = {side: variants.for_perf(program, dumps, logs / f"{side}-v8.log") if side in plan.sides else None
@@ -192,7 +199,7 @@ def _perf_pass(plan: CellPlan, settings: Settings, perf: str, frequency: int, ou
             entry["profiled"] = _sample_json(sample)
             if sample.error:
                 raise WsbenchError(f"perf pass: {sample.error}")
-            for side in plan.sides:
+            for side in plan.sides if symbolize else ():
                 variant = chosen[side]
                 assert variant is not None
                 _symbolize_and_draw(plan, side, variant, pids[side], dumps, perf, out, logs, entry)
@@ -284,7 +291,11 @@ def _cpu_prof_pass(plan: CellPlan, settings: Settings, out: Path, logs: Path, en
 
 
 def _overhead(entry: dict[str, Any]) -> None:
-    """The drop in msgs/s from the unprofiled pass to the perf pass (one run each)."""
-    before = (entry.get("unprofiled") or {}).get("msgs_per_s")
-    after = (entry.get("profiled") or {}).get("msgs_per_s")
-    entry["overhead"] = (1.0 - after / before) if before and after else None
+    """The drop in msgs/s from the unprofiled passes to the perf passes (their medians)."""
+    runs = entry["overhead_runs"]
+    before = [v for v in runs["unprofiled"] if v]
+    after = [v for v in runs["profiled"] if v]
+    if not before or not after or len(before) != len(after):
+        entry["overhead"] = None
+        return
+    entry["overhead"] = 1.0 - statistics.median(after) / statistics.median(before)

@@ -24,9 +24,11 @@ def cell_sections(entry: dict[str, Any], level_title: str | None = None) -> list
     unprof = (entry.get("unprofiled") or {}).get("msgs_per_s")
     prof = (entry.get("profiled") or {}).get("msgs_per_s")
     over = entry.get("overhead")
-    blocks.append(f"Unprofiled {_rate(unprof)} msgs/s, under perf {_rate(prof)} msgs/s: profiling overhead "
-                  f"{'–' if over is None else f'{100 * over:.1f} %'} of the rate (one run each; "
-                  f"cpu-clock at {entry.get('frequency_hz')} Hz, frame-pointer call graphs).")
+    runs = len((entry.get("overhead_runs") or {}).get("profiled") or []) or 1
+    blocks.append(f"Unprofiled {_rate(unprof)} msgs/s, under perf {_rate(prof)} msgs/s (last runs): profiling "
+                  f"overhead {'–' if over is None else f'{100 * over:.1f} %'} of the rate (median of {runs} "
+                  f"alternating run{'s' if runs > 1 else ''} each; cpu-clock at {entry.get('frequency_hz')} Hz, "
+                  "frame-pointer call graphs).")
     if entry.get("error"):
         blocks.append(f"**Failed:** {entry['error']}")
     for side in ("client", "server"):
@@ -84,6 +86,15 @@ def startup_grid(startup: dict[str, Any]) -> Grid:
     return grid
 
 
+def _overall(entries: list[dict[str, Any]]) -> str:
+    values = sorted(e["overhead"] for e in entries if e.get("overhead") is not None)
+    if not values:
+        return ""
+    mid = values[len(values) // 2] if len(values) % 2 else (values[len(values) // 2 - 1] + values[len(values) // 2]) / 2
+    return (f" Over the {len(values)} cells: median {100 * mid:.1f} %, from {100 * values[0]:.1f} % to "
+            f"{100 * values[-1]:.1f} % (a cell's own run-to-run spread is in these figures too).")
+
+
 def sections(profiles: dict[str, Any] | None, startup: dict[str, Any] | None) -> list[Section]:
     """The report's sections for a run's ``profiles`` and ``startup`` (either may be None)."""
     out: list[Section] = []
@@ -99,6 +110,7 @@ def sections(profiles: dict[str, Any] | None, startup: dict[str, Any] | None) ->
         out.append(Section("Where the time goes (profiles)", [
             f"Profiles under `{profiles.get('dir')}`. Share of perf samples (%) of the measured phase, by the "
             "self frame's category (harness/wsbench/profile/classify.py); each row sums to 100 %. Overhead: "
-            "the drop in msgs/s under profiling.", summary_grid(entries)]))
+            "the drop in msgs/s under profiling (perf attached, profiling build, JIT naming flags)."
+            + _overall(entries), summary_grid(entries)]))
         out += [s for e in entries for s in cell_sections(e)]
     return out

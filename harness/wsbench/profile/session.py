@@ -74,12 +74,12 @@ def new_run(catalog: Catalog, plans: list[CellPlan], clients: list[Program], ser
 
 
 def profile_all(run: Run, plans: list[CellPlan], out_root: Path, settings: Settings, frequency: int,
-                note: Callable[[str], None], checkpoint: Callable[[Run], None]) -> None:
+                note: Callable[[str], None], checkpoint: Callable[[Run], None], overhead_runs: int = 1) -> None:
     perf = tools.require(*tools.PROFILE_TOOLS)["perf"]
     run.profiles = {"dir": relative(out_root), "cells": []}
     for i, plan in enumerate(plans, 1):
         note(f"[{i}/{len(plans)}] profiling {plan.key} ({' and '.join(plan.sides)})")
-        entry = profile_cell(plan, out_root, settings, perf, frequency, note)
+        entry = profile_cell(plan, out_root, settings, perf, frequency, note, overhead_runs)
         run.profiles["cells"].append(entry)
         if entry["error"]:
             note(f"! {plan.key}: {entry['error']}")
