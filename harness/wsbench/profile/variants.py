@@ -61,11 +61,14 @@ class RuntimeFacts:
 RUNTIMES: dict[str, RuntimeFacts] = {
     "node20": RuntimeFacts(1, JitNaming("perf-map", V8_PERF_FLAGS), ("--cpu-prof", "--cpu-prof-dir={dir}")),
     "node22": RuntimeFacts(1, JitNaming("perf-map", V8_PERF_FLAGS), ("--cpu-prof", "--cpu-prof-dir={dir}")),
-    "deno": RuntimeFacts(2, JitNaming("perf-map", ("--v8-flags=" + ",".join(V8_PERF_FLAGS),)),
-                         ("--cpu-prof", "--cpu-prof-dir={dir}")),
+    "deno": RuntimeFacts(2, JitNaming("perf-map", ("--v8-flags=" + ",".join(V8_PERF_FLAGS),), note=(
+        "Deno's own native frames (its Rust: tokio, its WebSocket code, V8's C++) stay unnamed: the release "
+        "binary is stripped, so they appear as [unknown] in the deno binary")),
+        ("--cpu-prof", "--cpu-prof-dir={dir}")),
     "bun": RuntimeFacts(1, JitNaming("jitdump", note=(
         "Bun's own native frames (its event loop, networking, JSC's C++) stay unnamed: the release "
-        "binary is stripped, so they appear as [unknown] in the bun binary")),
+        "binary is stripped of its internal symbols (only its ~1,100 exported ones remain), so they appear as "
+        "[unknown] in the bun binary")),
         ("--cpu-prof", "--cpu-prof-dir={dir}")),
     "quickjs": RuntimeFacts(1, JitNaming("none", note=(
         "QuickJS interprets: its JS functions are invisible to perf; their cost shows as the "
