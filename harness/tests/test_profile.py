@@ -9,8 +9,10 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -191,3 +193,29 @@ def test_missing_hyperfine_is_one_line(tmp_path: Path) -> None:
 ])
 def test_bad_input_is_one_line(args: list[str], needle: str, tmp_path: Path) -> None:
     _one_line(wsbench(*args, "--reports", str(tmp_path)), needle)
+
+
+def test_ctrl_c_mid_profile_leaves_nothing_behind(tmp_path: Path) -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "wsbench", "profile", "-w", "text_11", "-c", "node-ws", "-s", "lws",
+                             "--min-seconds", "6", "--out", str(tmp_path / "profiles"),
+                             "--reports", str(tmp_path / "reports")],
+                            cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:  # the unprofiled pass is over: the perf pass is starting
+            if "unprofiled" in line:
+                break
+        time.sleep(2.0)
+        os.kill(proc.pid, signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    left = subprocess.run(["pgrep", "-af", str(tmp_path)], capture_output=True, text=True).stdout.strip()
+    assert left == "", left  # perf record (its -o is under tmp_path) is gone
+    assert list((tmp_path / "reports").glob("profile-*.json"))
+    leftovers = [p for p in Path("/tmp").glob("perf-*.map") if not Path(f"/proc/{p.stem[5:]}").exists()]
+    assert not leftovers, leftovers

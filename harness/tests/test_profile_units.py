@@ -202,3 +202,16 @@ def test_overhead_compares_medians_of_alternating_runs() -> None:
     entry = {"overhead_runs": {"unprofiled": [100.0], "profiled": []}}
     cell._overhead(entry)
     assert entry["overhead"] is None
+
+
+def test_report_renders_a_profiled_run(tmp_path: Path) -> None:
+    from wsbench import report
+
+    run = Run(created="t", command=["wsbench", "profile"], suite=None, repetitions=1, environment={},
+              workloads={"text_11": {"description": "d", "kind": "echo", "metric": "msgs_per_s"}}, servers={},
+              clients={}, cells=[], settings={"profiled": True},
+              profiles={"dir": "profiles/x", "cells": [ENTRY]}, startup=STARTUP)
+    write_json(run, tmp_path / "profile-x.json")
+    text = report.render(read_json(tmp_path / "profile-x.json"), tmp_path / "profile-x.json", "md")
+    assert "Where the time goes (profiles)" in text and "Start-up (hyperfine)" in text
+    assert "QuickJS scoreboard" not in text  # a profiled run is never ranked
