@@ -73,6 +73,8 @@ def test_profiled_run_is_marked_and_never_ranked(profiled: dict) -> None:
         assert entry["unprofiled"]["msgs_per_s"] > 0 and entry["profiled"]["msgs_per_s"] > 0
         assert entry["overhead"] is not None
         assert len(entry["overhead_runs"]["unprofiled"]) == len(entry["overhead_runs"]["profiled"]) == 2
+        assert not list((ROOT / entry["dir"]).glob("*.old")) if not Path(entry["dir"]).is_absolute() \
+            else not list(Path(entry["dir"]).glob("*.old"))
         assert entry["recorded_s"]["client"] > 0
 
 

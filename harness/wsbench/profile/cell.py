@@ -72,6 +72,8 @@ class _Observer:
     client_pid: int | None = None
 
     def _attach(self, side: str, pid: int) -> str | None:
+        # an earlier overhead run's data is replaced (perf would keep it as .old)
+        (self.out / f"{side}.perf.data").unlink(missing_ok=True)
         rec = PerfRecord(self.perf, pid, self.out / f"{side}.perf.data", self.logs / f"perf-record-{side}.log",
                          self.frequency)
         self.recorders[side] = rec
