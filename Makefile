@@ -1,5 +1,7 @@
 # wsbench — the two commands: `make bench` and `make test`. Both install what is missing
-# first (`make setup`; a second run is a fast no-op). `make report` renders the newest run.
+# first (`make setup`; a second run is a fast no-op). `make report` renders the newest run;
+# `make profile` profiles text_11 and bin_64k (every client against lws, every server driven
+# by loadgen) and times every runtime's start-up.
 
 SHELL := /bin/bash
 WSBENCH := .venv/bin/wsbench
@@ -7,13 +9,14 @@ PYTEST := .venv/bin/python -m pytest
 SUITE ?= quick
 ARGS ?=
 
-.PHONY: setup bench test report list clean
+.PHONY: setup bench test report profile list clean
 
 setup:
 	@scripts/setup-apt.sh
 	@scripts/setup-js.sh
 	@scripts/setup-python.sh
 	@scripts/setup-native.sh
+	@scripts/setup-profile.sh
 
 bench: setup
 	@$(WSBENCH) run --suite $(SUITE) $(ARGS)
@@ -24,6 +27,10 @@ report: setup
 	@latest=$$(ls reports/run-*.json 2>/dev/null | sort | tail -n 1); \
 	if [[ -z $$latest ]]; then echo "make report: no reports/run-*.json yet (run: make bench)" >&2; exit 1; fi; \
 	$(WSBENCH) report "$$latest" --format md,html,csv -o reports/latest --screenshot
+
+# Profiles under profiles/<time>/, results in reports/profile-<time>.{json,md} (never ranked).
+profile: setup
+	@$(WSBENCH) profile --matrix --startup --overhead-runs 3 $(ARGS)
 
 test: setup
 	@$(PYTEST) -q harness/tests clients/tests clients/loadgen/tests quickjs-websocket/tests

@@ -1,5 +1,5 @@
 """Command line: ``wsbench run``, ``list``, ``verify``, ``report``, ``compare``,
-``stability`` and ``conformance``."""
+``stability``, ``conformance``, ``profile`` and ``startup``."""
 
 from __future__ import annotations
 
@@ -15,7 +15,12 @@ from .catalog import Catalog, load_catalog
 from .conformance import cases as conformance_cases, runner as conformance_runner
 from .errors import WsbenchError
 from .measure import Settings
-from .paths import REPORTS_DIR, RUNTIMES_FILE, WORKLOADS_DIR, relative
+from .paths import PROFILES_DIR, REPORTS_DIR, RUNTIMES_FILE, WORKLOADS_DIR, relative
+from .profile import session as profile_session, startup, tools as profile_tools
+from .profile.cell import CellPlan
+from .profile.flamegraph import diff_svg
+from .profile.record import DEFAULT_FREQUENCY
+from .profile.session import MATRIX_WORKLOADS
 from .progress import Progress
 from .results import Run, read_json, write_json
 from .runner import Plan, execute, new_run
@@ -26,6 +31,7 @@ from .workloads import Suite, load_workloads
 
 DEFAULT_MIN_SECONDS = 1.0
 DEFAULT_JOBS = 4
+DEFAULT_PROFILE_SECONDS = 2.0
 EXIT_FAILED_CELLS = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -92,6 +98,43 @@ def build_parser() -> argparse.ArgumentParser:
                       help=f"client processes at a time (default {DEFAULT_JOBS})")
     conf.add_argument("--out", type=Path, default=REPORTS_DIR, help="directory for the JSON and Markdown results")
     conf.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+
+    prof = sub.add_parser("profile", help="perf flamegraphs, CPU profiles and where-the-time-goes tables of cells "
+                                          "(a profiled run: never ranked)")
+    prof.add_argument("--workload", "-w", action="append", help="workload name (repeatable)")
+    prof.add_argument("--client", "-c", action="append", help="client name (repeatable)")
+    prof.add_argument("--server", "-s", action="append", help="server name (repeatable)")
+    prof.add_argument("--side", choices=("client", "server", "both", "auto"), default="auto",
+                      help="which process to profile (auto: the one that is not the reference program; both "
+                           "when both are)")
+    prof.add_argument("--matrix", action="store_true",
+                      help="every client against the reference server and every server driven by the reference "
+                           "client (default workloads: " + ", ".join(MATRIX_WORKLOADS) + "; make profile)")
+    prof.add_argument("--min-seconds", type=float, default=DEFAULT_PROFILE_SECONDS, metavar="S",
+                      help=f"shortest measured phase (default {DEFAULT_PROFILE_SECONDS:g})")
+    prof.add_argument("--frequency", "-F", type=int, default=DEFAULT_FREQUENCY, metavar="HZ",
+                      help=f"perf samples per second (default {DEFAULT_FREQUENCY})")
+    prof.add_argument("--overhead-runs", type=int, default=1, metavar="N",
+                      help="alternate the unprofiled and perf passes N times; the overhead compares their medians "
+                           "(default 1)")
+    prof.add_argument("--startup", action="store_true", help="also time start-up (as wsbench startup) into the "
+                                                             "same results")
+    prof.add_argument("--diff", nargs=2, type=Path, metavar=("A", "B"),
+                      help="instead: a differential flamegraph from profile A to profile B (cell directories "
+                           "or .folded files of the same cell)")
+    prof.add_argument("-o", "--output", type=Path, metavar="FILE", help="--diff: the SVG (default: beside B)")
+    prof.add_argument("--out", type=Path, default=PROFILES_DIR, help="directory for the profiles (default profiles/)")
+    prof.add_argument("--reports", type=Path, default=REPORTS_DIR, help="directory for the results JSON and Markdown")
+    prof.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+
+    up = sub.add_parser("startup", help="start-up time of clients (connect, echo 11 B, close, exit) and servers "
+                                        "(exec to readiness) with hyperfine")
+    up.add_argument("--client", "-c", action="append", help="client name (repeatable; default: every default client)")
+    up.add_argument("--server", "-s", action="append", help="server name (repeatable; default: every default server)")
+    up.add_argument("--warmup", type=int, default=startup.DEFAULT_WARMUP, help="hyperfine --warmup")
+    up.add_argument("--runs", type=int, default=startup.DEFAULT_RUNS, help="hyperfine --runs")
+    up.add_argument("--reports", type=Path, default=REPORTS_DIR, help="directory for the results JSON and Markdown")
+    up.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
     return parser
 
 
@@ -107,6 +150,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_verify(args)
         if args.command == "conformance":
             return cmd_conformance(args, list(sys.argv if argv is None else ["wsbench", *argv]))
+        if args.command == "profile":
+            return cmd_profile(args, list(sys.argv if argv is None else ["wsbench", *argv]))
+        if args.command == "startup":
+            return cmd_startup(args, list(sys.argv if argv is None else ["wsbench", *argv]))
         if args.command == "stability":
             print(stability.render([(f, read_json(f)) for f in args.files]))
             return 0
@@ -267,6 +314,133 @@ def cmd_conformance(args: argparse.Namespace, argv: list[str]) -> int:
         clients, chosen, run, out / "logs" / stamp, args.jobs, progress,
         lambda r: write_json(r, json_path, summaries=False)), run, json_path, md_path)
     return EXIT_FAILED_CELLS if any(r.error for r in run.clients.values()) else 0
+
+
+def cmd_profile(args: argparse.Namespace, argv: list[str]) -> int:
+    if args.diff:
+        return _profile_diff(args)
+    catalog = load_catalog(args.catalog)
+    workloads = load_workloads(args.workloads_dir)
+    names = args.workload or (list(MATRIX_WORKLOADS) if args.matrix else None)
+    if not names:
+        raise WsbenchError("name the cell: -w WORKLOAD -c CLIENT -s SERVER (or --matrix)")
+    _, chosen = workloads.select(None, names)
+    if args.matrix:
+        clients = catalog.select("client", args.client, None)
+        servers = catalog.select("server", args.server, None)
+        plans = profile_session.matrix(catalog, chosen, clients, servers, args.side)
+    else:
+        if not args.client or not args.server:
+            raise WsbenchError("name the cell: -w WORKLOAD -c CLIENT -s SERVER (or --matrix)")
+        clients = catalog.select("client", args.client, None)
+        servers = catalog.select("server", args.server, None)
+        plans = []
+        for w in chosen:
+            for s in servers:
+                for c in clients:
+                    why = s.cannot(w.kind, w.server_features) or c.cannot(w.kind, w.client_features)
+                    if why:
+                        raise WsbenchError(f"{w.name}/{s.name}/{c.name} cannot be run: {why}")
+                    plans.append(CellPlan(w, s, c, profile_session.sides_for(args.side, s, c, catalog)))
+    if not plans:
+        raise WsbenchError("no cell to profile")
+    if not 0 <= args.min_seconds <= 600:
+        raise WsbenchError(f"--min-seconds must be between 0 and 600, got {args.min_seconds:g}")
+    if not 1 <= args.overhead_runs <= 20:
+        raise WsbenchError(f"--overhead-runs must be between 1 and 20, got {args.overhead_runs}")
+    if not 1 <= args.frequency <= 20000:
+        raise WsbenchError(f"--frequency must be between 1 and 20000, got {args.frequency}")
+    profile_tools.require(*profile_tools.PROFILE_TOOLS, *(("hyperfine",) if args.startup else ()))
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    out_root: Path = args.out / stamp
+    args.reports.mkdir(parents=True, exist_ok=True)
+    json_path, md_path = args.reports / f"profile-{stamp}.json", args.reports / f"profile-{stamp}.md"
+    settings = Settings(min_seconds=args.min_seconds)
+    run = profile_session.new_run(catalog, plans, clients if args.startup else [], servers if args.startup else [],
+                                  argv, {"min_seconds": args.min_seconds, "verify": "on", "pinning": None,
+                                         "frequency_hz": args.frequency, "overhead_runs": args.overhead_runs})
+    progress = Progress(total=0, quiet=args.quiet)
+    progress.note(f"wsbench profile: {len(plans)} cells; profiles: {relative(out_root)}; results: "
+                  f"{relative(json_path)}")
+    save = lambda r: write_json(r, json_path, summaries=False)  # noqa: E731
+
+    def body() -> None:
+        profile_session.profile_all(run, plans, out_root, settings, args.frequency, progress.note, save,
+                                    args.overhead_runs)
+        if args.startup:
+            profile_session.startup_all(run, catalog, clients, servers, startup.DEFAULT_WARMUP,
+                                        startup.DEFAULT_RUNS, out_root / "startup", progress.note, save)
+        run.complete = True
+
+    _profile_report(body, run, json_path, md_path)
+    failed = [c for c in (run.profiles or {}).get("cells", []) if c.get("error")]
+    return EXIT_FAILED_CELLS if failed else 0
+
+
+def _profile_report(body: Callable[[], object], run: Run, json_path: Path, md_path: Path) -> None:
+    """Run ``body``, then write the results and print the tables, also after Ctrl-C."""
+    interrupted = False
+    try:
+        body()
+    except KeyboardInterrupt:
+        interrupted = True
+    run.finished = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    write_json(run, json_path)
+    markdown = profile_session.markdown(run)
+    md_path.write_text(markdown)
+    print(markdown)
+    print(f"results: {relative(json_path)} and {relative(md_path)}", file=sys.stderr)
+    if interrupted:
+        raise KeyboardInterrupt
+
+
+def _profile_diff(args: argparse.Namespace) -> int:
+    side = "client" if args.side in ("auto", "both") else args.side
+
+    def folded(path: Path) -> Path:
+        candidate = path / f"{side}.folded" if path.is_dir() else path
+        if not candidate.is_file():
+            raise WsbenchError(f"{candidate}: no folded stacks there (a cell directory of wsbench profile, "
+                               "or a .folded file)")
+        return candidate
+
+    a, b = folded(args.diff[0]), folded(args.diff[1])
+    out = args.output or b.parent / f"diff-{side}.svg"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    diff_svg(a, b, out, f"{side}: {relative(a)} → {relative(b)} (red: more, blue: less)",
+             out.parent / "inferno-diff.log")
+    print(f"wsbench: wrote {relative(out)}", file=sys.stderr)
+    return 0
+
+
+def cmd_startup(args: argparse.Namespace, argv: list[str]) -> int:
+    catalog = load_catalog(args.catalog)
+    clients = catalog.select("client", args.client, None)
+    servers = catalog.select("server", args.server, None)
+    if args.client and not args.server:
+        servers = []
+    if args.server and not args.client:
+        clients = []
+    if args.warmup < 0 or args.runs < 2:
+        raise WsbenchError("--warmup must be at least 0 and --runs at least 2")
+    profile_tools.require("hyperfine")
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    args.reports.mkdir(parents=True, exist_ok=True)
+    json_path, md_path = args.reports / f"startup-{stamp}.json", args.reports / f"startup-{stamp}.md"
+    run = profile_session.new_run(catalog, [], clients, servers, argv,
+                                  {"min_seconds": 0.0, "verify": "on", "pinning": None})
+    progress = Progress(total=0, quiet=args.quiet)
+    save = lambda r: write_json(r, json_path, summaries=False)  # noqa: E731
+
+    def body() -> None:
+        profile_session.startup_all(run, catalog, clients, servers, args.warmup, args.runs,
+                                    PROFILES_DIR / stamp / "startup", progress.note, save)
+        run.complete = True
+
+    _profile_report(body, run, json_path, md_path)
+    s = run.startup or {}
+    failed = [r for kind in ("clients", "servers") for r in (s.get(kind) or {}).values() if r.get("error")]
+    return EXIT_FAILED_CELLS if failed else 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -26,7 +26,7 @@ import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from . import procfs, procs
 from .catalog import Program
@@ -120,10 +120,26 @@ class _Clocks:
         return None
 
 
+class PhaseObserver(Protocol):
+    """Something that acts at the edges of the measured phase (wsbench profile attaches
+    perf there). Each method returns None, or a one-line problem that fails the sample."""
+
+    def spawned(self, pid: int) -> str | None:
+        """The client process exists (it has not reached its measured phase yet)."""
+
+    def started(self) -> str | None:
+        """The client is at its start barrier; called before the readings and GO."""
+
+    def ended(self) -> str | None:
+        """The client printed its result and is held; called before the end readings."""
+
+
 def run_client(client: Program, server: RunningServer, workload: Workload, rep: int,
-               log_dir: Path, settings: Settings, override: dict[str, Any] | None = None) -> Sample:
+               log_dir: Path, settings: Settings, override: dict[str, Any] | None = None,
+               observer: PhaseObserver | None = None) -> Sample:
     """One run of ``client`` against ``server``; ``override`` replaces workload parameters
-    (a rate sweep runs the same workload at several rates)."""
+    (a rate sweep runs the same workload at several rates); ``observer`` is told when the
+    measured phase starts and ends."""
     sample = Sample(rep=rep)
     culprit = f"client '{client.name}' vs server '{server.program.name}' on '{workload.name}'"
     if not server.alive():
@@ -146,6 +162,12 @@ def run_client(client: Program, server: RunningServer, workload: Workload, rep: 
         sample.error = f"{culprit}: cannot start {argv[0]}: {exc.strerror}"
         return sample
     deadline = began + workload.timeout_for(settings.min_seconds) + STARTUP_ALLOWANCE_S
+    if observer is not None:
+        refused = observer.spawned(proc.pid)
+        if refused:
+            _stop(proc, sample)
+            sample.error = f"{culprit}: {refused}"
+            return sample
     reader = procs.LineReader(proc)
     clocks = _Clocks()
     client_hwm: int | None = None
@@ -165,6 +187,10 @@ def run_client(client: Program, server: RunningServer, workload: Workload, rep: 
                     break
                 started = True
                 seen = time.monotonic()
+                if observer is not None:
+                    problem = observer.started()
+                    if problem:
+                        break
                 clocks.client0 = procfs.process_cpu_ns(proc.pid)
                 clocks.server0 = procfs.process_cpu_ns(server.pid)
                 problem = clocks.start_problem()
@@ -174,6 +200,8 @@ def run_client(client: Program, server: RunningServer, workload: Workload, rep: 
                         problem = f"start barrier: {refused}"
                 sample.barrier_s = time.monotonic() - seen
             elif line.startswith("{"):
+                if observer is not None and started:
+                    problem = observer.ended()
                 clocks.server1 = procfs.process_cpu_ns(server.pid)
                 server_hwm = procfs.peak_rss_kib(server.pid)
                 clocks.client1 = procfs.process_cpu_ns(proc.pid)

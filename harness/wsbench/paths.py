@@ -6,6 +6,7 @@ ROOT = Path(__file__).resolve().parents[2]
 WORKLOADS_DIR = ROOT / "workloads"
 RUNTIMES_FILE = ROOT / "harness" / "runtimes.toml"
 REPORTS_DIR = ROOT / "reports"
+PROFILES_DIR = ROOT / "profiles"
 
 
 def relative(path: Path) -> str:

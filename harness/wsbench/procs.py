@@ -39,6 +39,31 @@ def spawn(argv: Sequence[str], cwd: Path, env: dict[str, str] | None = None,
     return proc
 
 
+def run(argv: Sequence[str], cwd: Path, timeout_s: float, stdout_path: Path | None = None,
+        stdin_path: Path | None = None, stderr_path: Path | None = None,
+        env: dict[str, str] | None = None) -> int:
+    """Run a short-lived tool to completion in its own process group, stdin and stdout from
+    and to files; returns its exit code. Past ``timeout_s`` its group is killed and
+    TimeoutError raised. (Raises OSError when it cannot be started.)"""
+    files = [open(stdin_path, "rb") if stdin_path else None, open(stdout_path, "wb") if stdout_path else None,
+             open(stderr_path, "ab") if stderr_path else None]
+    try:
+        proc = subprocess.Popen(list(argv), cwd=cwd, env=env, stdin=files[0] or subprocess.DEVNULL,
+                                stdout=files[1] or subprocess.DEVNULL, stderr=files[2] or subprocess.DEVNULL,
+                                start_new_session=True)
+    finally:
+        for f in files:
+            if f:
+                f.close()
+    _live[proc.pid] = proc
+    try:
+        return proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        raise TimeoutError(f"{Path(argv[0]).name} did not finish within {timeout_s:g} s") from None
+    finally:
+        terminate(proc, grace_s=0.5)
+
+
 def _pin(cpus: frozenset[int]) -> Callable[[], None]:
     """Runs in the child between fork and exec (the harness has no threads)."""
     return lambda: os.sched_setaffinity(0, cpus)

@@ -13,6 +13,18 @@ Schema history:
   ``verdicts``: per client, per case id, ``verdict`` (strict, non-strict or fail) and a
   one-line ``detail``. Such a run has no servers, workloads or cells; ``settings`` holds
   ``jobs``. Versions 1 and 2 are still read (no conformance section).
+- version 4: ``profiles`` (``wsbench profile``; absent or null in other runs): ``dir``
+  (the run's ``profiles/<time>/``) and ``cells``, per profiled cell its ``workload``,
+  ``server``, ``client``, ``sides``, ``dir``, ``files`` (SVGs, perf data, folded stacks,
+  .cpuprofile, breakdown.md), ``breakdown`` per side (``samples``, ``shares`` per category
+  in percent — summing to 100 —, ``top`` self frames), the ``unprofiled`` and ``profiled``
+  passes' rates, ``overhead`` (the drop from one to the other), ``notes`` and ``error``;
+  ``startup`` (``wsbench startup``, or ``wsbench profile --startup``; null elsewhere):
+  ``what`` was timed, ``tool`` (hyperfine's version), ``warmup``, ``runs``, and per
+  ``clients`` / ``servers`` name hyperfine's ``mean_s``, ``stddev_s``, ``median_s``,
+  ``min_s``, ``max_s``, ``runs``, the ``peak_rss_kib`` of one more run, the ``command``
+  and ``error``. A profiled run has ``settings.profiled`` true and no cells: it is never
+  ranked. Versions 1 to 3 are still read (neither section).
 """
 
 from __future__ import annotations
@@ -29,8 +41,8 @@ from .metrics import METRICS
 from .stats import Summary, summarize
 
 SCHEMA = "wsbench-run"
-SCHEMA_VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)
+SCHEMA_VERSION = 4
+READABLE_VERSIONS = (1, 2, 3, 4)
 
 @dataclass
 class Cell:
@@ -121,6 +133,8 @@ class Run:
     complete: bool = False
     settings: dict[str, Any] = field(default_factory=dict)
     conformance: dict[str, Any] | None = None  # wsbench conformance: cases and verdicts
+    profiles: dict[str, Any] | None = None  # wsbench profile: profiled cells and their files
+    startup: dict[str, Any] | None = None  # wsbench startup: start-up times (hyperfine)
 
     def to_json(self, summaries: bool = True) -> dict[str, Any]:
         """``summaries=False`` leaves out the per-cell statistics (checkpoints mid-run)."""
@@ -133,6 +147,8 @@ class Run:
             "clients": {k: v.to_json() for k, v in self.clients.items()},
             "cells": [c.to_json(summaries) for c in self.cells],
             "conformance": self.conformance,
+            "profiles": self.profiles,
+            "startup": self.startup,
         }
 
 
@@ -178,4 +194,5 @@ def _run_from_json(data: dict[str, Any]) -> Run:
         servers={k: program(v) for k, v in data["servers"].items()},
         clients={k: program(v) for k, v in data["clients"].items()},
         cells=cells, finished=data.get("finished"), complete=data.get("complete", False),
-        settings=data.get("settings", {}), conformance=data.get("conformance"))
+        settings=data.get("settings", {}), conformance=data.get("conformance"),
+        profiles=data.get("profiles"), startup=data.get("startup"))

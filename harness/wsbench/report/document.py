@@ -16,6 +16,7 @@ from typing import Callable
 from ..conformance import report as conformance_report
 from ..doc import Block, Bullets, Grid, Section
 from ..metrics import METRICS
+from ..profile import render as profile_render
 from ..ranking import factor, label
 from ..results import Run
 from ..table import check_cost, environment, failures, fmt_factor, notes_section, workload_section
@@ -31,7 +32,10 @@ class Report:
 
 
 def build(run: Run, source: Path, with_charts: bool = False) -> Report:
-    builders = BUILDERS if run.workloads else NO_WORKLOADS  # e.g. a `wsbench conformance` run
+    if run.settings.get("profiled") or (run.startup and not run.cells):
+        builders = PROFILED  # `wsbench profile` / `wsbench startup`: nothing to rank
+    else:
+        builders = BUILDERS if run.workloads else NO_WORKLOADS  # e.g. a `wsbench conformance` run
     sections = [s for builder in builders for s in builder(run, source, with_charts)]
     return Report(f"wsbench results — {run.created}", str(source), environment(run), sections)
 
@@ -137,7 +141,9 @@ def _conformance(run: Run, source: Path, with_charts: bool) -> list[Section]:
 
 
 def _links(run: Run, source: Path, with_charts: bool) -> list[Section]:
-    """Profiles of this run (``profiles/<time>/``, beside ``reports/``) where there are any."""
+    """Profiles and start-up of this run, or those in ``profiles/<time>/`` beside ``reports/``."""
+    if run.profiles or run.startup:
+        return profile_render.sections(run.profiles, run.startup)
     stamp = re.sub(r"^run-", "", source.stem)
     profiles = source.resolve().parent.parent / "profiles" / stamp
     if not profiles.is_dir():
@@ -160,3 +166,4 @@ Builder = Callable[[Run, Path, bool], list[Section]]
 BUILDERS: list[Builder] = [_scoreboard, _scores, _workloads, _efficiency, _check_cost, _conformance, _claims, _links,
                            _notes, _failures]
 NO_WORKLOADS: list[Builder] = [_conformance, _failures]
+PROFILED: list[Builder] = [_links]

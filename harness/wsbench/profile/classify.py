@@ -1,0 +1,106 @@
+"""Where a frame belongs: the one place with the rules, by DSO and symbol.
+
+A sample is charged to its self (leaf) frame. The first rule that matches wins; every
+frame falls into exactly one category ("unknown" at the end), so the shares of a table
+always sum to 100 %.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .stacks import Frame
+
+KERNEL = "kernel"
+LIBC = "libc & allocator"
+ENGINE = "engine & runtime"
+GC = "GC"
+JS = "JS code"
+LWS = "libwebsockets"
+OURS = "our C"
+OTHER = "other libraries"
+UNKNOWN = "unknown"
+
+# In the order of the tables.
+CATEGORIES = (KERNEL, LIBC, ENGINE, GC, JS, LWS, OURS, OTHER, UNKNOWN)
+
+DESCRIPTIONS = {
+    KERNEL: "the kernel: network stack, syscalls, scheduler, page faults",
+    LIBC: "libc, libm, the dynamic loader, libstdc++, and any allocator (malloc/free, mimalloc, "
+          "bmalloc, tcmalloc) whatever binary it is linked into",
+    ENGINE: "the JS engine's and runtime's own native code: V8, JSC, QuickJS (its interpreter too), "
+            "libuv, Node's C++, Deno's and Bun's Rust/Zig, the engines' builtins and stubs",
+    GC: "the engine's garbage collector, where its symbols tell it apart (V8 and QuickJS; Bun's are "
+        "stripped and stay under the engine)",
+    JS: "JIT-compiled (or V8-interpreted) JavaScript functions, named through the perf map",
+    LWS: "libwebsockets",
+    OURS: "our own C: the QuickJS WebSocket module (lws.so), the qjs echo checks, lws-echo, wsbench-loadgen",
+    OTHER: "any other shared library (libcrypto for the load generator's masks, libz, ...)",
+    UNKNOWN: "frames perf could not attribute to any file",
+}
+
+
+@dataclass(frozen=True)
+class Rule:
+    category: str
+    dso: re.Pattern[str] | None = None  # matched against the DSO's path
+    symbol: re.Pattern[str] | None = None  # matched against the symbol
+
+    def matches(self, frame: Frame) -> bool:
+        return ((self.dso is None or bool(self.dso.search(frame.dso)))
+                and (self.symbol is None or bool(self.symbol.search(frame.symbol))))
+
+
+def _r(category: str, dso: str | None = None, symbol: str | None = None) -> Rule:
+    return Rule(category, re.compile(dso) if dso else None, re.compile(symbol) if symbol else None)
+
+
+PERF_MAP = r"/perf-\d+\.map$"
+ALLOCATOR = (r"^(__libc_)?(malloc|calloc|realloc|free|cfree|memalign|posix_memalign|aligned_alloc)$|"
+             r"^_int_(malloc|free|realloc|memalign)|^malloc_|^tcache_|^unlink_chunk|"
+             r"^mi_|^_mi_|^je_|^tc_|^bmalloc::|^pas_|^bmalloc_|^operator (new|delete)")
+
+RULES: tuple[Rule, ...] = (
+    _r(KERNEL, dso=r"^\[kernel|^\[guest\.kernel"),
+    _r(LIBC, dso=r"(^|/)(libc|libm|libpthread|libdl|librt|ld-linux[^/]*|libstdc\+\+|libgcc_s)\.so"),
+    _r(LIBC, dso=r"^\[vdso\]$"),
+    _r(LIBC, symbol=ALLOCATOR),
+    _r(LWS, dso=r"(^|/)libwebsockets\.so"),
+    _r(OURS, dso=r"(^|/)(lws\.so|wsbench_check\.so|lws-echo|wsbench-loadgen)$"),
+    # JIT code named by a perf map: V8 names JS functions "JS:*f" (optimized) / "JS:~f"
+    # (interpreted or baseline) / "JS:^f" (Sparkplug) / "JS:+f" (Maglev); JSC's tiers are
+    # "JSC-Baseline: f", "JSC-DFG: f", "JSC-FTL: f" (and "JSC-LLInt..." for the interpreter).
+    _r(JS, dso=PERF_MAP, symbol=r"^(JS:|LazyCompile:|Function:|Script:|JSC-(Baseline|DFG|FTL|BaselineJIT|OMG|BBQ): )"),
+    _r(ENGINE, dso=PERF_MAP),  # builtins, bytecode handlers, stubs, thunks, inline caches
+    # Garbage collectors, where their symbols can be told apart.
+    _r(GC, symbol=r"v8::internal::(heap::|Heap::|Scavenger|ScavengeJob|MarkCompact|MinorMarkCompact|"
+                  r"MinorMS|Marking|.*Marking(Visitor|Worklist|State|Barrier)|ConcurrentMarking|Sweeper|"
+                  r"Evacuat|.*GCTracer|MemoryAllocator|PagedSpace|NewSpace|SemiSpace|LargeObjectSpace|"
+                  r"MainMarkingVisitor|IncrementalMarking|MarkingBarrier)|cppgc::|Heap::CollectGarbage"),
+    _r(GC, symbol=r"^JSC::(Heap|SlotVisitor|MarkedSpace|MarkedBlock|Subspace|GCActivityCallback|"
+                  r"IsoSubspace|BlockDirectory|MarkingConstraint)"),
+    _r(GC, symbol=r"^(JS_RunGC|gc_decref|gc_decref_child|gc_scan|gc_scan_incref_child|gc_scan_incref_child2|"
+                  r"gc_free_cycles|mark_children|free_zero_refcount|free_gc_object|__JS_FreeValueRT|"
+                  r"free_object|free_function_bytecode|js_free_shape|free_var_ref|js_trigger_gc)$"),
+    # Anything else in a known engine or runtime binary, named or not (Bun's is stripped).
+    _r(ENGINE, dso=r"(^|/)(qjs|node|deno|bun)$"),
+    _r(ENGINE, dso=r"(^|/)lib(node|v8|uv|quickjs|JavaScriptCore)[^/]*\.so"),
+    _r(UNKNOWN, dso=r"^\[unknown\]$"),
+    _r(UNKNOWN, dso=r"^//anon|^\[anon|^anon_inode"),
+)
+
+
+def classify(frame: Frame) -> str:
+    for rule in RULES:
+        if rule.matches(frame):
+            return rule.category
+    if frame.dso.startswith("/"):
+        return OTHER
+    return UNKNOWN
+
+
+def frame_label(frame: Frame) -> str:
+    """A self frame as the tables show it: symbol (file)."""
+    dso = frame.dso.rsplit("/", 1)[-1]
+    return f"{frame.symbol} ({dso})"

@@ -1,0 +1,134 @@
+"""A profiling session: which cells, profiling them one after the other, start-up times,
+and the one results file (schema 4: ``profiles``, ``startup``) they go into.
+
+A profiled run is marked ``settings.profiled`` and holds no cells: nothing in it is ranked,
+and it never shares a run with timing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any, Callable
+
+from .. import environment
+from ..catalog import Catalog, Program
+from ..errors import WsbenchError
+from ..measure import Settings
+from ..paths import relative
+from ..results import ProgramRecord, Run
+from ..server import start_server
+from ..workloads import Workload
+from . import render, startup, tools
+from .cell import CellPlan, profile_cell
+
+MATRIX_WORKLOADS = ("text_11", "bin_64k")
+
+
+def sides_for(choice: str, server: Program, client: Program, catalog: Catalog) -> tuple[str, ...]:
+    """``auto``: the side that is not the reference (both when both are, client when neither)."""
+    if choice == "both":
+        return ("client", "server")
+    if choice in ("client", "server"):
+        return (choice,)
+    ref_server = server.name == catalog.reference_server
+    ref_client = client.name == catalog.reference_client
+    if ref_server and ref_client:
+        return ("client", "server")
+    if ref_client:
+        return ("server",)
+    return ("client",)
+
+
+def matrix(catalog: Catalog, workloads: list[Workload], clients: list[Program], servers: list[Program],
+           side: str) -> list[CellPlan]:
+    """Every client against the reference server, and every server driven by the reference
+    client (``make profile``)."""
+    ref_server = catalog.servers.get(catalog.reference_server or "")
+    ref_client = catalog.clients.get(catalog.reference_client or "")
+    if ref_server is None or ref_client is None:
+        raise WsbenchError("the catalog names no reference server and client ([reference] in runtimes.toml)")
+    plans = []
+    for w in workloads:
+        pairs = [(ref_server, c) for c in clients] + [(s, ref_client) for s in servers if s.name != ref_server.name]
+        for s, c in pairs:
+            if s.cannot(w.kind, w.server_features) or c.cannot(w.kind, w.client_features):
+                continue
+            plans.append(CellPlan(w, s, c, sides_for(side, s, c, catalog)))
+    return plans
+
+
+def new_run(catalog: Catalog, plans: list[CellPlan], clients: list[Program], servers: list[Program],
+            argv: list[str], settings: dict[str, Any]) -> Run:
+    programs = {p.name: p for p in [*servers, *clients] + [x for pl in plans for x in (pl.server, pl.client)]}
+    runtimes = sorted({p.runtime for p in programs.values()})
+    rec = lambda p: ProgramRecord(p.name, p.label, p.runtime, list(p.command))  # noqa: E731
+    server_set = {pl.server.name: pl.server for pl in plans} | {s.name: s for s in servers}
+    client_set = {pl.client.name: pl.client for pl in plans} | {c.name: c for c in clients}
+    return Run(created=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), command=argv,
+               suite=None, repetitions=1, environment=environment.collect(catalog.runtimes[r] for r in runtimes),
+               workloads={pl.workload.name: pl.workload.to_json() for pl in plans},
+               servers={k: rec(v) for k, v in server_set.items()},
+               clients={k: rec(v) for k, v in client_set.items()}, cells=[],
+               settings={"profiled": True, **settings})
+
+
+def profile_all(run: Run, plans: list[CellPlan], out_root: Path, settings: Settings, frequency: int,
+                note: Callable[[str], None], checkpoint: Callable[[Run], None], overhead_runs: int = 1) -> None:
+    perf = tools.require(*tools.PROFILE_TOOLS)["perf"]
+    run.profiles = {"dir": relative(out_root), "cells": []}
+    for i, plan in enumerate(plans, 1):
+        note(f"[{i}/{len(plans)}] profiling {plan.key} ({' and '.join(plan.sides)})")
+        entry = profile_cell(plan, out_root, settings, perf, frequency, note, overhead_runs)
+        run.profiles["cells"].append(entry)
+        if entry["error"]:
+            note(f"! {plan.key}: {entry['error']}")
+        else:
+            over = entry["overhead"]
+            for side, data in entry["breakdown"].items():
+                top = data["top"][0]["frame"] if data["top"] else "–"
+                note(f"  {side}: {data['samples']} samples, top self frame {top}; "
+                     f"overhead {'–' if over is None else format(100 * over, '.1f') + ' %'}")
+        checkpoint(run)
+
+
+def startup_all(run: Run, catalog: Catalog, clients: list[Program], servers: list[Program], warmup: int,
+                runs: int, out_dir: Path, note: Callable[[str], None], checkpoint: Callable[[Run], None]) -> None:
+    hyperfine = tools.find("hyperfine")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ref = catalog.servers.get(catalog.reference_server or "")
+    if ref is None:
+        raise WsbenchError("the catalog names no reference server ([reference] in runtimes.toml)")
+    run.startup = {"what": startup.WHAT.format(warmup=warmup, runs=runs), "tool": startup.hyperfine_version(
+        hyperfine, out_dir), "warmup": warmup, "runs": runs, "dir": relative(out_dir), "clients": {}, "servers": {}}
+    if clients:
+        live = start_server(ref, out_dir / "logs")
+        try:
+            for c in clients:
+                missing = c.missing()
+                if missing:
+                    run.startup["clients"][c.name] = {"error": f"{missing[0]} is missing; run: make setup"}
+                    continue
+                note(f"start-up: client {c.name}")
+                run.startup["clients"][c.name] = startup.time_client(hyperfine, c, live, warmup, runs, out_dir)
+                checkpoint(run)
+        finally:
+            live.stop()
+    for s in servers:
+        missing = s.missing()
+        if missing:
+            run.startup["servers"][s.name] = {"error": f"{missing[0]} is missing; run: make setup"}
+            continue
+        note(f"start-up: server {s.name}")
+        run.startup["servers"][s.name] = startup.time_server(hyperfine, s, warmup, runs, out_dir)
+        checkpoint(run)
+
+
+def markdown(run: Run) -> str:
+    what = "profile" if run.profiles else "startup"
+    lines = [f"# wsbench {what} — {run.created}", "",
+             "A profiled run: nothing here is ranked against timing runs; every figure was taken under "
+             "profiling or for start-up only.", ""]
+    for section in render.sections(run.profiles, run.startup):
+        lines += section.markdown()
+    return "\n".join(lines)
