@@ -314,6 +314,32 @@ static inline void widen16(const uint8_t *p, uint16_t *out)
 #endif
 }
 
+/* one valid multi-byte character at p (lead byte >= 0xC2) to UTF-16 at out;
+ * returns the bytes it took, *units the code units it wrote */
+static inline size_t decode_char(const uint8_t *p, uint16_t *out, size_t *units)
+{
+    uint8_t c = p[0];
+    if (c < 0xe0) {
+        out[0] = (uint16_t)((c & 0x1f) << 6 | (p[1] & 0x3f));
+        *units = 1;
+        return 2;
+    }
+    if (c < 0xf0) {
+        out[0] = (uint16_t)((c & 0x0f) << 12 | (p[1] & 0x3f) << 6 | (p[2] & 0x3f));
+        *units = 1;
+        return 3;
+    }
+    {
+        uint32_t cp = (uint32_t)(c & 0x07) << 18 | (uint32_t)(p[1] & 0x3f) << 12 |
+                      (uint32_t)(p[2] & 0x3f) << 6 | (p[3] & 0x3f);
+        cp -= 0x10000;
+        out[0] = (uint16_t)(0xd800 | cp >> 10);
+        out[1] = (uint16_t)(0xdc00 | (cp & 0x3ff));
+        *units = 2;
+        return 4;
+    }
+}
+
 /*
  * UTF-16 of valid UTF-8; returns the number of code units written.  out has
  * room for n units (never fewer bytes than units), so the 16 units widened
@@ -337,19 +363,10 @@ static size_t decode_utf16(const uint8_t *p, size_t n, uint16_t *out)
         if (c < 0x80) {
             out[o++] = c;
             i++;
-        } else if (c < 0xe0) {
-            out[o++] = (uint16_t)((c & 0x1f) << 6 | (p[i + 1] & 0x3f));
-            i += 2;
-        } else if (c < 0xf0) {
-            out[o++] = (uint16_t)((c & 0x0f) << 12 | (p[i + 1] & 0x3f) << 6 | (p[i + 2] & 0x3f));
-            i += 3;
         } else {
-            uint32_t cp = (uint32_t)(c & 0x07) << 18 | (uint32_t)(p[i + 1] & 0x3f) << 12 |
-                          (uint32_t)(p[i + 2] & 0x3f) << 6 | (p[i + 3] & 0x3f);
-            cp -= 0x10000;
-            out[o++] = (uint16_t)(0xd800 | cp >> 10);
-            out[o++] = (uint16_t)(0xdc00 | (cp & 0x3ff));
-            i += 4;
+            size_t u;
+            i += decode_char(p + i, out + o, &u);
+            o += u;
         }
     }
     return o;
@@ -506,18 +523,11 @@ int text_stream(text_scratch *t, const uint8_t *p, size_t n, size_t cap, int fin
         for (j = 1; j <= need; j++)
             if (!u8_cont(&st, p[i + j]))
                 return 0;
-        if (need == 1) {
-            out[o++] = (uint16_t)((c & 0x1f) << 6 | (p[i + 1] & 0x3f));
-        } else if (need == 2) {
-            out[o++] = (uint16_t)((c & 0x0f) << 12 | (p[i + 1] & 0x3f) << 6 | (p[i + 2] & 0x3f));
-        } else {
-            uint32_t cp = (uint32_t)(c & 0x07) << 18 | (uint32_t)(p[i + 1] & 0x3f) << 12 |
-                          (uint32_t)(p[i + 2] & 0x3f) << 6 | (p[i + 3] & 0x3f);
-            cp -= 0x10000;
-            out[o++] = (uint16_t)(0xd800 | cp >> 10);
-            out[o++] = (uint16_t)(0xdc00 | (cp & 0x3ff));
+        {
+            size_t u;
+            i += decode_char(p + i, out + o, &u);
+            o += u;
         }
-        i += need + 1;
     }
     t->done = i;
     t->units = o;
