@@ -9,6 +9,7 @@ refuses is not ignored: ``terminate`` and ``forget`` return it as a one-line pro
 from __future__ import annotations
 
 import atexit
+import ctypes
 import os
 import selectors
 import signal
@@ -31,7 +32,7 @@ def spawn(argv: Sequence[str], cwd: Path, env: dict[str, str] | None = None,
         proc = subprocess.Popen(
             list(argv), cwd=cwd, env=env, stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=stderr, start_new_session=True,
-            preexec_fn=_pin(frozenset(cpus)) if cpus is not None else None)
+            preexec_fn=_child_setup(frozenset(cpus) if cpus is not None else None))
     finally:
         if stderr_path:
             stderr.close()  # type: ignore[union-attr]
@@ -50,7 +51,7 @@ def run(argv: Sequence[str], cwd: Path, timeout_s: float, stdout_path: Path | No
     try:
         proc = subprocess.Popen(list(argv), cwd=cwd, env=env, stdin=files[0] or subprocess.DEVNULL,
                                 stdout=files[1] or subprocess.DEVNULL, stderr=files[2] or subprocess.DEVNULL,
-                                start_new_session=True)
+                                start_new_session=True, preexec_fn=_child_setup(None))
     finally:
         for f in files:
             if f:
@@ -64,9 +65,23 @@ def run(argv: Sequence[str], cwd: Path, timeout_s: float, stdout_path: Path | No
         terminate(proc, grace_s=0.5)
 
 
-def _pin(cpus: frozenset[int]) -> Callable[[], None]:
-    """Runs in the child between fork and exec (the harness has no threads)."""
-    return lambda: os.sched_setaffinity(0, cpus)
+def _child_setup(cpus: frozenset[int] | None) -> Callable[[], None]:
+    """Runs in the child between fork and exec (the harness has no threads): the child is
+    killed if the harness dies without cleaning up (even by SIGKILL), so no server or
+    client outlives it; ``cpus``: pin it to these CPUs."""
+    def setup() -> None:
+        die_with_parent()
+        if cpus is not None:
+            os.sched_setaffinity(0, cpus)
+    return setup
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """Linux prctl(PR_SET_PDEATHSIG, SIGKILL) for the calling (child) process."""
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def terminate(proc: subprocess.Popen[bytes], grace_s: float = 2.0) -> str | None:

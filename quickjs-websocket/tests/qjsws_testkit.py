@@ -1,4 +1,5 @@
 """Helpers for the quickjs-websocket tests: peers on loopback and the qjs test runner."""
+import ctypes
 import json
 import os
 import signal
@@ -17,12 +18,18 @@ RUN_JS = HERE / "js" / "run.js"
 PYTHON = ROOT / ".venv" / "bin" / "python"
 
 
+def _die_with_parent():
+    """Between fork and exec: the child gets SIGKILL when pytest dies, even when pytest is
+    killed before its fixtures' teardown runs, so no peer keeps listening."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
 class Peer:
     def __init__(self, name, argv, cwd=None):
         self.name = name
         self.proc = subprocess.Popen(
             argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, start_new_session=True, text=True)
+            stderr=subprocess.DEVNULL, start_new_session=True, text=True, preexec_fn=_die_with_parent)
         self.port = None
         self.lines = []
         deadline = time.monotonic() + 15
@@ -106,7 +113,8 @@ def run_qjs(mode, url, *args, env_extra=None, timeout=120, wrapper=None, qjs_arg
     argv = (list(wrapper or []) + [str(QJS)] + list(qjs_args) + [str(RUN_JS), mode, url] +
             [str(a) for a in args])
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True, text=True, env=env)
+                            stderr=subprocess.PIPE, start_new_session=True, text=True, env=env,
+                            preexec_fn=_die_with_parent)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
