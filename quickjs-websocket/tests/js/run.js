@@ -467,6 +467,26 @@ const modes = {
   },
 
   // leak test: N messages (text and binary, several sizes) then pool stats
+  // every message as it came (text as is, binary as hex), the errors and the close:
+  // the stream property test (test_stream_property.py) compares them with what it sent
+  collect () {
+    const ws = new WebSocket(url)
+    ws.binaryType = 'arraybuffer'
+    const messages = []
+    const errors = []
+    const hex = (ab) => {
+      const u = new Uint8Array(ab)
+      const parts = new Array(u.length)
+      for (let i = 0; i < u.length; i++) parts[i] = (u[i] < 16 ? '0' : '') + u[i].toString(16)
+      return parts.join('')
+    }
+    ws.onmessage = (e) => {
+      messages.push(typeof e.data === 'string' ? ['text', e.data] : ['binary', hex(e.data)])
+    }
+    ws.onerror = (e) => errors.push(e.message)
+    ws.onclose = (e) => done({ mode, messages, errors, close: { code: e.code, reason: e.reason, wasClean: e.wasClean } })
+  },
+
   leak () {
     const total = Number(rest[0] || 10000)
     const ws = new WebSocket(url)
