@@ -10,7 +10,6 @@ extern const struct lws_protocols qjsws_protocols[];
 extern JSClassDef conn_class;
 
 void call_js(JSContext *ctx, JSValueConst fn, JSValueConst this_val, int argc, JSValueConst *argv);
-
 void conn_dispatch_close(conn *c, int code, const char *reason, size_t rlen, int clean);
 void conn_dispatch_error(conn *c, const char *msg);
 void conn_free_queue(conn *c);

@@ -3,7 +3,7 @@ generated list of messages (text with 1- to 4-byte characters or binary, 0-70,00
 each in 1-8 fragments, pings before fragments) cut at generated points, with pauses,
 the first cut always in the same write as the 101 response; the real QuickJS client
 (optimized and baseline) must deliver exactly those messages, in order, with their types,
-and answer every ping.
+and answer every ping.  The load generator's observe kind gets the same streams.
 
 Examples per build: WSBENCH_PROPERTY_EXAMPLES (default 12 in make test).  Failing
 examples are kept in hypothesis-db/ beside this file; make test only reads it, a run with
@@ -11,17 +11,21 @@ WSBENCH_HYPOTHESIS_SAVE=1 writes what it finds there (commit it).
 """
 import base64
 import hashlib
+import json
 import os
 import socket
 import struct
+import subprocess
 import threading
 import time
+
+import pytest
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase, ReadOnlyDatabase
 
-from qjsws_testkit import HERE, run_qjs
+from qjsws_testkit import HERE, ROOT, run_qjs
 
 EXAMPLES = int(os.environ.get("WSBENCH_PROPERTY_EXAMPLES", "12"))
 _DB = DirectoryBasedExampleDatabase(str(HERE / "hypothesis-db"))
@@ -136,7 +140,7 @@ class Server:
         try:
             conn, _ = self.sock.accept()
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            conn.settimeout(0.5)
+            conn.settimeout(10)
             head = b""
             deadline = time.monotonic() + 20
             while b"\r\n\r\n" not in head and time.monotonic() < deadline:
@@ -191,5 +195,52 @@ def test_client_delivers_the_stream(variant, msgs, data):
     for i, (g, w) in enumerate(zip(got, want)):
         assert g[0] == w[0], "message %d: type %s, sent %s" % (i, g[0], w[0])
         assert g[1] == w[1], "message %d (%s, %d bytes) differs" % (i, w[0], len(w[1]))
+    pongs = [p for op, p in (server.client_frames or []) if op == 10]
+    assert pongs == pings, "pongs %r, pings %r" % (pongs[:5], pings[:5])
+
+
+LOADGEN = ROOT / "build" / "bin" / "wsbench-loadgen"
+
+
+def digest(kind, payload):
+    """What loadgen's observe kind reports of a message: UTF-16 units (text) or bytes."""
+    if kind == "text":
+        raw = payload.encode("utf-16-le")
+        units = [int.from_bytes(raw[i:i + 2], "little") for i in range(0, len(raw), 2)]
+    else:
+        units = list(bytes.fromhex(payload))
+    n = len(units)
+    return {"kind": kind, "length": n, "head": units[:8], "tail": units[max(0, n - 8):],
+            "sample": [units[k * n // 16] for k in range(16)] if n else []}
+
+
+@settings(max_examples=EXAMPLES, deadline=None, database=DB,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                 HealthCheck.large_base_example])
+@given(msgs=st.lists(messages(), min_size=0, max_size=6), data=st.data())
+def test_loadgen_observes_the_stream(msgs, data):
+    """The same streams to the load generator's observe kind: the same messages (as its
+    digests: type, length, first/last/sampled units) and a pong for every ping."""
+    if not LOADGEN.exists():
+        pytest.skip("build/bin/wsbench-loadgen not built (make setup)")
+    stream, want, pings = encode(msgs)
+    first = RESPONSE_LEN + data.draw(st.integers(0, len(stream)), label="bytes with the 101")
+    more = data.draw(st.lists(st.integers(1, RESPONSE_LEN + len(stream)), max_size=6), label="cuts")
+    cuts = sorted(set([first] + more))
+    pauses = data.draw(st.lists(st.integers(0, 15), min_size=len(cuts), max_size=len(cuts)),
+                       label="pauses (ms)")
+    server = Server(stream, cuts, pauses)
+    proc = subprocess.run([str(LOADGEN), "--kind", "observe", "--url", server.url, "--timeout-ms", "20000"],
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+                          start_new_session=True)
+    server.thread.join(25)
+    assert server.error is None, server.error
+    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    events = res["events"]
+    assert [e["type"] for e in events if e["type"] in ("error",)] == [], events
+    got = [{k: e[k] for k in ("kind", "length", "head", "tail", "sample")}
+           for e in events if e["type"] == "message"]
+    assert got == [digest(k, p) for k, p in want]
+    assert events[-1]["type"] == "close" and events[-1]["code"] == 1000, events[-1]
     pongs = [p for op, p in (server.client_frames or []) if op == 10]
     assert pongs == pings, "pongs %r, pings %r" % (pongs[:5], pings[:5])
