@@ -53,7 +53,7 @@ def frame(op, payload):
     return head + payload
 
 
-async def serve(kind, ready, port_box):
+async def serve(kind):
     op, payload, count = KINDS[kind]
     one = frame(op, payload)
 
@@ -77,26 +77,24 @@ async def serve(kind, ready, port_box):
             pass
         writer.close()
 
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
-    port_box.append(server.sockets[0].getsockname()[1])
-    ready.set()
-    async with server:
-        await server.serve_forever()
+    return await asyncio.start_server(handle, "127.0.0.1", 0)
 
 
 def measure(kind, module_dir, tmp):
-    ready, port_box = threading.Event(), []
     loop = asyncio.new_event_loop()
-    t = threading.Thread(target=lambda: loop.run_until_complete(serve(kind, ready, port_box)), daemon=True)
+    server = loop.run_until_complete(serve(kind))
+    port = server.sockets[0].getsockname()[1]
+    t = threading.Thread(target=loop.run_forever, daemon=True)
     t.start()
-    ready.wait(10)
     js = Path(tmp) / "client.js"
     js.write_text(CLIENT_JS % module_dir)
     out = Path(tmp) / ("cg.%s" % kind)
     proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=%s" % out,
-                           str(QJS), str(js), "ws://127.0.0.1:%d/" % port_box[0]],
+                           str(QJS), str(js), "ws://127.0.0.1:%d/" % port],
                           capture_output=True, text=True, timeout=600, start_new_session=True)
+    loop.call_soon_threadsafe(server.close)
     loop.call_soon_threadsafe(loop.stop)
+    t.join(10)
     rx = [l for l in proc.stdout.splitlines() if l.startswith("RX")]
     total = [l for l in out.read_text().splitlines() if l.startswith(("summary:", "totals:"))]
     return rx[-1] if rx else "RX ? (stderr: %s)" % proc.stderr[-300:], int(total[-1].split()[1])
