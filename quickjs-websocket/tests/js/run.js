@@ -467,7 +467,7 @@ const modes = {
   },
 
   // leak test: N messages (text and binary, several sizes) then pool stats
-  // every message as it came (text as is, binary as hex), the errors and the close:
+  // every message as it came (text as UTF-16 units, binary as hex), the errors and the close:
   // the stream property test (test_stream_property.py) compares them with what it sent
   collect () {
     const ws = new WebSocket(url)
@@ -480,8 +480,15 @@ const modes = {
       for (let i = 0; i < u.length; i++) parts[i] = (u[i] < 16 ? '0' : '') + u[i].toString(16)
       return parts.join('')
     }
+    // text as its UTF-16 code units, 4 hex digits each (a raw U+0085 or U+2028 would
+    // split the output line for the reader)
+    const units = (str) => {
+      const parts = new Array(str.length)
+      for (let i = 0; i < str.length; i++) parts[i] = str.charCodeAt(i).toString(16).padStart(4, '0')
+      return parts.join('')
+    }
     ws.onmessage = (e) => {
-      messages.push(typeof e.data === 'string' ? ['text', e.data] : ['binary', hex(e.data)])
+      messages.push(typeof e.data === 'string' ? ['text', units(e.data)] : ['binary', hex(e.data)])
     }
     ws.onerror = (e) => errors.push(e.message)
     ws.onclose = (e) => done({ mode, messages, errors, close: { code: e.code, reason: e.reason, wasClean: e.wasClean } })
