@@ -251,10 +251,6 @@ def digest(kind, payload):
             "sample": [units[k * n // 16] for k in range(16)] if n else []}
 
 
-@pytest.mark.skipif(os.environ.get("WSBENCH_PROPERTY_LOADGEN") != "1",
-                    reason="opt-in (WSBENCH_PROPERTY_LOADGEN=1) until its finding is fixed: loadgen "
-                    "reports valid ASCII text as invalid UTF-8 when part of it came in the 101's "
-                    "read (issue 14 closing note)")
 @settings(max_examples=EXAMPLES, deadline=None, database=DB,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.large_base_example])
@@ -285,3 +281,21 @@ def test_loadgen_observes_the_stream(msgs, data):
     assert events[-1]["type"] == "close" and events[-1]["code"] == 1000, events[-1]
     check_pongs(server.client_frames or [], pings)
 
+
+
+def test_loadgen_long_first_read():
+    """The example the property test shrank to (loadgen fixed in conn.c, feed_head): a
+    first read longer than the 8 KiB head buffer, the 101 and 23,492 bytes of one text
+    frame; loadgen dropped what did not fit and reported invalid UTF-8."""
+    if not LOADGEN.exists():
+        pytest.skip("build/bin/wsbench-loadgen not built (make setup)")
+    text = b"0" * 30000
+    stream, want, _ = encode([("text", text, [], [None])])
+    server = Server(stream, [RESPONSE_LEN + 23492], [0])
+    proc = subprocess.run([str(LOADGEN), "--kind", "observe", "--url", server.url, "--timeout-ms", "20000"],
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+                          start_new_session=True)
+    server.thread.join(25)
+    events = json.loads(proc.stdout.strip().splitlines()[-1])["events"]
+    assert [e["type"] for e in events] == ["open", "message", "close"], events
+    assert events[1]["length"] == 30000 and events[1]["kind"] == "text", events[1]
