@@ -1,15 +1,18 @@
 # wsbench — the two commands: `make bench` and `make test`. Both install what is missing
 # first (`make setup`; a second run is a fast no-op). `make report` renders the newest run;
 # `make profile` profiles text_11 and bin_64k (every client against lws, every server driven
-# by loadgen) and times every runtime's start-up.
+# by loadgen) and times every runtime's start-up.  `make fuzz` runs every libFuzzer target
+# for FUZZ_SECONDS each (scripts/fuzz.py); `make test-asan` runs the quickjs-websocket tests
+# on a build of qjs and the module with ASan and UBSan.
 
 SHELL := /bin/bash
 WSBENCH := .venv/bin/wsbench
 PYTEST := .venv/bin/python -m pytest
 SUITE ?= quick
 ARGS ?=
+FUZZ_SECONDS ?= 300
 
-.PHONY: setup bench test report profile list clean
+.PHONY: setup bench test test-asan fuzz report profile list clean
 
 setup:
 	@scripts/setup-apt.sh
@@ -33,7 +36,16 @@ profile: setup
 	@$(WSBENCH) profile --matrix --startup --overhead-runs 3 $(ARGS)
 
 test: setup
-	@$(PYTEST) -q harness/tests clients/tests clients/loadgen/tests quickjs-websocket/tests
+	@$(PYTEST) -q harness/tests clients/tests clients/loadgen/tests quickjs-websocket/tests servers/lws/tests
+
+# the quickjs-websocket suite on qjs + module built with ASan and UBSan (valgrind tests skip)
+test-asan: setup
+	@scripts/setup-asan.sh
+	@QJSWS_TEST_ASAN_ROOT=$(CURDIR)/build/asan/root $(PYTEST) -q quickjs-websocket/tests
+
+# every fuzz target for FUZZ_SECONDS; corpora grow in build/fuzz/corpus, crashes in build/fuzz/crashes
+fuzz: setup
+	@.venv/bin/python scripts/fuzz.py run --seconds $(FUZZ_SECONDS)
 
 list: setup
 	@$(WSBENCH) list

@@ -9,6 +9,7 @@ PACKAGES=(
     libssl-dev zlib1g-dev                           # libwebsockets (TLS for wss://)
     xz-utils dpkg-dev debian-archive-keyring ca-certificates  # fetching Debian source packages
     hyperfine linux-perf valgrind                   # timing, profiling, leak checks
+    clang libclang-rt-14-dev                        # libFuzzer + ASan/UBSan (make fuzz, make test)
     nodejs                                          # Node 20: a runtime under test
     chromium                                        # headless check of the HTML report
 )

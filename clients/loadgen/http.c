@@ -11,44 +11,64 @@
 
 static const char GUID[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 
-void url_parse(struct url *u, const char *s)
+const char *url_parse_str(struct url *u, const char *s)
 {
-	const char *host, *end, *colon;
+	const char *host, *end, *colon, *q;
 	size_t hlen;
 	long port = 80;
 	char hostbuf[256];
 
 	memset(u, 0, sizeof(*u));
-	if (!strncmp(s, "wss://", 6))
-		fail("wss:// is not supported (plain ws:// only): %s", s);
-	if (strncmp(s, "ws://", 5))
-		fail("--url must start with ws://, got %s", s);
+	/* schemes and "localhost" in any case, as URL parsers take them */
+	if (!strncasecmp(s, "wss://", 6))
+		return "wss:// is not supported (plain ws:// only)";
+	if (strncasecmp(s, "ws://", 5))
+		return "--url must start with ws://";
 	host = s + 5;
 	end = host + strcspn(host, "/?");
 	hlen = (size_t)(end - host);
 	if (!hlen || hlen >= sizeof(u->host))
-		fail("bad host in --url %s", s);
+		return "bad host in --url";
 	memcpy(u->host, host, hlen);
 	colon = memchr(host, ':', hlen);
 	if (colon) {
-		char *pe;
-
-		port = strtol(colon + 1, &pe, 10);
-		if (pe != end || port < 1 || port > 65535)
-			fail("bad port in --url %s", s);
+		/* digits only (no sign, no blanks); empty: the default */
+		for (q = colon + 1, port = 0; q < end; q++) {
+			if (*q < '0' || *q > '9' || port > 65535)
+				return "bad port in --url";
+			port = port * 10 + (*q - '0');
+		}
+		if (q == colon + 1)
+			port = 80;
+		if (port < 1 || port > 65535)
+			return "bad port in --url";
 		hlen = (size_t)(colon - host);
 	}
 	memcpy(hostbuf, host, hlen);
 	hostbuf[hlen] = 0;
-	if (!strcmp(hostbuf, "localhost"))
+	if (!strcasecmp(hostbuf, "localhost"))
 		strcpy(hostbuf, "127.0.0.1");
 	u->addr.sin_family = AF_INET;
 	u->addr.sin_port = htons((uint16_t)port);
 	if (inet_pton(AF_INET, hostbuf, &u->addr.sin_addr) != 1)
-		fail("--url host must be an IPv4 address or localhost: %s", s);
+		return "--url host must be an IPv4 address or localhost";
+	/* the request line carries the path as it is: no blanks or controls,
+	 * and a fragment is never sent (WebSocket URLs have none) */
+	for (q = end; *q; q++)
+		if ((unsigned char)*q <= ' ' || *q == '#')
+			return "bad character in the --url path";
 	if (snprintf(u->target, sizeof(u->target), "%s%s", *end == '?' ? "/" : "",
 		     *end ? end : "/") >= (int)sizeof(u->target))
-		fail("--url path too long");
+		return "--url path too long";
+	return NULL;
+}
+
+void url_parse(struct url *u, const char *s)
+{
+	const char *why = url_parse_str(u, s);
+
+	if (why)
+		fail("%s: %s", why, s);
 }
 
 size_t http_request(const struct url *u, char *out, size_t cap,

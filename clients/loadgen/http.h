@@ -11,7 +11,10 @@ struct url {
 	char target[2048];	/* path and query, at least "/" */
 };
 
-/* Parse ws://HOST[:PORT][/path][?query]; fails the run on anything else. */
+/* Parse ws://HOST[:PORT][/path][?query]: NULL, or why not (no side effects). */
+const char *url_parse_str(struct url *u, const char *s);
+
+/* The same; fails the run (naming the URL) on anything it does not take. */
 void url_parse(struct url *u, const char *s);
 
 /*

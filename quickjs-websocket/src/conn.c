@@ -394,11 +394,10 @@ static void free_rx(JSRuntime *rt, void *opaque, void *ptr)
  * (conn_fail).  Nothing is delivered once the connection is closing
  * (close() called, a close frame received, or failed), as in browsers.
  */
-int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
-                 int binary, size_t remain)
+static int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
+                        int binary, size_t remain)
 {
     JSContext *ctx = c->jsctx;
-    size_t room;
 
     if (c->state != ST_OPEN)
         return 0;
@@ -415,8 +414,7 @@ int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
     }
     /* the size limit, before anything is allocated: what came so far, this
      * chunk, and what the frame still owes (its header announced it) */
-    room = g_max_message > c->msg_len ? g_max_message - c->msg_len : 0;
-    if (len > room || remain > room - len) {
+    if (wsp_chunk_over(c->msg_len, len, remain, g_max_message)) {
         conn_fail(c, 1009, fail_text(1009));
         return -1;
     }
@@ -464,11 +462,7 @@ int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
         if (OPT(OPT_FRAGBUF)) {
             /* size from the frame header: what we have + what this frame
              * still owes; doubling for later frames, never past the limit */
-            ncap = need + remain;
-            if (!first && ncap < c->rxcap * 2)
-                ncap = c->rxcap * 2;
-            if (ncap > g_max_message)
-                ncap = g_max_message > need ? g_max_message : need;
+            ncap = wsp_rx_cap(need, remain, first, c->rxcap, g_max_message);
         } else {
             ncap = need; /* naive: grow to exactly what is needed, every chunk */
         }
@@ -532,6 +526,102 @@ const char *fail_text(int code)
     case 1009: return "message too big";
     default: return "protocol error";
     }
+}
+
+/* ------------------------------------------------------------------ */
+/* opt "framing": what our own receive parser (wsproto.h) reports        */
+
+static int close_code_ok(int code)
+{
+    return (code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014) ||
+           (code >= 3000 && code <= 4999);
+}
+
+int close_body_problem(const uint8_t *p, size_t len, const char **why)
+{
+    if (len == 1) {
+        *why = "bad close frame";
+        return 1002;
+    }
+    if (len >= 2 && !close_code_ok((p[0] << 8) | p[1])) {
+        *why = "bad close code";
+        return 1002;
+    }
+    if (len > 2 && !utf8_valid(p + 2, len - 2)) {
+        *why = "invalid UTF-8 in close reason";
+        return 1007;
+    }
+    return 0;
+}
+
+static int rx_frame(void *ctx, int op, int fin, uint64_t len)
+{
+    conn *c = ctx;
+    UNUSED(fin);
+    if (c->state == ST_OPEN && wsp_frame_over(op, len, c->msg_len, g_max_message)) {
+        conn_fail(c, 1009, fail_text(1009));
+        return 1;
+    }
+    return 0;
+}
+
+static int rx_data(void *ctx, const uint8_t *p, size_t n, int first, int final, int binary,
+                   size_t remain)
+{
+    conn *c = ctx;
+    return conn_deliver(c, p, n, first, final, binary, remain) < 0 || c->kill_pending;
+}
+
+static int rx_control(void *ctx, int op, const uint8_t *p, size_t n)
+{
+    conn *c = ctx;
+    switch (op) {
+    case 9: /* ping -> pong */
+        if (!c->close_sent && own_append(c, 10, p, n) < 0)
+            c->kill_pending = 1;
+        own_kick(c);
+        break;
+    case 10: /* pong */
+        break;
+    case 8: { /* close */
+        int code = 1005, bad;
+        size_t rl = 0;
+        const char *why;
+        if ((bad = close_body_problem(p, n, &why))) {
+            conn_fail(c, bad, why);
+            break;
+        }
+        if (n >= 2) {
+            code = (p[0] << 8) | p[1];
+            rl = n - 2;
+        }
+        c->peer_closed = 1;
+        c->peer_code = code;
+        memcpy(c->peer_reason, p + 2, rl);
+        c->peer_reason_len = rl;
+        if (c->state == ST_OPEN)
+            c->state = ST_CLOSING;
+        /* echo the code (RFC 6455 5.5.1), then drop the connection */
+        own_send_close(c, code, NULL, 0);
+        c->kill_pending = 1;
+        own_kick(c);
+        break;
+    }
+    }
+    return c->kill_pending || c->fail_code;
+}
+
+static void rx_error(void *ctx, int code, const char *why)
+{
+    conn_fail(ctx, code, why);
+}
+
+static const struct wsp_cb rx_cb = { rx_frame, rx_data, rx_control, rx_error };
+
+void conn_rx(conn *c, const uint8_t *p, size_t n)
+{
+    if (!c->kill_pending && !c->fail_code)
+        wsp_feed(&c->rxp, p, n, &rx_cb, c);
 }
 
 /*

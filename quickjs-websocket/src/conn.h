@@ -14,8 +14,11 @@ void conn_dispatch_close(conn *c, int code, const char *reason, size_t rlen, int
 void conn_dispatch_error(conn *c, const char *msg);
 void conn_free_queue(conn *c);
 void conn_detach(conn *c);
-int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
-                 int binary, size_t remain);
+/* received bytes of an own-framing connection: parse, deliver, answer (own_init) */
+void conn_rx(conn *c, const uint8_t *p, size_t n);
+/* a close frame's body that must fail the connection (RFC 6455 5.5.1, 7.4, 8.1):
+ * 0, or the code to fail with (1002, 1007) and why; both receive paths use it */
+int close_body_problem(const uint8_t *p, size_t len, const char **why);
 const char *fail_text(int code);
 void conn_fail(conn *c, int code, const char *reason);
 

@@ -3,7 +3,6 @@
  * coalesced output queue, the in-place receive parser and socket service.
  */
 #include "qjsws.h"
-#include "conn.h"
 #include "frame.h"
 #include "utf8.h"
 
@@ -41,7 +40,13 @@ static struct {
     uint8_t *rxbuf;
     uint8_t rnd[256];
     size_t rndpos;
+    own_sink_fn sink; /* where received bytes go (conn.c: parse and deliver) */
 } F = { .rndpos = 256 };
+
+void own_init(own_sink_fn sink)
+{
+    F.sink = sink;
+}
 
 static oblk *oblk_new(size_t need)
 {
@@ -118,63 +123,14 @@ static void mask_key(uint8_t key[4])
     F.rndpos += 4;
 }
 
-/* dst = src ^ key (repeating), 8 bytes at a time */
-static void mask_copy(uint8_t *dst, const uint8_t *src, size_t len, const uint8_t key[4])
-{
-    uint64_t k8;
-    uint32_t k4;
-    size_t i = 0;
-    memcpy(&k4, key, 4);
-    k8 = ((uint64_t)k4 << 32) | k4;
-    for (; i + 32 <= len; i += 32) {
-        uint64_t a, b, cc, d;
-        memcpy(&a, src + i, 8);
-        memcpy(&b, src + i + 8, 8);
-        memcpy(&cc, src + i + 16, 8);
-        memcpy(&d, src + i + 24, 8);
-        a ^= k8;
-        b ^= k8;
-        cc ^= k8;
-        d ^= k8;
-        memcpy(dst + i, &a, 8);
-        memcpy(dst + i + 8, &b, 8);
-        memcpy(dst + i + 16, &cc, 8);
-        memcpy(dst + i + 24, &d, 8);
-    }
-    for (; i + 8 <= len; i += 8) {
-        uint64_t a;
-        memcpy(&a, src + i, 8);
-        a ^= k8;
-        memcpy(dst + i, &a, 8);
-    }
-    for (; i < len; i++)
-        dst[i] = src[i] ^ key[i & 3];
-}
-
 /* append one complete masked frame to the output queue; -1 out of memory */
 int own_append(conn *c, int opcode, const uint8_t *p, size_t len)
 {
     uint8_t h[14], key[4];
-    size_t hl = 2, need;
+    size_t hl, need;
     oblk *b = c->otail;
-    h[0] = (uint8_t)(0x80 | opcode);
-    if (len < 126) {
-        h[1] = (uint8_t)(0x80 | len);
-    } else if (len <= 0xffff) {
-        h[1] = 0x80 | 126;
-        h[2] = (uint8_t)(len >> 8);
-        h[3] = (uint8_t)len;
-        hl = 4;
-    } else {
-        int i;
-        h[1] = 0x80 | 127;
-        for (i = 0; i < 8; i++)
-            h[2 + i] = (uint8_t)((uint64_t)len >> (56 - 8 * i));
-        hl = 10;
-    }
     mask_key(key);
-    memcpy(h + hl, key, 4);
-    hl += 4;
+    hl = wsp_header(h, opcode, 1, len, key);
     need = hl + len;
     if (!b || b->cap - b->len < need) {
         b = oblk_new(need);
@@ -188,7 +144,7 @@ int own_append(conn *c, int opcode, const uint8_t *p, size_t len)
     }
     memcpy(b->d + b->len, h, hl);
     if (len)
-        mask_copy(b->d + b->len + hl, p, len, key);
+        wsp_mask_copy(b->d + b->len + hl, p, len, key);
     b->len += need;
     c->obytes += need;
     buf_touch(c);
@@ -342,182 +298,6 @@ void own_send_close(conn *c, int code, const char *reason, size_t rlen)
     }
 }
 
-static int close_code_ok(int code)
-{
-    return (code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014) ||
-           (code >= 3000 && code <= 4999);
-}
-
-int close_body_problem(const uint8_t *p, size_t len, const char **why)
-{
-    if (len == 1) {
-        *why = "bad close frame";
-        return 1002;
-    }
-    if (len >= 2 && !close_code_ok((p[0] << 8) | p[1])) {
-        *why = "bad close code";
-        return 1002;
-    }
-    if (len > 2 && !utf8_valid(p + 2, len - 2)) {
-        *why = "invalid UTF-8 in close reason";
-        return 1007;
-    }
-    return 0;
-}
-
-static void own_control(conn *c)
-{
-    switch (c->f_op) {
-    case 9: /* ping -> pong */
-        if (!c->close_sent && own_append(c, 10, c->ctl, c->ctllen) < 0)
-            c->kill_pending = 1;
-        own_kick(c);
-        break;
-    case 10: /* pong */
-        break;
-    case 8: { /* close */
-        int code = 1005, bad;
-        size_t rl = 0;
-        const char *why;
-        if ((bad = close_body_problem(c->ctl, c->ctllen, &why))) {
-            conn_fail(c, bad, why);
-            return;
-        }
-        if (c->ctllen >= 2) {
-            code = (c->ctl[0] << 8) | c->ctl[1];
-            rl = c->ctllen - 2;
-        }
-        c->peer_closed = 1;
-        c->peer_code = code;
-        memcpy(c->peer_reason, c->ctl + 2, rl);
-        c->peer_reason_len = rl;
-        if (c->state == ST_OPEN)
-            c->state = ST_CLOSING;
-        /* echo the code (RFC 6455 5.5.1), then drop the connection */
-        own_send_close(c, code, NULL, 0);
-        c->kill_pending = 1;
-        own_kick(c);
-        break;
-    }
-    }
-}
-
-/* parse a run of bytes from the socket */
-static void own_parse(conn *c, const uint8_t *p, size_t n)
-{
-    while (n && !c->kill_pending && !c->fail_code) {
-        if (!c->in_payload) {
-            size_t take;
-            if (!c->hdrneed) {
-                c->hdrneed = 2;
-                c->hdrlen = 0;
-            }
-            take = (size_t)(c->hdrneed - c->hdrlen);
-            if (take > n)
-                take = n;
-            memcpy(c->hdr + c->hdrlen, p, take);
-            c->hdrlen += (int)take;
-            p += take;
-            n -= take;
-            if (c->hdrlen < c->hdrneed)
-                break;
-            if (c->hdrneed == 2) {
-                uint8_t l7 = c->hdr[1] & 0x7f;
-                if (c->hdr[1] & 0x80) {
-                    conn_fail(c, 1002, "masked frame from server");
-                    return;
-                }
-                if (l7 == 126 || l7 == 127) {
-                    c->hdrneed = l7 == 126 ? 4 : 10;
-                    continue;
-                }
-            }
-            /* header complete */
-            {
-                uint8_t b0 = c->hdr[0], l7 = c->hdr[1] & 0x7f;
-                uint64_t len = l7;
-                int op = b0 & 0x0f, i;
-                if (l7 == 126) {
-                    len = ((uint64_t)c->hdr[2] << 8) | c->hdr[3];
-                } else if (l7 == 127) {
-                    len = 0;
-                    for (i = 0; i < 8; i++)
-                        len = (len << 8) | c->hdr[2 + i];
-                    if (len >> 63) {
-                        conn_fail(c, 1002, "bad frame length");
-                        return;
-                    }
-                }
-                c->f_fin = !!(b0 & 0x80);
-                c->f_op = op;
-                c->f_left = len;
-                c->hdrneed = 0;
-                if (b0 & 0x70) {
-                    conn_fail(c, 1002, "reserved bits set");
-                    return;
-                }
-                if (op >= 8) {
-                    if (op > 10 || !c->f_fin || len > 125) {
-                        conn_fail(c, 1002, "bad control frame");
-                        return;
-                    }
-                    c->ctllen = 0;
-                } else if (op == 0) {
-                    if (!c->msg_op) {
-                        conn_fail(c, 1002, "unexpected continuation");
-                        return;
-                    }
-                } else if (op == 1 || op == 2) {
-                    if (c->msg_op) {
-                        conn_fail(c, 1002, "expected continuation");
-                        return;
-                    }
-                    c->msg_op = op;
-                    c->msg_first = 1;
-                } else {
-                    conn_fail(c, 1002, "unknown opcode");
-                    return;
-                }
-                /* a data frame's announced length against the size limit:
-                 * fail before any of its payload arrives or is allocated */
-                if (op < 8 && c->state == ST_OPEN &&
-                    len + (op == 0 ? c->msg_len : 0) > g_max_message) {
-                    conn_fail(c, 1009, fail_text(1009));
-                    return;
-                }
-                c->in_payload = 1;
-                if (len)
-                    continue;
-            }
-        }
-        /* payload (possibly empty) */
-        {
-            size_t take = c->f_left < n ? (size_t)c->f_left : n;
-            if (c->f_op >= 8) {
-                memcpy(c->ctl + c->ctllen, p, take);
-                c->ctllen += take;
-            } else {
-                int first = c->msg_first;
-                int final = c->f_fin && take == c->f_left;
-                int binary = c->msg_op == 2;
-                if (final)
-                    c->msg_op = 0;
-                c->msg_first = 0;
-                if (conn_deliver(c, p, take, first, final, binary, (size_t)(c->f_left - take)) < 0)
-                    return; /* failed (conn_fail) */
-            }
-            p += take;
-            n -= take;
-            c->f_left -= take;
-            if (!c->f_left) {
-                c->in_payload = 0;
-                if (c->f_op >= 8)
-                    own_control(c);
-            }
-        }
-    }
-}
-
 /* the socket is readable: read and parse everything there is (bounded) */
 static void own_read(conn *c)
 {
@@ -546,7 +326,7 @@ static void own_read(conn *c)
         G.own_reads++;
         if (c->peer_closed)
             continue; /* nothing after a close frame counts */
-        own_parse(c, F.rxbuf, (size_t)n);
+        F.sink(c, F.rxbuf, (size_t)n);
         if ((size_t)n < RXBUF_SIZE)
             return;
     }

@@ -6,6 +6,9 @@
 
 #pragma GCC visibility push(hidden)
 
+/* received bytes of an own-framing connection go to this function (set once) */
+typedef void (*own_sink_fn)(conn *c, const uint8_t *p, size_t n);
+void own_init(own_sink_fn sink);
 void framing_destroy(void);
 void own_free_queue(conn *c);
 int own_append(conn *c, int opcode, const uint8_t *p, size_t len);
@@ -19,9 +22,6 @@ void own_message_end(conn *c);
 void own_handover(void);
 void own_read_all(void);
 void service_one(int fd, short events, short revents);
-/* a close frame's body that must fail the connection (RFC 6455 5.5.1, 7.4, 8.1):
- * 0, or the code to fail with (1002, 1007) and why; both receive paths use it */
-int close_body_problem(const uint8_t *p, size_t len, const char **why);
 
 #pragma GCC visibility pop
 

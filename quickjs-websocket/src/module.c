@@ -12,6 +12,7 @@
  */
 #include "qjsws.h"
 #include "conn.h"
+#include "frame.h"
 #include "loop.h"
 #include "pool.h"
 #include "url.h"
@@ -146,6 +147,7 @@ static int js_lws_module_init(JSContext *ctx, JSModuleDef *m)
 
     g_opts = parse_disable(getenv("QJSWS_DISABLE"));
     text_string_init(ctx);
+    own_init(conn_rx);
     if (getenv("QJSWS_MAX_MESSAGE")) {
         int64_t v = parse_size(getenv("QJSWS_MAX_MESSAGE"));
         if (v < 0)

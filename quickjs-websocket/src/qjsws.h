@@ -24,6 +24,9 @@
 #include <quickjs.h>
 #include <quickjs-libc.h>
 
+#include "utf8_core.h"
+#include "wsproto.h"
+
 #define countof(a) (sizeof(a) / sizeof((a)[0]))
 #define UNUSED(x) (void)(x)
 
@@ -80,13 +83,6 @@ extern JSClassID js_lws_handle_class_id;
 extern JSClassID js_lws_conn_class_id;
 
 typedef struct conn conn;
-
-typedef struct text_scratch {
-    uint8_t *buf;
-    size_t cap;
-    size_t done, units; /* text_stream(): bytes taken, UTF-16 units written */
-    int wide;           /* text_stream(): a byte that is not ASCII was seen */
-} text_scratch;
 
 struct qjsws_globals {
     struct lws_context *ctx;
@@ -172,15 +168,7 @@ struct conn {
     int close_sent;    /* our close frame is written (lws path) or queued (own) */
     int tx_failed;     /* own: a socket write failed, the queue was dropped */
     int kill_pending;
-    int msg_op;        /* data message in progress: 0 none, 1 text, 2 binary */
-    int msg_first;     /* next data chunk is the first of its message */
-    uint8_t hdr[14];
-    int hdrlen, hdrneed; /* hdrneed 0: between frames */
-    int in_payload;
-    int f_fin, f_op;
-    uint64_t f_left;   /* payload bytes of the current frame still to come */
-    uint8_t ctl[128];
-    size_t ctllen;
+    struct wsp rxp;    /* own: the receive parser (wsproto.h) */
 };
 
 enum { EV_OPEN = 1, EV_CHUNK = 2, EV_ERROR = 3, EV_CLOSE = 4 };

@@ -6,11 +6,7 @@
 
 #pragma GCC visibility push(hidden)
 
-/* strict RFC 3629 validation: 1 valid, 0 not */
-int utf8_valid(const uint8_t *p, size_t len);
-/* the same, one chunk at a time: *st is 0 at the start of a message and
- * must be 0 again at its end (no sequence left open); 1 valid so far, 0 not */
-int utf8_stream(uint32_t *st, const uint8_t *p, size_t len);
+/* utf8_valid(), utf8_stream(), text_stream(): utf8_core.h (no JS) */
 
 /* a JS string as UTF-8, lone surrogates as U+FFFD (USVString) */
 typedef struct {
@@ -26,13 +22,10 @@ void usv_free(JSContext *ctx, usv_str *u);
 void text_string_init(JSContext *ctx);
 JSValue text_string(JSContext *ctx, text_scratch *t, const uint8_t *p, size_t len);
 
-/* Long texts in several chunks: validated and decoded together as they arrive.
- * text_stream(): p holds the message's n bytes so far, in a buffer of cap;
- * 1 ok, 0 invalid UTF-8 (final: the message ends at n), -1 out of memory. */
+/* Long texts in several chunks: validated and decoded together as they arrive
+ * (text_stream(), utf8_core.h), where text_stream_on() */
 #define TEXT_FAST_MIN 1024 /* bytes; below this the per-character path is cheap */
 int text_stream_on(void);
-void text_stream_start(text_scratch *t);
-int text_stream(text_scratch *t, const uint8_t *p, size_t n, size_t cap, int final);
 JSValue text_stream_string(JSContext *ctx, text_scratch *t, const uint8_t *p, size_t n);
 
 JSValue js_encode_utf8(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);

@@ -12,9 +12,17 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-QJS = ROOT / "build" / "prefix" / "bin" / "qjs"
-MODULE = ROOT / "build" / "quickjs-websocket" / "lws.so"
-RUN_JS = HERE / "js" / "run.js"
+# make test-asan (scripts/setup-asan.sh) points these at the ASan+UBSan build: qjs, and a
+# mirror of the tree whose build/quickjs-websocket holds the sanitized module
+ASAN_ROOT = os.environ.get("QJSWS_TEST_ASAN_ROOT")
+if ASAN_ROOT:
+    QJS = ROOT / "build" / "asan" / "prefix" / "bin" / "qjs"
+    MODULE = Path(ASAN_ROOT) / "build" / "quickjs-websocket" / "lws.so"
+    RUN_JS = Path(ASAN_ROOT) / "quickjs-websocket" / "tests" / "js" / "run.js"
+else:
+    QJS = ROOT / "build" / "prefix" / "bin" / "qjs"
+    MODULE = ROOT / "build" / "quickjs-websocket" / "lws.so"
+    RUN_JS = HERE / "js" / "run.js"
 PYTHON = ROOT / ".venv" / "bin" / "python"
 
 
@@ -109,6 +117,12 @@ def run_qjs(mode, url, *args, env_extra=None, timeout=120, wrapper=None, qjs_arg
     need_client()
     env = dict(os.environ)
     env.update(env_extra or {})
+    if ASAN_ROOT:
+        if wrapper:
+            pytest.skip("valgrind does not run ASan builds (make test covers it)")
+        # leaks are valgrind's job (a process ended by std.exit() frees nothing)
+        env.setdefault("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=1")
+        env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1")
     env.setdefault("QJSWS_TEST_TIMEOUT", str(int((timeout - 5) * 1000)))
     argv = (list(wrapper or []) + [str(QJS)] + list(qjs_args) + [str(RUN_JS), mode, url] +
             [str(a) for a in args])
@@ -125,6 +139,9 @@ def run_qjs(mode, url, *args, env_extra=None, timeout=120, wrapper=None, qjs_arg
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=5)
+    if ASAN_ROOT:
+        for bad in ("ERROR: AddressSanitizer", "runtime error:"):
+            assert bad not in err, "sanitizer report from qjs %s:\n%s" % (mode, err[-6000:])
     lines = [l for l in out.splitlines() if l.startswith("{")]
     assert lines, "no JSON from qjs %s (rc=%s)\nstdout: %s\nstderr: %s" % (
         mode, proc.returncode, out[-2000:], err[-2000:])

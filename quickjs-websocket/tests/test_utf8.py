@@ -13,7 +13,7 @@ PREFIX = ROOT / "build" / "prefix"
 
 
 def build(tmp_path_factory, name):
-    """tests/c/NAME.c compiled against src/utf8.c and QuickJS"""
+    """tests/c/NAME.c compiled against src/utf8.c, src/utf8_core.c and QuickJS"""
     cc = shutil.which("cc")
     if cc is None or not (PREFIX / "lib" / "libquickjs.a").exists():
         pytest.skip("cc or build/prefix/lib/libquickjs.a missing")
@@ -21,7 +21,8 @@ def build(tmp_path_factory, name):
     subprocess.run([cc, "-O2", "-g", "-std=gnu11", "-Wall", "-Wextra", "-Werror",
                     "-isystem", str(PREFIX / "include"), "-isystem", str(PREFIX / "include" / "quickjs"),
                     "-o", str(exe), str(HERE / "c" / f"{name}.c"),
-                    str(HERE.parent / "src" / "utf8.c"), str(PREFIX / "lib" / "libquickjs.a"),
+                    str(HERE.parent / "src" / "utf8.c"), str(HERE.parent / "src" / "utf8_core.c"),
+                    str(PREFIX / "lib" / "libquickjs.a"),
                     "-lm", "-ldl", "-lpthread"], check=True)
     return exe
 

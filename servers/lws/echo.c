@@ -5,6 +5,7 @@
 #include "echo.h"
 #include "msgq.h"
 #include "prepared.h"
+#include "reqopts.h"
 
 #include <libwebsockets.h>
 #include <stdint.h>
@@ -14,7 +15,6 @@
 
 /* Largest message we accept (contract: at least 64 MiB). */
 #define MAX_MESSAGE ((size_t)256 << 20)
-#define MAX_FRAGMENTS 64
 
 /*
  * Receive flow control: stop reading from a client whose echoes pile up, and
@@ -48,69 +48,36 @@ struct conn {
 	size_t serve_pending;	/* prepared replies still to send */
 };
 
-/* Read ?fragments=N from the request; -1 if present but invalid. */
-static int parse_fragments(struct lws *wsi, unsigned *out)
-{
-	char val[16], *end;
-	long n;
-
-	*out = 1;
-	if (lws_get_urlarg_by_name_safe(wsi, "fragments=", val, sizeof(val)) < 0)
-		return 0;
-	n = strtol(val, &end, 10);
-	if (end == val || *end || n < 1 || n > MAX_FRAGMENTS)
-		return -1;
-	*out = (unsigned)n;
-	return 0;
-}
-
-/* Number of name=value arguments in the request's query string. */
-static int count_urlargs(struct lws *wsi)
-{
-	char frag[256];
-	int n = 0;
-
-	while (lws_hdr_copy_fragment(wsi, frag, sizeof(frag),
-				     WSI_TOKEN_HTTP_URI_ARGS, n) >= 0)
-		n++;
-	return n;
-}
-
 /*
- * Read ?serve=NAME&bytes=N (both or neither, and nothing else in the query)
- * and take a reference to the prepared message; -1 if invalid.
+ * The request-path options (reqopts.c): the query's arguments as lws split
+ * and decoded them, then ?serve='s prepared message; -1 to reject.
  */
-static int parse_serve(struct lws *wsi, struct conn *c)
-{
-	char name[16], bytes[24], *end;
-	int has_name, has_bytes;
-	long long n;
-
-	has_name = lws_get_urlarg_by_name_safe(wsi, "serve=", name,
-					       sizeof(name)) >= 0;
-	has_bytes = lws_get_urlarg_by_name_safe(wsi, "bytes=", bytes,
-						sizeof(bytes)) >= 0;
-	if (!has_name && !has_bytes)
-		return 0;
-	if (!has_name || !has_bytes || count_urlargs(wsi) != 2)
-		return -1;
-	n = strtoll(bytes, &end, 10);
-	if (end == bytes || *end || n < 1 || (unsigned long long)n > PREPARED_MAX)
-		return -1;
-	c->serve = prepared_get(name, (size_t)n);
-	return c->serve ? 0 : -1;
-}
-
 static int on_established(struct lws *wsi, struct conn *c)
 {
+	char frag[REQOPTS_MAX_ARGS + 1][256];
+	const char *args[REQOPTS_MAX_ARGS + 1], *why;
+	struct reqopts o;
+	int n = 0;
+
 	memset(c, 0, sizeof(*c));
-	if (parse_fragments(wsi, &c->frags)) {
-		fprintf(stderr, "lws-echo: rejecting connection: bad fragments=\n");
+	while (n <= REQOPTS_MAX_ARGS &&
+	       lws_hdr_copy_fragment(wsi, frag[n], sizeof(frag[n]),
+				     WSI_TOKEN_HTTP_URI_ARGS, n) >= 0) {
+		args[n] = frag[n];
+		n++;
+	}
+	why = reqopts_parse(args, n, PREPARED_MAX, &o);
+	if (why) {
+		fprintf(stderr, "lws-echo: rejecting connection: %s\n", why);
 		return -1;
 	}
-	if (parse_serve(wsi, c)) {
-		fprintf(stderr, "lws-echo: rejecting connection: bad serve=/bytes=\n");
-		return -1;
+	c->frags = o.frags;
+	if (o.serve) {
+		c->serve = prepared_get(o.serve_name, o.serve_bytes);
+		if (!c->serve) {
+			fprintf(stderr, "lws-echo: rejecting connection: bad serve=/bytes=\n");
+			return -1;
+		}
 	}
 	return 0;
 }

@@ -467,6 +467,33 @@ const modes = {
   },
 
   // leak test: N messages (text and binary, several sizes) then pool stats
+  // every message as it came (text as UTF-16 units, binary as hex), the errors and the close:
+  // the stream property test (test_stream_property.py) compares them with what it sent
+  collect () {
+    const ws = new WebSocket(url)
+    ws.binaryType = 'arraybuffer'
+    const messages = []
+    const errors = []
+    const hex = (ab) => {
+      const u = new Uint8Array(ab)
+      const parts = new Array(u.length)
+      for (let i = 0; i < u.length; i++) parts[i] = (u[i] < 16 ? '0' : '') + u[i].toString(16)
+      return parts.join('')
+    }
+    // text as its UTF-16 code units, 4 hex digits each (a raw U+0085 or U+2028 would
+    // split the output line for the reader)
+    const units = (str) => {
+      const parts = new Array(str.length)
+      for (let i = 0; i < str.length; i++) parts[i] = str.charCodeAt(i).toString(16).padStart(4, '0')
+      return parts.join('')
+    }
+    ws.onmessage = (e) => {
+      messages.push(typeof e.data === 'string' ? ['text', units(e.data)] : ['binary', hex(e.data)])
+    }
+    ws.onerror = (e) => errors.push(e.message)
+    ws.onclose = (e) => done({ mode, messages, errors, close: { code: e.code, reason: e.reason, wasClean: e.wasClean } })
+  },
+
   leak () {
     const total = Number(rest[0] || 10000)
     const ws = new WebSocket(url)

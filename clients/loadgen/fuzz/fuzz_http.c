@@ -1,0 +1,178 @@
+/*
+ * libFuzzer target: the load generator's handshake-response check
+ * (http.c, http_check_response).
+ *
+ * First input byte even: the rest is a response head as it came off the
+ * wire (exactly that many bytes, no NUL: ASan sees any over-read); if it
+ * is accepted, it must really hold a 101 status line and the three headers.
+ * Odd: the rest chooses a response built from a valid one (header order,
+ * name case, blanks around values, token lists, extra headers) and at most
+ * one defect; it must be accepted exactly when it has no defect, and the
+ * reason must name the defect.
+ */
+#include <ctype.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "../http.h"
+#include "../../../quickjs-websocket/fuzz/fuzz_common.h"
+
+static const char ACCEPT[] = "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=";
+
+/* is there a line (after the first) "name:" whose value holds `needle` (any case)? */
+static int has_header(const char *h, size_t n, const char *name, const char *needle)
+{
+    size_t nl = strlen(name), i = 0;
+    while (i < n) {
+        const char *eol = memchr(h + i, '\n', n - i);
+        size_t e = eol ? (size_t)(eol - h) : n;
+        if (i && e - i > nl && !strncasecmp(h + i, name, nl) && h[i + nl] == ':') {
+            size_t j;
+            for (j = i + nl + 1; j + strlen(needle) <= e; j++)
+                if (!strncasecmp(h + j, needle, strlen(needle)))
+                    return 1;
+        }
+        i = e + 1;
+    }
+    return 0;
+}
+
+static void raw(const uint8_t *data, size_t size)
+{
+    char *h = malloc(size ? size : 1);
+    const char *why;
+    CHECK(h != NULL);
+    memcpy(h, data, size);
+    why = http_check_response(h, size, ACCEPT);
+    if (!why) {
+        CHECK(size >= 12 && !memcmp(h, "HTTP/1.1 101", 12));
+        CHECK(has_header(h, size, "upgrade", "websocket"));
+        CHECK(has_header(h, size, "connection", "upgrade"));
+        CHECK(has_header(h, size, "sec-websocket-accept", ACCEPT));
+    }
+    free(h);
+}
+
+struct out {
+    char b[4096];
+    size_t n;
+};
+
+static void put(struct out *o, const char *s)
+{
+    size_t l = strlen(s);
+    if (o->n + l < sizeof(o->b)) {
+        memcpy(o->b + o->n, s, l);
+        o->n += l;
+    }
+}
+
+/* the name with its case chosen by bits */
+static void put_name(struct out *o, const char *name, unsigned bits)
+{
+    char tmp[64];
+    size_t i;
+    for (i = 0; name[i] && i < sizeof(tmp) - 1; i++)
+        tmp[i] = (bits >> (i % 8)) & 1 ? (char)toupper((unsigned char)name[i])
+                                        : (char)tolower((unsigned char)name[i]);
+    tmp[i] = 0;
+    put(o, tmp);
+}
+
+static void built(const uint8_t *d, size_t n)
+{
+    /* choices, each from one byte (0 when the input is short) */
+#define B(i) ((size_t)(i) < n ? d[i] : 0)
+    static const char *const blanks[4] = { "", " ", "\t", "  \t" };
+    static const char *const extras[4] = { "Server: x", "X-A: websocket", "Date: today",
+                                           "Sec-WebSocket-Protocol: chat" };
+    unsigned defect = B(0) % 8; /* 0..2: none */
+    unsigned order = B(1);
+    struct out o = { .n = 0 };
+    const char *why;
+    int i, idx[4] = { 0, 1, 2, 3 };
+    char *h;
+
+    put(&o, defect == 3 ? "HTTP/1.1 200 OK\r\n" : "HTTP/1.1 101 Switching Protocols\r\n");
+    /* a permutation of the three required headers and one extra */
+    for (i = 3; i > 0; i--) {
+        int j = (int)(order % (unsigned)(i + 1)), t = idx[i];
+        order /= (unsigned)(i + 1);
+        idx[i] = idx[j];
+        idx[j] = t;
+    }
+    for (i = 0; i < 4; i++) {
+        unsigned c = B(2 + i), bl = B(6 + i);
+        switch (idx[i]) {
+        case 0:
+            if (defect == 4)
+                break;
+            put_name(&o, "Upgrade", c);
+            put(&o, ":");
+            put(&o, blanks[bl & 3]);
+            put(&o, (bl >> 2) & 1 ? "foo, WebSocket" : "websocket");
+            put(&o, blanks[(bl >> 4) & 3]);
+            put(&o, "\r\n");
+            break;
+        case 1:
+            if (defect == 5)
+                break;
+            put_name(&o, "Connection", c);
+            put(&o, ":");
+            put(&o, blanks[bl & 3]);
+            put(&o, (bl >> 2) & 1 ? "keep-alive,  Upgrade" : "Upgrade");
+            put(&o, blanks[(bl >> 4) & 3]);
+            put(&o, "\r\n");
+            break;
+        case 2:
+            put_name(&o, "Sec-WebSocket-Accept", c);
+            put(&o, ":");
+            put(&o, blanks[bl & 3]);
+            put(&o, defect == 6 ? "s3pPLMBiTxaQ9kYGzzhZRbK+xOo!" : ACCEPT);
+            put(&o, blanks[(bl >> 4) & 3]);
+            put(&o, "\r\n");
+            break;
+        case 3:
+            put(&o, extras[c & 3]);
+            put(&o, "\r\n");
+            if (defect == 7) {
+                put_name(&o, "Sec-WebSocket-Extensions", c);
+                put(&o, ": permessage-deflate\r\n");
+            }
+            break;
+        }
+    }
+    put(&o, "\r\n");
+    h = malloc(o.n);
+    CHECK(h != NULL);
+    memcpy(h, o.b, o.n);
+    why = http_check_response(h, o.n, ACCEPT);
+    free(h);
+    switch (defect) {
+    case 3: CHECK(why && strstr(why, "101")); break;
+    case 4: CHECK(why && strstr(why, "Upgrade")); break;
+    case 5: CHECK(why && strstr(why, "Connection")); break;
+    case 6: CHECK(why && strstr(why, "Accept")); break;
+    case 7: CHECK(why && strstr(why, "extension")); break;
+    default:
+        if (why)
+            fprintf(stderr, "rejected (%s):\n%.*s\n", why, (int)o.n, o.b);
+        CHECK(why == NULL);
+    }
+#undef B
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    if (data[0] & 1)
+        built(data + 1, size - 1);
+    else
+        raw(data + 1, size - 1);
+    return 0;
+}
