@@ -147,10 +147,15 @@ def gate(base: Ratios, thresholds: dict[str, Any], measure: Callable[[list[str]]
         findings = [Finding(f.gate, f.cell, f.metric, f.baseline, f.value, f.verdict,
                             f.detail + ("; from a run file: not re-measured" if f.verdict == "regression" else ""))
                     for f in findings]
+    problems = []
     untestable = [f for f in findings if f.detail.startswith("untestable")]
-    problem = (f"{len(untestable)} of {len(findings)} ratios untestable: too few repetitions (at least 5 against 5)"
-               if untestable else None)
-    return Outcome("wall", findings, problem)
+    if untestable:
+        problems.append(f"{len(untestable)} of {len(findings)} ratios untestable: too few repetitions "
+                        "(at least 5 against 5)")
+    lost = sorted(set(base) - set(first))
+    if lost:
+        problems.append(f"no ratio measured for {', '.join(lost)} (a cell failed: see the run's log)")
+    return Outcome("wall", findings, "; ".join(problems) or None)
 
 
 MARGIN = 1.25
