@@ -5,6 +5,15 @@ under callgrind with the other side running natively.
 - ``lws-echo``: the native server, driven by ``wsbench-loadgen``;
 - ``loadgen``: the native load generator against ``lws-echo``.
 
+The QuickJS client is counted in burst mode (the workload as it is): it is the slow side
+under callgrind, reads full buffers, and its count repeats within 0.05 %. The native
+programs are counted one message at a time (``--mode pingpong``): in a burst their
+count depends on how many messages each wake-up finds (``lws-echo``'s coalescing and
+allocator paths, the load generator's event-loop turns), which is timing, not code, and
+moved their counts by 2-36 % between identical runs; one at a time they repeat within
+0.3 %. ``loadgen/frag4_4k`` still depends on how the server's four frames arrive, so it
+is counted and reported but not gated (``gated``).
+
 Each cell has two fixed message counts: ``full`` (``make gate``) and ``quick`` (``make
 test``, about a tenth). Counts per message differ a little between the two (a constant
 per run is spread over fewer messages), so each profile has its own baseline figures.
@@ -37,6 +46,8 @@ class Cell:
     workload: str  # a workload of workloads/*.toml (text_1m: text_16m at 1 MiB)
     counts: tuple[int, int]  # messages in the measured phase: (full, quick)
     warmup: tuple[int, int]  # warm-up messages, not counted: (full, quick)
+    mode: str | None = None  # replaces the workload's --mode (pingpong for the native programs)
+    gated: bool = True  # False: counted and reported, never a regression (why: ``UNGATED``)
 
     @property
     def name(self) -> str:
@@ -65,8 +76,13 @@ ECHO_WORKLOADS = {
     "frag4_4k": ((5000, 500), (500, 100)),
 }
 
+# Why a cell is not gated (its count is not repeatable enough for a 3 % threshold).
+UNGATED = {"loadgen/frag4_4k": "its count depends on how the server's four frames of a message arrive "
+                               "(3.6 % apart between identical runs)"}
+
 CELLS: tuple[Cell, ...] = tuple(
-    [Cell(program, w, counts, warm) for program in PROGRAMS for w, (counts, warm) in ECHO_WORKLOADS.items()]
+    [Cell(program, w, counts, warm, None if program == "qjs" else "pingpong", f"{program}/{w}" not in UNGATED)
+     for program in PROGRAMS for w, (counts, warm) in ECHO_WORKLOADS.items()]
     + [Cell("qjs", "text_1m", (3, 1), (1, 1))])
 
 
@@ -93,4 +109,7 @@ def workload_for(cell: Cell, workloads: WorkloadSet, profile: str) -> tuple[Work
     w = workloads.workloads.get(cell.workload)
     if w is None:
         raise WsbenchError(f"workload '{cell.workload}' is missing from workloads/")
-    return replace(w, timeout_s=600.0), {"count": cell.count(profile), "warmup": cell.warmup_count(profile)}
+    override = {"count": cell.count(profile), "warmup": cell.warmup_count(profile)}
+    if cell.mode:
+        override["mode"] = cell.mode
+    return replace(w, timeout_s=600.0), override

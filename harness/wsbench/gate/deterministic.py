@@ -36,7 +36,7 @@ def measure(cells: list[Cell], workloads: WorkloadSet, profile: str, work_dir: P
 
 
 def judge(counts: dict[str, Count], baseline: dict[str, Any] | None, profile: str,
-          here: dict[str, Any]) -> Outcome:
+          here: dict[str, Any], ungated: dict[str, str] | None = None) -> Outcome:
     """Counts against the baseline's ``deterministic`` section (None: no baseline)."""
     if baseline is None:
         return Outcome("deterministic", [], "the baseline has no deterministic counts (run: wsbench gate --update)")
@@ -54,8 +54,10 @@ def judge(counts: dict[str, Count], baseline: dict[str, Any] | None, profile: st
         old = float(base["per_message"])
         change = (count.per_message - old) / old
         verdict = "regression" if change > RISE else "improvement" if change < -FALL else "same"
-        findings.append(Finding("deterministic", name, METRIC, old, round(count.per_message, 1), verdict,
-                                f"{count.messages:,} messages ({profile})"))
+        detail = f"{count.messages:,} messages ({profile})"
+        if ungated and name in ungated:
+            verdict, detail = "same", f"{detail}; not gated: {ungated[name]}"
+        findings.append(Finding("deterministic", name, METRIC, old, round(count.per_message, 1), verdict, detail))
     problem = None
     if missing:
         problem = f"the baseline has no {profile} count for {', '.join(missing)} (run: wsbench gate --update)"
