@@ -3,7 +3,8 @@
 # `make profile` profiles text_11 and bin_64k (every client against lws, every server driven
 # by loadgen) and times every runtime's start-up.  `make fuzz` runs every libFuzzer target
 # for FUZZ_SECONDS each (scripts/fuzz.py); `make test-asan` runs the quickjs-websocket tests
-# on a build of qjs and the module with ASan and UBSan.
+# on a build of qjs and the module with ASan and UBSan. `make gate` is the regression gate
+# (README, "The regression gate"); `make gate-update` re-takes its baseline.
 
 SHELL := /bin/bash
 WSBENCH := .venv/bin/wsbench
@@ -12,7 +13,7 @@ SUITE ?= quick
 ARGS ?=
 FUZZ_SECONDS ?= 300
 
-.PHONY: setup bench test test-asan fuzz report profile list clean
+.PHONY: setup bench test test-asan fuzz report profile gate gate-update lint-workflows list clean
 
 setup:
 	@scripts/setup-apt.sh
@@ -34,6 +35,19 @@ report: setup
 # Profiles under profiles/<time>/, results in reports/profile-<time>.{json,md} (never ranked).
 profile: setup
 	@$(WSBENCH) profile --matrix --startup --overhead-runs 3 $(ARGS)
+
+# Exit 0: nothing regressed; 1: a confirmed regression; 2: the gate could not run (why, in one line).
+gate: setup
+	@$(WSBENCH) gate $(ARGS)
+
+# After a change that moves the figures on purpose: new deterministic counts (both
+# profiles) and wall-clock ratios into baselines/gate.json (commit it; the diff shows what moved).
+gate-update: setup
+	@$(WSBENCH) gate --update $(ARGS)
+
+# actionlint (pinned; built from the Go module proxy on first use) over the workflows.
+lint-workflows:
+	@bin=$$(scripts/setup-actionlint.sh) && "$$bin" .github/workflows/*.yml && echo "actionlint: workflows ok"
 
 test: setup
 	@$(PYTEST) -q harness/tests clients/tests clients/loadgen/tests quickjs-websocket/tests servers/lws/tests

@@ -7,12 +7,21 @@ import { WebSocket } from '../build/quickjs-websocket/websocket.js';
 import * as check from '../build/clients/wsbench_check.so';
 import { main } from './workload/main.js';
 
+const held = std.getenv('WSBENCH_HOLD') === '1';
+
+// Under callgrind (wsbench gate) only the measured phase is counted: from GO to the
+// first line printed after it (the result line, or an error); check.count() is a no-op
+// natively.
+let counting = false;
+
 function print(line) {
+  if (counting) {
+    check.count(false);
+    counting = false;
+  }
   std.out.puts(line + '\n');
   std.out.flush();
 }
-
-const held = std.getenv('WSBENCH_HOLD') === '1';
 
 // With WSBENCH_HOLD=1 (set by the harness), wait at the start barrier for the harness's
 // "GO" line on stdin. Nothing is in flight at that point, so a blocking read is fine.
@@ -21,6 +30,8 @@ function barrier() {
   const line = std.in.getline();
   if (line === null) return Promise.reject(new Error('stdin closed before GO'));
   if (line.trim() !== 'GO') return Promise.reject(new Error('expected GO on stdin, got ' + JSON.stringify(line.slice(0, 40))));
+  counting = true;
+  check.count(true);
   return Promise.resolve();
 }
 

@@ -18,11 +18,22 @@
  *   diff(a, b, from)       the first offset >= from at which ArrayBuffers a and
  *                          b differ (the shorter one's length when one is a
  *                          prefix of the other), or -1 when they are equal
+ *   count(on)              under valgrind --tool=callgrind --instr-atstart=no
+ *                          (wsbench gate): switch instrumentation on (true) or
+ *                          off (false), so that only the measured phase is
+ *                          counted; natively a no-op of a few instructions
  */
 #include <quickjs.h>
 
 #include <stdint.h>
 #include <string.h>
+
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define HAVE_CALLGRIND 1
+#endif
+#endif
 
 static JSValue js_seq(JSContext *ctx, JSValueConst this_val, int argc,
 		      JSValueConst *argv)
@@ -82,9 +93,27 @@ static JSValue js_diff(JSContext *ctx, JSValueConst this_val, int argc,
 	return JS_NewInt32(ctx, -1);
 }
 
+static JSValue js_count(JSContext *ctx, JSValueConst this_val, int argc,
+			JSValueConst *argv)
+{
+	int on = argc > 0 && JS_ToBool(ctx, argv[0]) > 0;
+
+	(void)this_val;
+#ifdef HAVE_CALLGRIND
+	if (on)
+		CALLGRIND_START_INSTRUMENTATION;
+	else
+		CALLGRIND_STOP_INSTRUMENTATION;
+#else
+	(void)on;
+#endif
+	return JS_NewBool(ctx, on);
+}
+
 static const JSCFunctionListEntry check_funcs[] = {
 	JS_CFUNC_DEF("seq", 2, js_seq),
 	JS_CFUNC_DEF("diff", 3, js_diff),
+	JS_CFUNC_DEF("count", 1, js_count),
 };
 
 static int check_init(JSContext *ctx, JSModuleDef *m)

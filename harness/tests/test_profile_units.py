@@ -176,7 +176,7 @@ def test_schema_4_round_trip_and_older_versions(tmp_path: Path) -> None:
               profiles={"dir": "profiles/x", "cells": [ENTRY]}, startup=STARTUP)
     write_json(run, tmp_path / "p.json")
     data = json.loads((tmp_path / "p.json").read_text())
-    assert data["schema_version"] == 4
+    assert data["schema_version"] == 5
     back = read_json(tmp_path / "p.json")
     assert back.profiles == run.profiles and back.startup == STARTUP and back.cells == []
     data["schema_version"] = 3

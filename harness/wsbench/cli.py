@@ -1,5 +1,5 @@
 """Command line: ``wsbench run``, ``list``, ``verify``, ``report``, ``compare``,
-``stability``, ``conformance``, ``profile`` and ``startup``."""
+``stability``, ``conformance``, ``profile``, ``startup`` and ``gate``."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from . import __version__, compare, pinning, procs, report, stability
 from .catalog import Catalog, load_catalog
 from .conformance import cases as conformance_cases, runner as conformance_runner
 from .errors import WsbenchError
+from .gate import baseline as gate_baseline, session as gate_session
+from .gate.cells import CELLS as GATE_CELLS
 from .measure import Settings
 from .paths import PROFILES_DIR, REPORTS_DIR, RUNTIMES_FILE, WORKLOADS_DIR, relative
 from .profile import session as profile_session, startup, tools as profile_tools
@@ -135,6 +137,26 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--runs", type=int, default=startup.DEFAULT_RUNS, help="hyperfine --runs")
     up.add_argument("--reports", type=Path, default=REPORTS_DIR, help="directory for the results JSON and Markdown")
     up.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+
+    gate = sub.add_parser("gate", help="regression gate: instruction counts (callgrind) and confirmed wall-clock "
+                                       "ratios against the baseline (exit 0 pass, 1 regression, 2 cannot run)")
+    gate.add_argument("--baseline", type=Path, default=gate_baseline.DEFAULT_PATH,
+                      help="the baseline file (default: baselines/gate.json)")
+    gate.add_argument("--update", action="store_true",
+                      help="measure and write the baseline instead of gating (the deterministic counts of both "
+                           "profiles; the wall-clock ratios, with --calibrate N also their thresholds)")
+    gate.add_argument("--only", choices=gate_session.GATES, help="run one gate only")
+    gate.add_argument("--quick", action="store_true",
+                      help="deterministic gate on the reduced message counts (make test)")
+    gate.add_argument("--cell", action="append", metavar="NAME",
+                      help="deterministic cells only (program/workload, a program or a workload; repeatable): "
+                           + ", ".join(c.name for c in GATE_CELLS))
+    gate.add_argument("--calibrate", type=int, default=0, metavar="N",
+                      help="with --update: N wall-clock runs of the unchanged code set the thresholds")
+    gate.add_argument("--wall-run", type=Path, metavar="FILE",
+                      help="judge (or, with --update, store) the ratios of this saved run instead of measuring")
+    gate.add_argument("--out", type=Path, default=REPORTS_DIR, help="directory for the reports")
+    gate.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
     return parser
 
 
@@ -159,6 +181,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.command == "compare":
             return cmd_compare(args)
+        if args.command == "gate":
+            return cmd_gate(args, list(sys.argv if argv is None else ["wsbench", *argv]))
         return cmd_report(args)
     except WsbenchError as exc:
         print(f"wsbench: error: {exc}", file=sys.stderr)
@@ -486,6 +510,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
     else:
         print(text, end="")
     return compare.exit_code(changes)
+
+
+def cmd_gate(args: argparse.Namespace, argv: list[str]) -> int:
+    opts = gate_session.Options(baseline=args.baseline, update=args.update, only=args.only, quick=args.quick,
+                                cells=args.cell, calibrate=args.calibrate, wall_run=args.wall_run,
+                                out=args.out, quiet=args.quiet)
+    return gate_session.run(opts, load_catalog(args.catalog), load_workloads(args.workloads_dir), argv)
 
 
 T = TypeVar("T")

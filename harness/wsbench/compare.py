@@ -62,8 +62,11 @@ def smallest_p(n1: int, n2: int) -> float:
     return min(1.0, 2 / math.comb(n1 + n2, n1))
 
 
-def compare_cell(a: list[float], b: list[float], metric: str) -> tuple[float | None, float, str]:
-    """(p, smallest possible p, verdict) for the values of one cell in run A and run B."""
+def compare_cell(a: list[float], b: list[float], metric: str,
+                 min_effect: float | None = None) -> tuple[float | None, float, str]:
+    """(p, smallest possible p, verdict) for the values of one cell in run A and run B;
+    ``min_effect`` replaces the metric's default minimum effect (``wsbench gate`` passes
+    its calibrated thresholds)."""
     floor = smallest_p(len(a), len(b))
     if floor >= ALPHA:
         return None, floor, "untestable"
@@ -74,7 +77,9 @@ def compare_cell(a: list[float], b: list[float], metric: str) -> tuple[float | N
     p = float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
     ma, mb = statistics.median(a), statistics.median(b)
     effect = abs(mb - ma) / ma if ma else math.inf
-    if p >= ALPHA or effect <= MIN_EFFECT.get(metric, DEFAULT_MIN_EFFECT):
+    if min_effect is None:
+        min_effect = MIN_EFFECT.get(metric, DEFAULT_MIN_EFFECT)
+    if p >= ALPHA or effect <= min_effect:
         return p, floor, "same"
     higher = METRICS[metric].higher_is_better
     return p, floor, "better" if (mb > ma) == higher else "worse"

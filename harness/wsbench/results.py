@@ -25,6 +25,16 @@ Schema history:
   ``min_s``, ``max_s``, ``runs``, the ``peak_rss_kib`` of one more run, the ``command``
   and ``error``. A profiled run has ``settings.profiled`` true and no cells: it is never
   ranked. Versions 1 to 3 are still read (neither section).
+- version 5: ``gate`` (``wsbench gate``; absent or null in other runs): ``role``
+  (``baseline`` for ``baselines/gate.json``, ``report`` for ``reports/gate-*.json``);
+  a baseline holds ``deterministic`` (the ``machine`` it was counted on — CPU model and
+  flags, compiler, libc, valgrind —, ``rise`` and ``fall`` thresholds, and ``counts``
+  per profile, full and quick, per cell ``instructions``, ``messages`` and
+  ``per_message``) and ``wall`` (the reference client, the clients, server, workloads
+  and repetitions of the wall-clock gate, its ``thresholds`` — alpha and minimum effects
+  — with their ``calibration``; the run's cells are that measurement's repetitions); a
+  report holds the ``outcomes`` of each gate (findings: cell, metric, baseline, value,
+  change, verdict) and the ``exit_code``. Versions 1 to 4 are still read.
 """
 
 from __future__ import annotations
@@ -41,8 +51,8 @@ from .metrics import METRICS
 from .stats import Summary, summarize
 
 SCHEMA = "wsbench-run"
-SCHEMA_VERSION = 4
-READABLE_VERSIONS = (1, 2, 3, 4)
+SCHEMA_VERSION = 5
+READABLE_VERSIONS = (1, 2, 3, 4, 5)
 
 @dataclass
 class Cell:
@@ -135,6 +145,7 @@ class Run:
     conformance: dict[str, Any] | None = None  # wsbench conformance: cases and verdicts
     profiles: dict[str, Any] | None = None  # wsbench profile: profiled cells and their files
     startup: dict[str, Any] | None = None  # wsbench startup: start-up times (hyperfine)
+    gate: dict[str, Any] | None = None  # wsbench gate: a baseline or a gate report
 
     def to_json(self, summaries: bool = True) -> dict[str, Any]:
         """``summaries=False`` leaves out the per-cell statistics (checkpoints mid-run)."""
@@ -149,6 +160,7 @@ class Run:
             "conformance": self.conformance,
             "profiles": self.profiles,
             "startup": self.startup,
+            "gate": self.gate,
         }
 
 
@@ -195,4 +207,4 @@ def _run_from_json(data: dict[str, Any]) -> Run:
         clients={k: program(v) for k, v in data["clients"].items()},
         cells=cells, finished=data.get("finished"), complete=data.get("complete", False),
         settings=data.get("settings", {}), conformance=data.get("conformance"),
-        profiles=data.get("profiles"), startup=data.get("startup"))
+        profiles=data.get("profiles"), startup=data.get("startup"), gate=data.get("gate"))

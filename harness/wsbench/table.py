@@ -58,6 +58,8 @@ def environment(run: Run) -> list[str]:
 def _settings(run: Run) -> str:
     """How the cells were measured: floor, pinning, load before and after."""
     st, env = run.settings, run.environment
+    if not st and run.gate:
+        return "regression gate: instruction counts under callgrind (no clock); no wall-clock run in this file"
     if not st:
         return "measured phases: as long as each workload's count (schema 1 run: no floor, no barrier)"
     pin = st.get("pinning")

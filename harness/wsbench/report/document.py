@@ -15,6 +15,7 @@ from typing import Callable
 
 from ..conformance import report as conformance_report
 from ..doc import Block, Bullets, Grid, Section
+from ..gate import render as gate_render
 from ..metrics import METRICS
 from ..profile import render as profile_render
 from ..ranking import factor, label
@@ -140,6 +141,10 @@ def _conformance(run: Run, source: Path, with_charts: bool) -> list[Section]:
     return conformance_report.sections(run)
 
 
+def _gate(run: Run, source: Path, with_charts: bool) -> list[Section]:
+    return gate_render.sections(run.gate)
+
+
 def _links(run: Run, source: Path, with_charts: bool) -> list[Section]:
     """Profiles and start-up of this run, or those in ``profiles/<time>/`` beside ``reports/``."""
     if run.profiles or run.startup:
@@ -163,7 +168,7 @@ def _failures(run: Run, source: Path, with_charts: bool) -> list[Section]:
 
 
 Builder = Callable[[Run, Path, bool], list[Section]]
-BUILDERS: list[Builder] = [_scoreboard, _scores, _workloads, _efficiency, _check_cost, _conformance, _claims, _links,
-                           _notes, _failures]
-NO_WORKLOADS: list[Builder] = [_conformance, _failures]
+BUILDERS: list[Builder] = [_gate, _scoreboard, _scores, _workloads, _efficiency, _check_cost, _conformance, _claims,
+                           _links, _notes, _failures]
+NO_WORKLOADS: list[Builder] = [_gate, _conformance, _failures]
 PROFILED: list[Builder] = [_links]

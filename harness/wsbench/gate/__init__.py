@@ -1,0 +1,13 @@
+"""``wsbench gate``: regression gating that never cries wolf.
+
+- ``cells``: what the deterministic gate counts (program, workload, message counts);
+- ``callgrind``: one cell under valgrind's callgrind, only the measured phase counted;
+- ``machine``: the fingerprint a baseline was taken on (CPU, compiler, libc, valgrind);
+- ``baseline``: the baseline file (a wsbench results file with a ``gate`` section);
+- ``deterministic``: instructions per message against the baseline (3 % either way);
+- ``wall``: ratios of our clients to a reference client, Mann-Whitney U and a minimum
+  effect, re-measured once before a regression is confirmed;
+- ``verdict``: exit codes and the report lines both gates share.
+
+The command line glue is in ``wsbench.cli``.
+"""
