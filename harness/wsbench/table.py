@@ -17,6 +17,7 @@ from .ranking import (CV_WARN, SATURATED, RankedRow, bound_side, label, median_o
                       workload_metric)
 from .results import Cell, Run
 from .stats import ratio_of_medians
+from .target import EXTERNAL
 
 __all__ = ["bound_side", "rank", "render_markdown"]
 
@@ -108,7 +109,15 @@ def _row(run: Run, row: RankedRow, metric: Metric, extra: list[Metric]) -> list[
     note = f" ({len(cell.errors)} of {len(cell.samples)} reps failed)" if cell.errors else ""
     return [str(row.position), label(run, "clients", cell.client), label(run, "servers", cell.server),
             f"{s.median:,.{d}f}{note}", f"{s.ci95[0]:,.{d}f}–{s.ci95[1]:,.{d}f}", fmt_factor(row.factor),
-            *(_num(median_of(cell, m.name), m.digits) for m in extra), bound_side(cell) or "–", pct(s.cv) + flag]
+            *(_reading(run, cell, m) for m in extra), bound_side(cell) or "–", pct(s.cv) + flag]
+
+
+def _reading(run: Run, cell: Cell, m: Metric) -> str:
+    """A column's median; the server's CPU and RSS of a target wsbench cannot read say so."""
+    record = run.servers.get(cell.server)
+    if m.name.startswith("server_") and record is not None and record.readings == EXTERNAL:
+        return EXTERNAL
+    return _num(median_of(cell, m.name), m.digits)
 
 
 def fmt_factor(f: float | None) -> str:
