@@ -1,15 +1,17 @@
 # wsbench — the two commands: `make bench` and `make test`. Both install what is missing
 # first (`make setup`; a second run is a fast no-op). `make report` renders the newest run;
 # `make profile` profiles text_11 and bin_64k (every client against lws, every server driven
-# by loadgen) and times every runtime's start-up.
+# by loadgen) and times every runtime's start-up. `make bench-docker` runs the suite with
+# the servers in containers (docker-compose.yml; a private Docker engine, host network only).
 
 SHELL := /bin/bash
 WSBENCH := .venv/bin/wsbench
 PYTEST := .venv/bin/python -m pytest
+PY := .venv/bin/python
 SUITE ?= quick
 ARGS ?=
 
-.PHONY: setup bench test report profile list clean
+.PHONY: setup bench test report profile list clean docker-setup docker-base docker-images bench-docker
 
 setup:
 	@scripts/setup-apt.sh
@@ -32,8 +34,22 @@ report: setup
 profile: setup
 	@$(WSBENCH) profile --matrix --startup --overhead-runs 3 $(ARGS)
 
+# Containers: docker.io, docker-compose and debootstrap (never started as a system service),
+# the base image (debootstrap + docker import, Debian mirror only), the images, the suite.
+docker-setup: setup
+	@scripts/setup-apt.sh docker
+
+docker-base: docker-setup
+	@$(PY) -m wsbench.docker.engine run -- scripts/docker-base.sh
+
+docker-images: docker-setup
+	@$(PY) -m wsbench.docker.bench --build-only
+
+bench-docker: docker-setup
+	@$(PY) -m wsbench.docker.bench -- --suite $(SUITE) $(ARGS)
+
 test: setup
-	@$(PYTEST) -q harness/tests clients/tests clients/loadgen/tests quickjs-websocket/tests
+	@$(PYTEST) -q -rs harness/tests clients/tests clients/loadgen/tests quickjs-websocket/tests
 
 list: setup
 	@$(WSBENCH) list
