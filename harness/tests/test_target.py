@@ -3,6 +3,7 @@ refused when they fail it, with server CPU and RSS n/a (external) unless a PID i
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from wsbench.errors import WsbenchError
 from wsbench.target import ExternalServer, non_loopback, parse_url
 from wsbench.catalog import Program
 
-from wsbench_testkit import FIXTURES, fake_catalog, load_run, tiny_workloads, wsbench
+from wsbench_testkit import FIXTURES, ROOT, fake_catalog, load_run, tiny_workloads, wsbench
 
 
 @pytest.fixture
@@ -111,3 +112,45 @@ def test_a_workload_query_joins_the_targets_path() -> None:
     assert server.url("/") == "ws://127.0.0.1:9/echo?a=1"
     assert server.url("/?fragments=2") == "ws://127.0.0.1:9/echo?a=1&fragments=2"
     assert server.pid is None and server.alive() and server.stop() is None
+
+
+def test_two_shards_run_at_once_against_one_target_merge_into_summed_throughput(
+        tmp_path: Path, outside_server: tuple[int, int]) -> None:
+    _, port = outside_server
+    catalog = fake_catalog(tmp_path / "rt.toml", {"s": []}, {"c": {}})
+    workloads = tiny_workloads(tmp_path / "w", count=200)
+    procs_ = [subprocess.Popen([sys.executable, "-m", "wsbench", "--catalog", str(catalog), "--workloads-dir",
+                                str(workloads), "run", "--suite", "t", "-n", "2", "--target", f"ws://127.0.0.1:{port}/",
+                                "--shard", f"{i}/2", "--out", str(tmp_path / f"shard{i}")],
+                               cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+              for i in (1, 2)]
+    for p in procs_:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    files = [next((tmp_path / f"shard{i}").glob("run-*.json")) for i in (1, 2)]
+    shards = [json.loads(f.read_text()) for f in files]
+    assert [s["settings"]["shard"] for s in shards] == [[1, 2], [2, 2]]
+    merged_path = tmp_path / "merged.json"
+    proc = wsbench("merge", str(files[1]), str(files[0]), "-o", str(merged_path))
+    assert proc.returncode == 0, proc.stderr
+    merged = json.loads(merged_path.read_text())
+    assert merged["settings"]["merged_shards"] == 2 and len(merged["environment"]["shards"]) == 2
+    [cell] = merged["cells"]
+    assert [s["rep"] for s in cell["samples"]] == [1, 2]
+    for rep, sample in enumerate(cell["samples"], 1):
+        parts = [next(x for x in s["cells"][0]["samples"] if x["rep"] == rep) for s in shards]
+        assert sample["messages"] == sum(p["messages"] for p in parts) == 400
+        assert sample["msgs_per_s"] == pytest.approx(sum(p["msgs_per_s"] for p in parts))
+        assert sample["seconds"] == max(p["seconds"] for p in parts)
+        assert sample["server_cpu_s"] is None
+    assert merged["servers"]["target"]["readings"].startswith("n/a (merged shards")
+    assert (tmp_path / "merged.md").read_text().count("| 1 |") == 1
+
+    one = wsbench("merge", str(files[0]), "-o", str(tmp_path / "x.json"))
+    assert one.returncode == 2 and "at least two shards" in one.stderr
+    twice = wsbench("merge", str(files[0]), str(files[0]), "-o", str(tmp_path / "x.json"))
+    assert twice.returncode == 2 and "shard 1/2 is also" in twice.stderr
+    shards[1]["workloads"]["tiny"]["kind"] = "latency"
+    (tmp_path / "lat.json").write_text(json.dumps(shards[1]))
+    lat = wsbench("merge", str(files[0]), str(tmp_path / "lat.json"), "-o", str(tmp_path / "x.json"))
+    assert lat.returncode == 2 and "percentiles, which do not merge" in lat.stderr, lat.stderr

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Callable, NoReturn, Sequence, TypeVar
 
-from . import __version__, compare, pinning, procs, report, stability, target
+from . import __version__, compare, merge, pinning, procs, report, stability, target
 from .catalog import Catalog, load_catalog
 from .conformance import cases as conformance_cases, runner as conformance_runner
 from .errors import WsbenchError
@@ -73,8 +73,15 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--environment-from", type=Path, metavar="FILE",
                      help="a JSON object added to the run's environment section (make bench-docker: images, "
                           "CPU limits)")
+    run.add_argument("--shard", metavar="I/N",
+                     help="this run is shard I of N load generators run at the same time against one server "
+                          "(recorded; combine the files with wsbench merge; docs/scaling.md)")
     run.add_argument("--out", type=Path, default=REPORTS_DIR, help="directory for the JSON and Markdown results")
     run.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+
+    mrg = sub.add_parser("merge", help="merge the shards of one plan (wsbench run --shard I/N): throughputs sum")
+    mrg.add_argument("files", type=Path, nargs="+", help="the shards' reports/*.json files")
+    mrg.add_argument("-o", "--out", type=Path, required=True, metavar="FILE", help="the merged run file (.json)")
 
     sub.add_parser("list", help="show runtimes, servers, clients, workloads and suites")
 
@@ -170,6 +177,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.command == "compare":
             return cmd_compare(args)
+        if args.command == "merge":
+            return cmd_merge(args, list(sys.argv if argv is None else ["wsbench", *argv]))
         return cmd_report(args)
     except WsbenchError as exc:
         print(f"wsbench: error: {exc}", file=sys.stderr)
@@ -217,7 +226,8 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.verify == "both":
         clients = [twin for c in clients for twin in (c, c.unchecked_twin())]
     plan = Plan(servers, clients, chosen, reps, suite, settings, target_pids,
-                _environment_from(args.environment_from) if args.environment_from else {})
+                _environment_from(args.environment_from) if args.environment_from else {},
+                merge.parse_shard(args.shard) if args.shard else None)
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
@@ -507,6 +517,17 @@ def cmd_report(args: argparse.Namespace) -> int:
                                f"({len(flat)} without a size)")
         print(f"wsbench: {relative(page.screenshot)}: {len(page.charts)} charts, no console errors", file=sys.stderr)
     return 0
+
+
+def cmd_merge(args: argparse.Namespace, argv: list[str]) -> int:
+    merged = merge.merge([(f, read_json(f)) for f in args.files], argv)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    write_json(merged, args.out)
+    markdown = render_markdown(merged)
+    args.out.with_suffix(".md").write_text(markdown)
+    print(markdown)
+    print(f"wsbench: merged {len(args.files)} shards into {relative(args.out)}", file=sys.stderr)
+    return EXIT_FAILED_CELLS if _any_failure(merged) else 0
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

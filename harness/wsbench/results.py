@@ -32,8 +32,10 @@ Schema history:
   runs of ``make bench-docker``: ``images`` (per service its image tag and ID), ``cpusets``
   (per side the CPUs its containers may use), ``cpu_limits`` (per container its cpuset,
   NanoCpus and CpuQuota), ``engine`` (the Docker engine's version, storage driver and
-  cgroup version) and ``readings`` (how the servers' CPU and RSS were read). Versions 1 to 4
-  are still read (no target, no readings).
+  cgroup version) and ``readings`` (how the servers' CPU and RSS were read); ``settings.shard``
+  ([I, N] of ``wsbench run --shard I/N``, else null); a run of ``wsbench merge`` has
+  ``settings.merged_shards`` (N) and ``environment.shards`` (per shard its file, times, load
+  and commit). Versions 1 to 4 are still read (no target, no readings, no shard).
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ class Plan:
     settings: Settings = Settings()
     target_pids: dict[str, int] = field(default_factory=dict)  # --target-pid: targets' processes here
     environment_extra: dict[str, Any] = field(default_factory=dict)  # added to the run's environment
+    shard: tuple[int, int] | None = None  # --shard I/N: one of N load generators (wsbench merge)
 
 
 def interleaved(cells: list[Cell], repetitions: int) -> list[tuple[int, Cell]]:
@@ -90,7 +91,8 @@ def new_run(plan: Plan, catalog: Catalog, argv: list[str]) -> Run:
                            "exclude every selected pair; name the workloads without --suite, or use --suite full")
     return Run(
         created=now(), command=argv, suite=plan.suite.name if plan.suite else None,
-        repetitions=plan.repetitions, environment=env, settings=_settings(plan.settings),
+        repetitions=plan.repetitions, environment=env,
+        settings={**_settings(plan.settings), "shard": list(plan.shard) if plan.shard else None},
         workloads={w.name: w.to_json() for w in plan.workloads},
         servers={s.name: _server_record(s, plan) for s in plan.servers},
         clients={c.name: _record(c) for c in plan.clients},
