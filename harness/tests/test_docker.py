@@ -41,6 +41,7 @@ def eng() -> Iterator[engine_mod.Engine]:
         pytest.skip(f"no Docker engine can be started: {exc}")
     try:
         yield started
+        assert engine_mod.foreign_networks(started) == []
     finally:
         assert engine_mod.stop(started) is None
         if started.pid is not None:

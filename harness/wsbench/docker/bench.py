@@ -103,6 +103,10 @@ def bench(run_args: Sequence[str], build_only: bool = False) -> int:
         env = compose_env(eng, server_cpus=server_cpus, client_cpus=client_cpus)
         try:
             compose(env, "up", "-d", "--no-build", *SERVERS, timeout_s=300, log=LOG)
+            extra = engine_mod.foreign_networks(eng)
+            if extra:
+                raise WsbenchError(f"the engine has networks besides host and none: {', '.join(extra)}; "
+                                   "wsbench uses host networking only")
             ids = wait_ready(eng, env, SERVERS)
             containers = {s: describe(eng, cid) for s, cid in ids.items()}
             runner_limits = {"cpuset": client_cpus, "network_mode": "host", "pid_mode": "host"}

@@ -64,6 +64,16 @@ class Engine:
         return out
 
 
+HOST_ONLY_NETWORKS = {"host", "none"}
+
+
+def foreign_networks(engine: Engine) -> list[str]:
+    """Networks other than host and none (there must never be any: no bridge, no
+    private-range address)."""
+    names = engine.docker("network", "ls", "--format", "{{.Name}}").stdout.split()
+    return sorted(set(names) - HOST_ONLY_NETWORKS)
+
+
 def unavailable() -> str | None:
     """Why no engine can be started here, or None."""
     for tool in (DOCKERD, DOCKER, "/usr/bin/containerd", "/usr/sbin/runc"):
