@@ -46,9 +46,13 @@ def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_a_target_is_verified_and_measured_with_server_readings_external(
         tmp_path: Path, outside_server: tuple[int, int]) -> None:
     _, port = outside_server
-    proc = _run(tmp_path, "--target", f"ws://127.0.0.1:{port}/")
+    docker = {"docker": {"cpusets": {"servers": "1", "clients": "0"}, "readings": "by test",
+                         "images": {"s": {"image": "wsbench/s:local", "id": "sha256:" + "ab" * 32}}}}
+    (tmp_path / "env.json").write_text(json.dumps(docker))
+    proc = _run(tmp_path, "--target", f"ws://127.0.0.1:{port}/", "--environment-from", str(tmp_path / "env.json"))
     assert proc.returncode == 0, proc.stderr
     assert "echo verified (8 checks)" in proc.stderr
+    assert "servers on CPUs 1, clients in the runner on CPUs 0; images: s abababababab" in proc.stdout
     run = load_run(tmp_path / "out")
     record = run["servers"]["target"]
     assert record["target"] == f"ws://127.0.0.1:{port}/" and record["readings"] == "n/a (external)"
@@ -61,6 +65,9 @@ def test_a_target_is_verified_and_measured_with_server_readings_external(
     row = next(line for line in proc.stdout.splitlines() if line.startswith("| 1 |"))
     assert row.count("n/a (external)") >= 2, row
     assert run["environment"]["runtimes"]["external"]["version"].startswith("unknown")
+    assert run["environment"]["docker"] == docker["docker"]
+    bad = _run(tmp_path, "--target", f"ws://127.0.0.1:{port}/", "--environment-from", str(tmp_path / "nope.json"))
+    assert bad.returncode == 2 and "nope.json: file not found" in bad.stderr
 
 
 def test_a_target_pid_reads_the_server_like_a_started_one(tmp_path: Path, outside_server: tuple[int, int]) -> None:

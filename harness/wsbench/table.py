@@ -48,6 +48,8 @@ def environment(run: Run) -> list[str]:
     out.append(f"runtimes: {versions}")
     if run.workloads or run.conformance is None:
         out.append(_settings(run))
+    if isinstance(env.get("docker"), dict):
+        out.append(_containers(env["docker"]))
     if run.settings and run.settings.get("verify") in ("off", False):
         out.append("**echo contents NOT verified** (`--verify off`): for measuring what the checks cost, "
                    "not for publishing")
@@ -70,6 +72,17 @@ def _settings(run: Run) -> str:
     loads += f", {after[0]:.2f} after" if after else ""
     return (f"measured phases of at least {st.get('min_seconds', 0):g} s (bursts repeated; latency and "
             f"open-loop workloads keep their own length); {where}{loads}")
+
+
+def _containers(docker: dict[str, Any]) -> str:
+    """make bench-docker: where each side ran, the images, and how the servers were read."""
+    sets = docker.get("cpusets") or {}
+    images = "; ".join(f"{name} {str(i.get('id', '?')).removeprefix('sha256:')[:12]}"
+                       for name, i in (docker.get("images") or {}).items())
+    engine = docker.get("engine") or {}
+    return (f"containers (Docker {engine.get('server_version', '?')}, host network): servers on CPUs "
+            f"{sets.get('servers', '?')}, clients in the runner on CPUs {sets.get('clients', '?')}; images: {images}; "
+            f"server CPU and RSS: {docker.get('readings', '?')}")
 
 
 def _kind(spec: dict[str, Any]) -> str:
