@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from .. import pinning
+from .. import environment, pinning
 from ..errors import WsbenchError
 from ..paths import REPORTS_DIR, ROOT
 from . import engine as engine_mod
@@ -113,7 +113,10 @@ def bench(run_args: Sequence[str], build_only: bool = False) -> int:
             stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
             REPORTS_DIR.mkdir(parents=True, exist_ok=True)
             env_file = REPORTS_DIR / f"docker-env-{stamp}.json"
-            env_file.write_text(json.dumps({"docker": {
+            # The runner has no git: the host's provenance of the harness goes with the run.
+            host = environment.collect([])
+            provenance = {k: host[k] for k in ("git_commit", "git_dirty", "git_dirty_files")}
+            env_file.write_text(json.dumps({**provenance, "docker": {
                 "engine": engine_info(eng), "images": image_ids(eng, [*SERVERS, RUNNER]),
                 "cpusets": {"servers": server_cpus, "clients": client_cpus},
                 "cpu_limits": {**{s: {k: v for k, v in c.items() if k != "pid"} for s, c in containers.items()},
