@@ -161,3 +161,10 @@ def test_two_shards_run_at_once_against_one_target_merge_into_summed_throughput(
     (tmp_path / "lat.json").write_text(json.dumps(shards[1]))
     lat = wsbench("merge", str(files[0]), str(tmp_path / "lat.json"), "-o", str(tmp_path / "x.json"))
     assert lat.returncode == 2 and "percentiles, which do not merge" in lat.stderr, lat.stderr
+
+
+def test_target_specs_split_name_and_url_at_the_right_equals_sign() -> None:
+    from wsbench.target import parse_spec
+    assert parse_spec("ws://h:1/?a=b") == ("target", "ws://h:1/?a=b")
+    assert parse_spec("wsx=ws://h:1/") == ("wsx", "ws://h:1/")
+    assert parse_spec("lws=ws://h:1/?q=1") == ("lws", "ws://h:1/?q=1")

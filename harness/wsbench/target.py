@@ -84,8 +84,8 @@ def non_loopback(host: str, port: int) -> str | None:
 
 def parse_spec(spec: str) -> tuple[str, str]:
     """``NAME=URL`` or ``URL`` (named "target")."""
-    if "=" in spec and not spec.startswith("ws"):
-        name, url = spec.split("=", 1)
+    name, sep, url = spec.partition("=")
+    if sep and not any(c in name for c in ":/?"):  # NAME=URL (a bare URL's first "=" is in its query)
         if not name or not url:
             raise WsbenchError(f"--target '{spec}': write [NAME=]ws://HOST:PORT/PATH")
         return name, url
