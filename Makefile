@@ -5,15 +5,18 @@
 # for FUZZ_SECONDS each (scripts/fuzz.py); `make test-asan` runs the quickjs-websocket tests
 # on a build of qjs and the module with ASan and UBSan. `make gate` is the regression gate
 # (README, "The regression gate"); `make gate-update` re-takes its baseline.
+# `make bench-docker` runs the suite with the servers in containers (docker-compose.yml;
+# a private Docker engine, host network only).
 
 SHELL := /bin/bash
 WSBENCH := .venv/bin/wsbench
 PYTEST := .venv/bin/python -m pytest
+PY := .venv/bin/python
 SUITE ?= quick
 ARGS ?=
 FUZZ_SECONDS ?= 300
 
-.PHONY: setup bench test test-asan fuzz report profile gate gate-update lint-workflows list clean
+.PHONY: setup bench test test-asan fuzz report profile gate gate-update lint-workflows list clean docker-setup docker-base docker-images bench-docker
 
 setup:
 	@scripts/setup-apt.sh
@@ -50,7 +53,7 @@ lint-workflows:
 	@bin=$$(scripts/setup-actionlint.sh) && "$$bin" .github/workflows/*.yml && echo "actionlint: workflows ok"
 
 test: setup
-	@$(PYTEST) -q harness/tests clients/tests clients/loadgen/tests quickjs-websocket/tests servers/lws/tests
+	@$(PYTEST) -q -rs harness/tests clients/tests clients/loadgen/tests quickjs-websocket/tests servers/lws/tests
 
 # the quickjs-websocket suite on qjs + module built with ASan and UBSan (valgrind tests skip)
 test-asan: setup
@@ -60,6 +63,20 @@ test-asan: setup
 # every fuzz target for FUZZ_SECONDS; corpora grow in build/fuzz/corpus, crashes in build/fuzz/crashes
 fuzz: setup
 	@.venv/bin/python scripts/fuzz.py run --seconds $(FUZZ_SECONDS)
+
+# Containers: docker.io, docker-compose and debootstrap (never started as a system service),
+# the base image (debootstrap + docker import, Debian mirror only), the images, the suite.
+docker-setup: setup
+	@scripts/setup-apt.sh docker
+
+docker-base: docker-setup
+	@$(PY) -m wsbench.docker.engine run -- scripts/docker-base.sh
+
+docker-images: docker-setup
+	@$(PY) -m wsbench.docker.bench --build-only
+
+bench-docker: docker-setup
+	@$(PY) -m wsbench.docker.bench -- --suite $(SUITE) $(ARGS)
 
 list: setup
 	@$(WSBENCH) list

@@ -12,6 +12,8 @@ say() { printf '%s: %s\n' "$STEP_NAME" "$*"; }
 fail() { # fail WHAT [LOG]
     printf '%s: failed to %s%s; retry with: make setup\n' "$STEP_NAME" "$1" \
         "${2:+ (see ${2#"$ROOT"/})}" >&2
+    # In an image build the log dies with the build container: show its end.
+    [[ -z ${WSBENCH_SHOW_LOG_ON_FAIL:-} || -z ${2:-} || ! -f ${2:-} ]] || tail -n 30 "$2" >&2
     exit 1
 }
 

@@ -1,18 +1,33 @@
 #!/usr/bin/env bash
 # Install the Debian (bookworm) packages wsbench needs, only those that are missing.
+#   scripts/setup-apt.sh              every group `make setup` needs: build tools node report fuzz
+#   scripts/setup-apt.sh GROUP ...    only these groups (the container images use this)
 set -euo pipefail
 STEP_NAME=setup-apt
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-PACKAGES=(
-    build-essential pkg-config cmake ninja-build    # C toolchain for the native pieces
-    libssl-dev zlib1g-dev                           # libwebsockets (TLS for wss://)
-    xz-utils dpkg-dev debian-archive-keyring ca-certificates  # fetching Debian source packages
-    hyperfine linux-perf valgrind                   # timing, profiling, leak checks
-    clang libclang-rt-14-dev                        # libFuzzer + ASan/UBSan (make fuzz, make test)
-    nodejs                                          # Node 20: a runtime under test
-    chromium                                        # headless check of the HTML report
+declare -A GROUPS_OF=(
+    [build]="build-essential pkg-config cmake ninja-build libssl-dev zlib1g-dev
+             xz-utils dpkg-dev debian-archive-keyring ca-certificates"  # C toolchain, Debian sources
+    [tools]="hyperfine linux-perf valgrind"         # timing, profiling, leak checks
+    [node]="nodejs"                                 # Node: a runtime under test
+    [report]="chromium"                             # headless check of the HTML report
+    [fuzz]="clang libclang-rt-14-dev"               # libFuzzer + ASan/UBSan (make fuzz, make test)
+    [npm]="npm"                                     # images: npm for setup-js.sh (hosts' nodejs may bundle it)
+    [python]="python3 python3-venv"                 # images: the harness's .venv
+    [lws-runtime]="libssl3"                         # images: what lws-echo links besides libc and zlib
+    [docker]="docker.io docker-compose debootstrap" # make bench-docker (never started as a service)
 )
+DEFAULT_GROUPS=(build tools node report fuzz)
+
+groups=("$@")
+((${#groups[@]})) || groups=("${DEFAULT_GROUPS[@]}")
+PACKAGES=()
+for group in "${groups[@]}"; do
+    [[ -n ${GROUPS_OF[$group]+set} ]] || fail "install group '$group': unknown (known: ${!GROUPS_OF[*]})"
+    read -r -a pkgs <<<"$(echo ${GROUPS_OF[$group]})"
+    PACKAGES+=("${pkgs[@]}")
+done
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
@@ -24,5 +39,12 @@ done
 [[ $(id -u) -eq 0 ]] || fail "install ${missing[*]}: not root (run: sudo make setup)"
 say "installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# docker.io would start the system's dockerd, with a bridge network, as a service: forbid
+# every service start during the install (wsbench starts its own engine, host network only).
+if [[ " ${missing[*]} " == *" docker.io "* && ! -e /usr/sbin/policy-rc.d ]]; then
+    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+    chmod +x /usr/sbin/policy-rc.d
+    trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+fi
 quietly apt "update the package lists" apt-get update
 quietly apt "install ${missing[*]}" apt-get install -y --no-install-recommends "${missing[@]}"

@@ -24,17 +24,10 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 SUITE=trixie
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 
-LWS_PKG=libwebsockets
-LWS_VER=4.3.5-1+deb13u2
-LWS_ORIG=libwebsockets_4.3.5.orig.tar.gz
-LWS_SHA=87f99ad32803ed325fceac5327aae1f5c1b417d54ee61ad36cffc8df5f5ab276
-LWS_DIR=$SRC/libwebsockets-4.3.5
-
-QJS_PKG=quickjs
-QJS_VER=2025.04.26-1
-QJS_ORIG=quickjs_2025.04.26.orig.tar.xz
-QJS_SHA=ec81da5b3249ed648dbc7df4a1654988910e66a118d9b71cb63534216efcfbbe
-QJS_DIR=$SRC/quickjs-2025.04.26
+# The pinned versions and tarball hashes (shared with the container images' build args).
+source "$ROOT/scripts/pins.sh"
+LWS_DIR=$SRC/libwebsockets-$LWS_UPSTREAM
+QJS_DIR=$SRC/quickjs-$QJS_UPSTREAM
 
 # ---------------------------------------------------------------- helpers
 

@@ -170,13 +170,13 @@ STARTUP = {"what": "w", "tool": "hyperfine 1.15.0", "warmup": 1, "runs": 2, "ser
                                "max_s": 0.021, "runs": 2, "peak_rss_kib": 40960, "error": None}}}
 
 
-def test_schema_4_round_trip_and_older_versions(tmp_path: Path) -> None:
+def test_profile_sections_round_trip_and_older_versions(tmp_path: Path) -> None:
     run = Run(created="t", command=["wsbench", "profile"], suite=None, repetitions=1, environment={},
               workloads={}, servers={}, clients={}, cells=[], settings={"profiled": True},
               profiles={"dir": "profiles/x", "cells": [ENTRY]}, startup=STARTUP)
     write_json(run, tmp_path / "p.json")
     data = json.loads((tmp_path / "p.json").read_text())
-    assert data["schema_version"] == 5
+    assert data["schema_version"] == 6
     back = read_json(tmp_path / "p.json")
     assert back.profiles == run.profiles and back.startup == STARTUP and back.cells == []
     data["schema_version"] = 3

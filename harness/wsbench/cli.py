@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import signal
 import sys
 from pathlib import Path
 from typing import Callable, NoReturn, Sequence, TypeVar
 
-from . import __version__, compare, pinning, procs, report, stability
+from . import __version__, compare, merge, pinning, procs, report, stability, target
 from .catalog import Catalog, load_catalog
 from .conformance import cases as conformance_cases, runner as conformance_runner
 from .errors import WsbenchError
@@ -64,8 +65,25 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--verify", choices=("on", "off", "both"), default="on",
                      help="off: clients check no echo; both: every client also runs unchecked beside itself "
                           "and the tables show what the checks cost (for that measurement only)")
+    run.add_argument("--target", action="append", metavar="[NAME=]ws://HOST:PORT/PATH",
+                     help="measure a server wsbench did not start (repeatable), after the same verification; "
+                          "NAME of a catalog server keeps its features; server CPU and RSS are n/a (external)")
+    run.add_argument("--target-pid", action="append", metavar="[NAME=]PID",
+                     help="read a target's CPU and RSS from this process on this machine (/proc/PID)")
+    run.add_argument("--allow-remote", action="store_true",
+                     help="accept a --target that is not a loopback address (its figures include the network)")
+    run.add_argument("--environment-from", type=Path, metavar="FILE",
+                     help="a JSON object added to the run's environment section (make bench-docker: images, "
+                          "CPU limits)")
+    run.add_argument("--shard", metavar="I/N",
+                     help="this run is shard I of N load generators run at the same time against one server "
+                          "(recorded; combine the files with wsbench merge; docs/scaling.md)")
     run.add_argument("--out", type=Path, default=REPORTS_DIR, help="directory for the JSON and Markdown results")
     run.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+
+    mrg = sub.add_parser("merge", help="merge the shards of one plan (wsbench run --shard I/N): throughputs sum")
+    mrg.add_argument("files", type=Path, nargs="+", help="the shards' reports/*.json files")
+    mrg.add_argument("-o", "--out", type=Path, required=True, metavar="FILE", help="the merged run file (.json)")
 
     sub.add_parser("list", help="show runtimes, servers, clients, workloads and suites")
 
@@ -183,6 +201,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_compare(args)
         if args.command == "gate":
             return cmd_gate(args, list(sys.argv if argv is None else ["wsbench", *argv]))
+        if args.command == "merge":
+            return cmd_merge(args, list(sys.argv if argv is None else ["wsbench", *argv]))
         return cmd_report(args)
     except WsbenchError as exc:
         print(f"wsbench: error: {exc}", file=sys.stderr)
@@ -203,7 +223,17 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     workloads = load_workloads(args.workloads_dir)
     suite_name = args.suite or (None if args.workload else "quick")
     suite, chosen = workloads.select(suite_name, args.workload)
-    servers = catalog.select("server", args.server or _suite_list(suite, "servers", catalog), args.runtime)
+    target_pids: dict[str, int] = {}
+    if args.target:
+        if args.server:
+            raise WsbenchError("--target and --server exclude each other: a run measures either targets or "
+                               "servers wsbench starts")
+        catalog, servers = target.target_programs(args.target, catalog, args.allow_remote)
+        target_pids = target.parse_pids(args.target_pid, {s.name for s in servers})
+    elif args.target_pid or args.allow_remote:
+        raise WsbenchError("--target-pid and --allow-remote go with --target")
+    else:
+        servers = catalog.select("server", args.server or _suite_list(suite, "servers", catalog), args.runtime)
     clients = catalog.select("client", args.client or _suite_list(suite, "clients", catalog), args.runtime)
     if not servers or not clients:
         raise WsbenchError("the filters leave no " + ("server" if not servers else "client") + " to run")
@@ -219,7 +249,9 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
                         pinning=pinning.plan() if args.pin else None)
     if args.verify == "both":
         clients = [twin for c in clients for twin in (c, c.unchecked_twin())]
-    plan = Plan(servers, clients, chosen, reps, suite, settings)
+    plan = Plan(servers, clients, chosen, reps, suite, settings, target_pids,
+                _environment_from(args.environment_from) if args.environment_from else {},
+                merge.parse_shard(args.shard) if args.shard else None)
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
@@ -232,7 +264,22 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
                   f"{reps} repetitions; results: {relative(json_path)}")
     _execute_and_report(lambda: execute(plan, run, log_dir, lambda r: write_json(r, json_path, summaries=False),
                                         progress), run, json_path, md_path)
+    for record in run.servers.values():
+        if record.target and record.status == "failed":
+            print(f"wsbench: target {record.target} {record.error}", file=sys.stderr)
     return EXIT_FAILED_CELLS if _any_failure(run) else 0
+
+
+def _environment_from(path: Path) -> dict[str, object]:
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise WsbenchError(f"--environment-from {path}: file not found") from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise WsbenchError(f"--environment-from {path}: not readable JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise WsbenchError(f"--environment-from {path}: not a JSON object")
+    return data
 
 
 def _execute_and_report(body: Callable[[], object], run: Run, json_path: Path, md_path: Path) -> None:
@@ -494,6 +541,17 @@ def cmd_report(args: argparse.Namespace) -> int:
                                f"({len(flat)} without a size)")
         print(f"wsbench: {relative(page.screenshot)}: {len(page.charts)} charts, no console errors", file=sys.stderr)
     return 0
+
+
+def cmd_merge(args: argparse.Namespace, argv: list[str]) -> int:
+    merged = merge.merge([(f, read_json(f)) for f in args.files], argv)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    write_json(merged, args.out)
+    markdown = render_markdown(merged)
+    args.out.with_suffix(".md").write_text(markdown)
+    print(markdown)
+    print(f"wsbench: merged {len(args.files)} shards into {relative(args.out)}", file=sys.stderr)
+    return EXIT_FAILED_CELLS if _any_failure(merged) else 0
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

@@ -81,6 +81,8 @@ def cpu_governor() -> str:
 
 
 def runtime_version(rt: Runtime) -> str:
+    if not rt.version_cmd:
+        return "unknown (a server wsbench did not start)"
     try:
         out = subprocess.run(list(rt.version_cmd), cwd=ROOT, capture_output=True, text=True,
                              timeout=30, stdin=subprocess.DEVNULL)

@@ -33,7 +33,7 @@ from .catalog import Program
 from .logs import last_line
 from .paths import ROOT
 from .pinning import Pinning
-from .server import RunningServer
+from .server import ServerHandle
 from .workloads import Workload
 
 START_LINE = "WSBENCH-START"
@@ -92,8 +92,9 @@ class _Clocks:
     client1: int | None = None
     server1: int | None = None
 
-    def start_problem(self) -> str | None:
-        for side, value in (("client", self.client0), ("server", self.server0)):
+    def start_problem(self, server_readable: bool = True) -> str | None:
+        sides = (("client", self.client0), ("server", self.server0)) if server_readable else (("client", self.client0),)
+        for side, value in sides:
             if value is None:
                 return f"{side} CPU clock could not be read at the start barrier"
             if value <= 0:
@@ -134,7 +135,7 @@ class PhaseObserver(Protocol):
         """The client printed its result and is held; called before the end readings."""
 
 
-def run_client(client: Program, server: RunningServer, workload: Workload, rep: int,
+def run_client(client: Program, server: ServerHandle, workload: Workload, rep: int,
                log_dir: Path, settings: Settings, override: dict[str, Any] | None = None,
                observer: PhaseObserver | None = None) -> Sample:
     """One run of ``client`` against ``server``; ``override`` replaces workload parameters
@@ -150,7 +151,8 @@ def run_client(client: Program, server: RunningServer, workload: Workload, rep: 
     checks = settings.verify != "off" and client.echo_checks
     argv = [*client.command, "--url", server.url(workload.path),
             *workload.client_args(override, min_seconds=settings.min_seconds, verify=checks)]
-    rss_reset = procfs.reset_peak_rss(server.pid)
+    server_pid = server.pid  # None: a server wsbench cannot read (--target): no server readings
+    rss_reset = procfs.reset_peak_rss(server_pid) if server_pid is not None else None
     if rss_reset:
         sample.reading_errors.append(f"server peak RSS: {rss_reset}")
     began = time.monotonic()
@@ -192,8 +194,8 @@ def run_client(client: Program, server: RunningServer, workload: Workload, rep: 
                     if problem:
                         break
                 clocks.client0 = procfs.process_cpu_ns(proc.pid)
-                clocks.server0 = procfs.process_cpu_ns(server.pid)
-                problem = clocks.start_problem()
+                clocks.server0 = procfs.process_cpu_ns(server_pid) if server_pid is not None else None
+                problem = clocks.start_problem(server_pid is not None)
                 if problem is None:
                     refused = procs.tell(proc, GO_LINE)
                     if refused:
@@ -202,8 +204,9 @@ def run_client(client: Program, server: RunningServer, workload: Workload, rep: 
             elif line.startswith("{"):
                 if observer is not None and started:
                     problem = observer.ended()
-                clocks.server1 = procfs.process_cpu_ns(server.pid)
-                server_hwm = procfs.peak_rss_kib(server.pid)
+                if server_pid is not None:
+                    clocks.server1 = procfs.process_cpu_ns(server_pid)
+                    server_hwm = procfs.peak_rss_kib(server_pid)
                 clocks.client1 = procfs.process_cpu_ns(proc.pid)
                 client_hwm = procfs.peak_rss_kib(proc.pid)
                 if not procfs.running(proc.pid):  # it did not hold: readings may be partial
@@ -252,10 +255,10 @@ def run_client(client: Program, server: RunningServer, workload: Workload, rep: 
     sample.client_peak_rss_kib = client_hwm or (rusage.ru_maxrss if rusage is not None else None)
     if sample.client_peak_rss_kib is None:
         sample.reading_errors.append("client peak RSS: not readable (the client exited before the end reading)")
-    if rss_reset is None:
+    if rss_reset is None and server_pid is not None:
         sample.server_peak_rss_kib = server_hwm
         if server_hwm is None:
-            sample.reading_errors.append(f"server peak RSS: /proc/{server.pid}/status not readable")
+            sample.reading_errors.append(f"server peak RSS: /proc/{server_pid}/status not readable")
     unchecked = _unchecked(workload, sample, checks)
     if unchecked:
         sample.error = f"{culprit}: {unchecked}"

@@ -35,6 +35,17 @@ Schema history:
   — with their ``calibration``; the run's cells are that measurement's repetitions); a
   report holds the ``outcomes`` of each gate (findings: cell, metric, baseline, value,
   change, verdict) and the ``exit_code``. Versions 1 to 4 are still read.
+- version 6: servers' ``target`` (the URL of a server wsbench did not start, ``wsbench run
+  --target``; null otherwise) and ``readings`` (where its CPU time and peak RSS were read:
+  its own process, a process named with ``--target-pid``, or "n/a (external)", when the
+  server CPU and RSS of every sample are null); the environment's ``docker`` section in
+  runs of ``make bench-docker``: ``images`` (per service its image tag and ID), ``cpusets``
+  (per side the CPUs its containers may use), ``cpu_limits`` (per container its cpuset,
+  NanoCpus and CpuQuota), ``engine`` (the Docker engine's version, storage driver and
+  cgroup version) and ``readings`` (how the servers' CPU and RSS were read); ``settings.shard``
+  ([I, N] of ``wsbench run --shard I/N``, else null); a run of ``wsbench merge`` has
+  ``settings.merged_shards`` (N) and ``environment.shards`` (per shard its file, times, load
+  and commit). Versions 1 to 5 are still read (no target, no readings, no shard).
 """
 
 from __future__ import annotations
@@ -51,8 +62,8 @@ from .metrics import METRICS
 from .stats import Summary, summarize
 
 SCHEMA = "wsbench-run"
-SCHEMA_VERSION = 5
-READABLE_VERSIONS = (1, 2, 3, 4, 5)
+SCHEMA_VERSION = 6
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6)
 
 @dataclass
 class Cell:
@@ -123,6 +134,8 @@ class ProgramRecord:
     checks: list[str] = field(default_factory=list)
     cpus: list[int] | None = None  # servers: the CPUs it was allowed to run on, when pinned
     echo_checks: bool = True  # clients: False for the unchecked twins of --verify both
+    target: str | None = None  # servers: the URL of a server wsbench did not start (--target)
+    readings: str | None = None  # servers: where its CPU and RSS were read, or "n/a (external)"
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)

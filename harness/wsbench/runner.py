@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from .catalog import Catalog, Program
 from .errors import WsbenchError
@@ -13,7 +13,8 @@ from .measure import Settings, run_client
 from .sweep import run_sweep
 from .progress import Progress
 from .results import Cell, ProgramRecord, Run
-from .server import RunningServer, start_server
+from .server import ServerHandle, start_server
+from .target import ExternalServer, is_target
 from .verify import verify_echo
 from .workloads import Suite, Workload
 from . import environment, pinning
@@ -27,6 +28,9 @@ class Plan:
     repetitions: int
     suite: Suite | None
     settings: Settings = Settings()
+    target_pids: dict[str, int] = field(default_factory=dict)  # --target-pid: targets' processes here
+    environment_extra: dict[str, Any] = field(default_factory=dict)  # added to the run's environment
+    shard: tuple[int, int] | None = None  # --shard I/N: one of N load generators (wsbench merge)
 
 
 def interleaved(cells: list[Cell], repetitions: int) -> list[tuple[int, Cell]]:
@@ -80,15 +84,17 @@ def make_cells(plan: Plan, catalog: Catalog) -> list[Cell]:
 def new_run(plan: Plan, catalog: Catalog, argv: list[str]) -> Run:
     runtimes = {p.runtime for p in plan.servers + plan.clients}
     env = environment.collect(catalog.runtimes[r] for r in sorted(runtimes))
+    env.update(plan.environment_extra)
     cells = make_cells(plan, catalog)
     if not cells:
         raise WsbenchError("no server/client pair is left: the workloads' scopes (workloads/*.toml) "
                            "exclude every selected pair; name the workloads without --suite, or use --suite full")
     return Run(
         created=now(), command=argv, suite=plan.suite.name if plan.suite else None,
-        repetitions=plan.repetitions, environment=env, settings=_settings(plan.settings),
+        repetitions=plan.repetitions, environment=env,
+        settings={**_settings(plan.settings), "shard": list(plan.shard) if plan.shard else None},
         workloads={w.name: w.to_json() for w in plan.workloads},
-        servers={s.name: _record(s) for s in plan.servers},
+        servers={s.name: _server_record(s, plan) for s in plan.servers},
         clients={c.name: _record(c) for c in plan.clients},
         cells=cells)
 
@@ -102,14 +108,26 @@ def _record(p: Program) -> ProgramRecord:
     return ProgramRecord(p.name, p.label, p.runtime, list(p.command), echo_checks=p.echo_checks)
 
 
+def _server_record(p: Program, plan: Plan) -> ProgramRecord:
+    record = _record(p)
+    if is_target(p):
+        record.target = p.command[0]
+        record.readings = ExternalServer(p, Path(), plan.target_pids.get(p.name)).readings
+    else:
+        record.readings = "the server's own process (started by wsbench): CPU-time clock and VmHWM from /proc"
+    return record
+
+
 def execute(plan: Plan, run: Run, log_dir: Path, checkpoint: Callable[[Run], None],
             progress: Progress) -> Run:
     """Start and verify servers, then measure every cell; ``checkpoint`` after each sample
     (and once more at the end, complete or not)."""
-    running: dict[str, RunningServer] = {}
+    running: dict[str, ServerHandle] = {}
+    log_dir.mkdir(parents=True, exist_ok=True)
     try:
         for server in plan.servers:
-            live = _start_verified(server, run.servers[server.name], log_dir, progress, plan.settings)
+            live = _start_verified(server, run.servers[server.name], log_dir, progress, plan.settings,
+                                   plan.target_pids)
             if live:
                 running[server.name] = live
         for cell in run.cells:
@@ -154,22 +172,31 @@ def execute(plan: Plan, run: Run, log_dir: Path, checkpoint: Callable[[Run], Non
 
 
 def _start_verified(server: Program, record: ProgramRecord, log_dir: Path,
-                    progress: Progress, settings: Settings) -> RunningServer | None:
-    try:
-        live = start_server(server, log_dir, settings.pinning.server if settings.pinning else None)
-    except WsbenchError as exc:
-        record.status, record.error = "failed", "did not start: " + str(exc).split(": ", 1)[-1]
-        progress.note(f"! {exc}")
-        return None
+                    progress: Progress, settings: Settings, target_pids: dict[str, int]) -> ServerHandle | None:
+    """Start the server (a --target is already running) and verify its echo; the same
+    verification for both, and a server or target that fails it is not measured."""
+    live: ServerHandle
+    if is_target(server):
+        live = ExternalServer(server, log_dir / f"target-{server.name}.log", target_pids.get(server.name))
+        where = f"target {live.url()}"
+    else:
+        try:
+            live = start_server(server, log_dir, settings.pinning.server if settings.pinning else None)
+        except WsbenchError as exc:
+            record.status, record.error = "failed", "did not start: " + str(exc).split(": ", 1)[-1]
+            progress.note(f"! {exc}")
+            return None
+        where = f"ready on port {live.port}"
     check = verify_echo(live.url())
     record.checks = check.checks
     if not check.ok:
         live.stop()
-        record.status, record.error = "failed", f"failed verification: {check.error}"
-        progress.note(f"! server '{server.name}' failed verification: {check.error}")
+        refused = "; refused, nothing is measured against it" if is_target(server) else ""
+        record.status, record.error = "failed", f"failed verification: {check.error}{refused}"
+        progress.note(f"! server '{server.name}' failed verification: {check.error}{refused}")
         return None
-    if settings.pinning:
+    if settings.pinning and live.pid is not None:
         record.cpus = pinning.allowed(live.pid)
-    progress.note(f"server {server.name}: ready on port {live.port}, echo verified "
-                  f"({len(check.checks)} checks)")
+    progress.note(f"server {server.name}: {where}, echo verified ({len(check.checks)} checks); "
+                  f"CPU and RSS: {record.readings}")
     return live

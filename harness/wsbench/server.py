@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from subprocess import Popen
-from typing import Iterable
+from typing import Iterable, Protocol
 
 from . import procs
 from .logs import last_line
@@ -17,6 +17,24 @@ from .errors import WsbenchError
 from .paths import ROOT
 
 READY = re.compile(r"^WSBENCH-READY port=(\d+)\s*$")
+
+
+class ServerHandle(Protocol):
+    """What a cell needs of a server: its catalog entry, its URL, whether it still runs,
+    and the process whose CPU and memory are read (``pid`` None: not readable, e.g. a
+    server wsbench did not start; the readings are then "n/a (external)")."""
+
+    program: Program
+    log: Path
+
+    @property
+    def pid(self) -> int | None: ...
+
+    def url(self, path: str = "/") -> str: ...
+
+    def alive(self) -> bool: ...
+
+    def stop(self) -> str | None: ...
 
 
 @dataclass

@@ -8,14 +8,14 @@ from typing import Any
 
 from .catalog import Program
 from .measure import Sample, Settings, run_client
-from .server import RunningServer
+from .server import ServerHandle
 from .workloads import Workload
 
 # A rate counts only if the client actually sent and received close to it.
 MIN_ACHIEVED = 0.95
 
 
-def run_sweep(client: Program, server: RunningServer, workload: Workload, rep: int,
+def run_sweep(client: Program, server: ServerHandle, workload: Workload, rep: int,
               log_dir: Path, settings: Settings) -> Sample:
     """Run ``workload`` at each rate of its sweep, rising, until p99 exceeds the limit.
 

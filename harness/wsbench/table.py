@@ -17,6 +17,7 @@ from .ranking import (CV_WARN, SATURATED, RankedRow, bound_side, label, median_o
                       workload_metric)
 from .results import Cell, Run
 from .stats import ratio_of_medians
+from .target import EXTERNAL
 
 __all__ = ["bound_side", "rank", "render_markdown"]
 
@@ -47,6 +48,8 @@ def environment(run: Run) -> list[str]:
     out.append(f"runtimes: {versions}")
     if run.workloads or run.conformance is None:
         out.append(_settings(run))
+    if isinstance(env.get("docker"), dict):
+        out.append(_containers(env["docker"]))
     if run.settings and run.settings.get("verify") in ("off", False):
         out.append("**echo contents NOT verified** (`--verify off`): for measuring what the checks cost, "
                    "not for publishing")
@@ -71,6 +74,17 @@ def _settings(run: Run) -> str:
     loads += f", {after[0]:.2f} after" if after else ""
     return (f"measured phases of at least {st.get('min_seconds', 0):g} s (bursts repeated; latency and "
             f"open-loop workloads keep their own length); {where}{loads}")
+
+
+def _containers(docker: dict[str, Any]) -> str:
+    """make bench-docker: where each side ran, the images, and how the servers were read."""
+    sets = docker.get("cpusets") or {}
+    images = "; ".join(f"{name} {str(i.get('id', '?')).removeprefix('sha256:')[:12]}"
+                       for name, i in (docker.get("images") or {}).items())
+    engine = docker.get("engine") or {}
+    return (f"containers (Docker {engine.get('server_version', '?')}, host network): servers on CPUs "
+            f"{sets.get('servers', '?')}, clients in the runner on CPUs {sets.get('clients', '?')}; images: {images}; "
+            f"server CPU and RSS: {docker.get('readings', '?')}")
 
 
 def _kind(spec: dict[str, Any]) -> str:
@@ -110,7 +124,15 @@ def _row(run: Run, row: RankedRow, metric: Metric, extra: list[Metric]) -> list[
     note = f" ({len(cell.errors)} of {len(cell.samples)} reps failed)" if cell.errors else ""
     return [str(row.position), label(run, "clients", cell.client), label(run, "servers", cell.server),
             f"{s.median:,.{d}f}{note}", f"{s.ci95[0]:,.{d}f}–{s.ci95[1]:,.{d}f}", fmt_factor(row.factor),
-            *(_num(median_of(cell, m.name), m.digits) for m in extra), bound_side(cell) or "–", pct(s.cv) + flag]
+            *(_reading(run, cell, m) for m in extra), bound_side(cell) or "–", pct(s.cv) + flag]
+
+
+def _reading(run: Run, cell: Cell, m: Metric) -> str:
+    """A column's median; the server's CPU and RSS of a target wsbench cannot read say so."""
+    record = run.servers.get(cell.server)
+    if m.name.startswith("server_") and record is not None and record.readings == EXTERNAL:
+        return EXTERNAL
+    return _num(median_of(cell, m.name), m.digits)
 
 
 def fmt_factor(f: float | None) -> str:

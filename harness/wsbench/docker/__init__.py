@@ -1,0 +1,1 @@
+"""Containers: a private Docker engine, the images, and the containerized benchmark."""

@@ -1,0 +1,15 @@
+# The versions `make setup` pins for the native pieces, and the sha256 of their orig
+# tarballs: sourced by scripts/setup-native.sh, and read by the container build
+# (harness/wsbench/docker/images.py) for its build args, so images and host agree.
+# (npm and Python packages are pinned by package-lock.json and requirements.txt.)
+LWS_PKG=libwebsockets
+LWS_VER=4.3.5-1+deb13u2
+LWS_UPSTREAM=4.3.5
+LWS_ORIG=libwebsockets_4.3.5.orig.tar.gz
+LWS_SHA=87f99ad32803ed325fceac5327aae1f5c1b417d54ee61ad36cffc8df5f5ab276
+
+QJS_PKG=quickjs
+QJS_VER=2025.04.26-1
+QJS_UPSTREAM=2025.04.26
+QJS_ORIG=quickjs_2025.04.26.orig.tar.xz
+QJS_SHA=ec81da5b3249ed648dbc7df4a1654988910e66a118d9b71cb63534216efcfbbe
