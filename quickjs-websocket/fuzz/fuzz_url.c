@@ -80,7 +80,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* loadgen reads a C string: compare only inputs without a NUL */
     if (!memchr(data, 0, size)) {
         const char *why = url_parse_str(lg, s);
-        if (!why) {
+        if (!why && !ok && strlen(lg->target) + 4 >= sizeof(u->path)) {
+            /* beyond the module's path limit (2,045 bytes, README "API"); loadgen has none */
+        } else if (!why) {
             char host[256];
             size_t hl = strcspn(lg->host, ":"), i;
             CHECK(ok);
