@@ -28,7 +28,8 @@ static int has_header(const char *h, size_t n, const char *name, const char *nee
 {
     size_t nl = strlen(name), i = 0;
     while (i < n) {
-        const char *eol = memchr(h + i, '\n', n - i);
+        /* lines end at CRLF, as HTTP frames them (a bare LF is inside a line) */
+        const char *eol = memmem(h + i, n - i, "\r\n", 2);
         size_t e = eol ? (size_t)(eol - h) : n;
         if (i && e - i > nl && !strncasecmp(h + i, name, nl) && h[i + nl] == ':') {
             size_t j;
@@ -36,7 +37,7 @@ static int has_header(const char *h, size_t n, const char *name, const char *nee
                 if (!strncasecmp(h + j, needle, strlen(needle)))
                     return 1;
         }
-        i = e + 1;
+        i = e + 2;
     }
     return 0;
 }
