@@ -73,7 +73,7 @@ def test_valgrind_buffered_amount(peer_factory, tmp_path, variant):
     wrapper = ["valgrind", "--tool=memcheck", "--leak-check=full", "--errors-for-leak-kinds=definite",
                "--log-file=%s" % log]
     n = 8
-    res = run_qjs("buffered", peer.url, n, 1 << 20, env_extra=dict(variant, QJSWS_TEST_NATURAL="1"),
+    res = run_qjs("buffered", peer.url, n, 1 << 20, env_extra=dict(variant, QJSWS_TEST_NATURAL="1", QJSWS_TEST_STALL_MS="3000"),
                   timeout=300, wrapper=wrapper)
     check_buffered(res, n, res["options"]["buffered"])
     text = log.read_text()

@@ -344,8 +344,9 @@ const modes = {
       return v
     }
     const name = (f) => { try { f(); return 'none' } catch (e) { return e.name } }
-    // url: peer_raw's base URL; a's peer reads nothing for 300 ms, so its sends back up
-    const a = new WebSocket(url + 'stall?ms=300') // the large sender
+    // url: peer_raw's base URL; a's peer reads nothing for 300 ms (QJSWS_TEST_STALL_MS:
+    // longer under valgrind, where the sends themselves take longer), so its sends back up
+    const a = new WebSocket(url + 'stall?ms=' + (std.getenv('QJSWS_TEST_STALL_MS') || '300')) // the large sender
     const b = new WebSocket(url + 'echo') // a bystander: its handlers look at a
     let echoes = 0
     let polls = 0
