@@ -57,6 +57,9 @@ const char *url_parse_str(struct url *u, const char *s)
 	for (q = end; *q; q++)
 		if ((unsigned char)*q <= ' ' || *q == '#')
 			return "bad character in the --url path";
+	/* the same bound as the QuickJS client's parser (fuzz: qjs_url agreement) */
+	if (strlen(end) + (*end == '?') + 1 >= sizeof(u->target))
+		return "--url path too long";
 	if (snprintf(u->target, sizeof(u->target), "%s%s", *end == '?' ? "/" : "",
 		     *end ? end : "/") >= (int)sizeof(u->target))
 		return "--url path too long";

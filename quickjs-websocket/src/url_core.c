@@ -110,7 +110,10 @@ int ws_url_parse(const char *s, size_t len, struct ws_url *u)
         strcpy(pathbuf, "/");
     } else {
         size_t pl = (size_t)(end - ps);
-        if (pl + 2 >= sizeof(u->path))
+        /* the path as stored ('/' added before a bare query) and its NUL must fit;
+         * bounding pl alone let "?..." make a url that did not parse back
+         * (fuzz/regress/url/url-query-path-length) */
+        if (pl + (*ps == '?') + 1 >= sizeof(u->path))
             return -1;
         if (*ps == '?') {
             pathbuf[0] = '/';
