@@ -130,6 +130,20 @@ int utf8_stream(uint32_t *st, const uint8_t *p, size_t len)
     return 1;
 }
 
+/* the ASCII run at p + *i, widened 16 bytes at a time into out + *o (units never
+ * outrun bytes, so 16 more always fit); 1 when all 16 were ASCII */
+static inline int ascii_step16(const uint8_t *p, size_t n, size_t *i, uint16_t *out, size_t *o)
+{
+    size_t k;
+    if (*i + 16 > n)
+        return 0;
+    k = ascii_run16(p + *i);
+    widen16(p + *i, out + *o);
+    *i += k;
+    *o += k;
+    return k == 16;
+}
+
 /*
  * UTF-16 of valid UTF-8; returns the number of code units written.  out has
  * room for n units (never fewer bytes than units), so the 16 units widened
@@ -141,14 +155,8 @@ size_t decode_utf16(const uint8_t *p, size_t n, uint16_t *out)
     size_t i = 0, o = 0;
     while (i < n) {
         uint8_t c;
-        if (i + 16 <= n) {
-            size_t k = ascii_run16(p + i);
-            widen16(p + i, out + o);
-            i += k;
-            o += k;
-            if (k == 16)
-                continue;
-        }
+        if (ascii_step16(p, n, &i, out, &o))
+            continue;
         c = p[i];
         if (c < 0x80) {
             out[o++] = c;
@@ -228,14 +236,8 @@ int text_stream(text_scratch *t, const uint8_t *p, size_t n, size_t cap, int fin
         uint32_t st;
         size_t need, j;
         uint8_t c;
-        if (i + 16 <= n) { /* units never outrun bytes, so 16 more always fit */
-            size_t k = ascii_run16(p + i);
-            widen16(p + i, out + o);
-            i += k;
-            o += k;
-            if (k == 16)
-                continue;
-        }
+        if (ascii_step16(p, n, &i, out, &o))
+            continue;
         c = p[i];
         if (c < 0x80) {
             out[o++] = c;
