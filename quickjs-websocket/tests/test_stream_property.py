@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase, ReadOnlyDatabase
 
+from peer_raw import frame
 from qjsws_testkit import HERE, ROOT, run_qjs
 
 EXAMPLES = int(os.environ.get("WSBENCH_PROPERTY_EXAMPLES", "12"))
@@ -35,18 +36,6 @@ GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 RESPONSE = (b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
             b"Connection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n")
 RESPONSE_LEN = len(RESPONSE % (b"x" * 28))  # the accept value is always 28 characters
-
-
-def frame(op, payload=b"", fin=True):
-    n = len(payload)
-    b0 = (0x80 if fin else 0) | op
-    if n < 126:
-        head = struct.pack("!BB", b0, n)
-    elif n < 65536:
-        head = struct.pack("!BBH", b0, 126, n)
-    else:
-        head = struct.pack("!BBQ", b0, 127, n)
-    return head + payload
 
 
 SIZES = st.one_of(st.integers(0, 300), st.integers(0, 70000),
