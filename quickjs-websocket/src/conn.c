@@ -734,6 +734,11 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
 
     switch (reason) {
     case LWS_CALLBACK_CLIENT_FILTER_PRE_ESTABLISH:
+        /* lws is built without extensions and then ignores the server's
+         * Sec-WebSocket-Extensions; we offer none, so any is a failure (RFC
+         * 6455 4.1): refuse (lws reports CLIENT_CONNECTION_ERROR) */
+        if (lws_hdr_total_length(wsi, WSI_TOKEN_EXTENSIONS) > 0)
+            return 1;
         /* headers are still attached here: remember the chosen subprotocol */
         if (lws_hdr_copy(wsi, c->protocol, sizeof(c->protocol), WSI_TOKEN_PROTOCOL) < 0)
             c->protocol[0] = 0;

@@ -15,7 +15,7 @@ TAKEN = [
     ("plain", "chat,superchat", None, ""),  # none chosen: open, protocol ""
 ]
 
-REFUSED = ["status200", "badaccept", "noaccept", "noupgrade", "noconnection",
+REFUSED = ["status200", "badaccept", "noaccept", "noupgrade", "noconnection", "extension",
            "eof", "long", "unoffered", "unoffered-none"]
 
 
