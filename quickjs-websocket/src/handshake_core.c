@@ -1,5 +1,7 @@
 /* The client's opening handshake, without sockets (see handshake_core.h). */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* memmem */
+#endif
 #include "handshake_core.h"
 
 #include <openssl/evp.h>
