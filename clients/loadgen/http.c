@@ -130,14 +130,16 @@ const char *http_check_response(const char *head, size_t len,
 	int upgrade = 0, connection = 0, accepted = 0;
 
 	eol = memmem(p, (size_t)(end - p), "\r\n", 2);
-	if (!eol || eol - p < 12 || strncmp(p, "HTTP/1.1 101", 12))
+	/* "HTTP/1.1 101", then a blank or the end of the line */
+	if (!eol || eol - p < 12 || strncmp(p, "HTTP/1.1 101", 12) ||
+	    (eol - p > 12 && p[12] != ' '))
 		return "server did not answer 101 Switching Protocols";
 	for (p = eol + 2; p < end && (eol = memmem(p, (size_t)(end - p), "\r\n", 2)) && eol > p;
 	     p = eol + 2) {
 		const char *colon = memchr(p, ':', (size_t)(eol - p)), *v;
 		size_t nlen, vlen;
 
-		if (!colon)
+		if (!colon || colon == p)
 			return "malformed header line in the 101 response";
 		nlen = (size_t)(colon - p);
 		for (v = colon + 1; v < eol && (*v == ' ' || *v == '\t'); v++)
@@ -146,9 +148,9 @@ const char *http_check_response(const char *head, size_t len,
 		while (vlen && (v[vlen - 1] == ' ' || v[vlen - 1] == '\t'))
 			vlen--;
 		if (nlen == 7 && !strncasecmp(p, "Upgrade", 7))
-			upgrade = has_token(v, vlen, "websocket");
+			upgrade |= has_token(v, vlen, "websocket");
 		else if (nlen == 10 && !strncasecmp(p, "Connection", 10))
-			connection = has_token(v, vlen, "upgrade");
+			connection |= has_token(v, vlen, "upgrade");
 		else if (nlen == 20 && !strncasecmp(p, "Sec-WebSocket-Accept", 20))
 			accepted = vlen == 28 && !memcmp(v, accept, 28);
 		else if (nlen == 24 && !strncasecmp(p, "Sec-WebSocket-Extensions", 24))

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* a violated property: say which, then abort (libFuzzer keeps the input) */
 #define CHECK(cond)                                                                                \
@@ -89,6 +90,26 @@ static inline int take_cuts(const uint8_t **data, size_t *size, size_t cuts[16])
     *data += 1 + 2 * (size_t)k;
     *size = len;
     return k;
+}
+
+/* HTTP heads (the handshake targets): is there a line (after the first)
+ * "name:" whose value holds `needle` (any case)?  Lines end at CRLF, as HTTP
+ * frames them (a bare LF is inside a line). */
+static inline int has_header(const char *h, size_t n, const char *name, const char *needle)
+{
+    size_t nl = strlen(name), i = 0;
+    while (i < n) {
+        const char *eol = memmem(h + i, n - i, "\r\n", 2);
+        size_t e = eol ? (size_t)(eol - h) : n;
+        if (i && e - i > nl && !strncasecmp(h + i, name, nl) && h[i + nl] == ':') {
+            size_t j;
+            for (j = i + nl + 1; j + strlen(needle) <= e; j++)
+                if (!strncasecmp(h + j, needle, strlen(needle)))
+                    return 1;
+        }
+        i = e + 2;
+    }
+    return 0;
 }
 
 #endif

@@ -4,6 +4,7 @@
  */
 #include "qjsws.h"
 #include "conn.h"
+#include "dial.h"
 #include "frame.h"
 #include "loop.h"
 #include "pool.h"
@@ -205,7 +206,7 @@ void conn_detach(conn *c)
 void conn_fail(conn *c, int code, const char *reason)
 {
     size_t rl = strlen(reason);
-    if (c->fail_code || c->closed_dispatched || !c->wsi)
+    if (c->fail_code || c->closed_dispatched || !conn_live(c))
         return;
     if (rl > 123)
         rl = 123;
@@ -249,6 +250,36 @@ static void conn_closed(conn *c)
     }
 }
 
+/* the opening handshake succeeded: open (with the chosen subprotocol) */
+void conn_opened(conn *c)
+{
+    JSValue argv[2];
+    c->state = ST_OPEN;
+    argv[0] = JS_NewInt32(c->jsctx, EV_OPEN);
+    argv[1] = JS_NewString(c->jsctx, c->protocol);
+    dispatch_js(c, G.evfn, 2, (JSValueConst *)argv);
+    JS_FreeValue(c->jsctx, argv[1]);
+}
+
+/*
+ * A connection without lws (dial.c) is over and its socket closed: the
+ * events lws' CLIENT_CONNECTION_ERROR / CLIENT_CLOSED / WSI_DESTROY raise on
+ * the lws path, then the conn lets go of the WebSocket.  `why`: the error
+ * text of a connection that never opened.
+ */
+void conn_gone(conn *c, const char *why)
+{
+    if (!c->closed_dispatched) {
+        if (c->state == ST_CONNECTING || c->aborted) {
+            conn_dispatch_error(c, why ? why : "connection failed");
+            conn_dispatch_close(c, 1006, "", 0, 0);
+        } else {
+            conn_closed(c);
+        }
+    }
+    conn_detach(c); /* may free c */
+}
+
 /* ------------------------------------------------------------------ */
 /* sending                                                                */
 
@@ -283,8 +314,12 @@ static int conn_drain(conn *c)
 
 static void conn_kill_async(conn *c)
 {
-    if (c->wsi)
+    if (c->raw) {
+        c->kill_pending = 1;
+        own_kick(c);
+    } else if (c->wsi) {
         lws_set_timeout(c->wsi, PENDING_TIMEOUT_KILLED_BY_PARENT, LWS_TO_KILL_ASYNC);
+    }
 }
 
 /* a send buffer holding a copy of the message; NULL (JS exception set) on OOM */
@@ -304,7 +339,7 @@ static sbuf *sbuf_copy(JSContext *ctx, const uint8_t *p, size_t len, int text)
 /* Queue or directly write one message. */
 static int conn_send(JSContext *ctx, conn *c, const uint8_t *p, size_t len, int text)
 {
-    if (!c->wsi || c->state != ST_OPEN || c->close_requested)
+    if (!conn_live(c) || c->state != ST_OPEN || c->close_requested)
         return 0; /* browsers silently discard */
 
     if (c->own) {
@@ -699,20 +734,21 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
 
     switch (reason) {
     case LWS_CALLBACK_CLIENT_FILTER_PRE_ESTABLISH:
+        /* lws is built without extensions and then ignores the server's
+         * Sec-WebSocket-Extensions; we offer none, so any is a failure (RFC
+         * 6455 4.1): refuse (lws reports CLIENT_CONNECTION_ERROR) */
+        if (lws_hdr_total_length(wsi, WSI_TOKEN_EXTENSIONS) > 0)
+            return 1;
         /* headers are still attached here: remember the chosen subprotocol */
         if (lws_hdr_copy(wsi, c->protocol, sizeof(c->protocol), WSI_TOKEN_PROTOCOL) < 0)
             c->protocol[0] = 0;
         return 0;
 
     case LWS_CALLBACK_CLIENT_ESTABLISHED: {
-        JSValue argv[2];
         c->state = ST_OPEN;
         if (OPT(OPT_FRAMING) && !c->secure)
             own_established(c);
-        argv[0] = JS_NewInt32(c->jsctx, EV_OPEN);
-        argv[1] = JS_NewString(c->jsctx, c->protocol);
-        dispatch_js(c, G.evfn, 2, (JSValueConst *)argv);
-        JS_FreeValue(c->jsctx, argv[1]);
+        conn_opened(c);
         /* the lws path writes queued messages and our close frame when
          * writable; with own framing, close() queued the frame and the end
          * of this service call writes it */
@@ -834,6 +870,9 @@ static void conn_finalizer(JSRuntime *rt, JSValue val)
         lws_set_wsi_user(c->wsi, NULL);
         c->wsi = NULL;
         G.nconns--;
+    } else if (c->raw) {
+        raw_abandon(c);
+        G.nconns--;
     }
     conn_free_buffers(c);
     buf_unwatch(c);
@@ -905,8 +944,6 @@ JSValue js_connect(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst
     c->fd = -1;
     JS_SetOpaque(obj, c);
     G.nconns++;
-    if (G.in_service)
-        G.connected = 1;
 
     if (strchr(host, ':'))
         snprintf(hosthdr, sizeof(hosthdr), "[%s]", host);
@@ -917,6 +954,19 @@ JSValue js_connect(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst
         snprintf(hosthdr + l, sizeof(hosthdr) - l, ":%d", port);
     }
 
+    if (dial_wanted(secure)) {
+        const char *why = NULL;
+        if (dial_start(c, host, port, path, hosthdr, protos, &why) < 0) {
+            /* raised inside connect(): websocket.js delivers them later */
+            conn_dispatch_error(c, why);
+            conn_dispatch_close(c, 1006, "", 0, 0);
+            conn_detach(c);
+        }
+        goto done;
+    }
+
+    if (G.in_service)
+        G.connected = 1;
     memset(&ci, 0, sizeof(ci));
     ci.context = G.ctx;
     ci.address = host;
@@ -1001,7 +1051,8 @@ JSValue js_conn_close(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
         return JS_EXCEPTION;
     if (!JS_IsUndefined(argv[0]) && JS_ToInt32(ctx, &code, argv[0]))
         return JS_EXCEPTION;
-    if (!c->wsi || c->close_requested || c->closed_dispatched || c->fail_code || c->peer_closed)
+    if (!conn_live(c) || c->close_requested || c->closed_dispatched || c->fail_code ||
+        c->peer_closed)
         return JS_UNDEFINED;
     c->close_requested = 1;
     c->close_code = code;
@@ -1025,7 +1076,7 @@ JSValue js_conn_close(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
         c->state = ST_CLOSING;
         own_send_close(c, c->close_code, c->close_reason, c->close_reason_len);
         if (!c->kill_pending)
-            lws_set_timeout(c->wsi, PENDING_TIMEOUT_CLOSE_ACK, 5);
+            conn_close_timeout(c, 5);
         own_kick(c);
     } else {
         c->state = ST_CLOSING;
@@ -1094,7 +1145,7 @@ JSValue js_conn_watch(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
         return JS_EXCEPTION;
     v = conn_buffered(c);
     UNUSED(argv);
-    if (!c->wsi || c->closed_dispatched || !JS_IsObject(c->ws))
+    if (!conn_live(c) || c->closed_dispatched || !JS_IsObject(c->ws))
         return JS_NewInt64(ctx, (int64_t)v); /* nothing will change any more */
     c->watch = 1;
     buf_define(c, v);

@@ -21,6 +21,8 @@ void conn_rx(conn *c, const uint8_t *p, size_t n);
 int close_body_problem(const uint8_t *p, size_t len, const char **why);
 const char *fail_text(int code);
 void conn_fail(conn *c, int code, const char *reason);
+void conn_opened(conn *c);
+void conn_gone(conn *c, const char *why);
 
 JSValue js_connect(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
 JSValue js_conn_send(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);

@@ -3,6 +3,7 @@
  * coalesced output queue, the in-place receive parser and socket service.
  */
 #include "qjsws.h"
+#include "dial.h"
 #include "frame.h"
 #include "utf8.h"
 
@@ -103,10 +104,11 @@ void own_free_queue(conn *c)
     buf_touch(c);
 }
 
-/* 4 unpredictable bytes per frame, from a getrandom() refilled buffer */
-static void mask_key(uint8_t key[4])
+/* n (<= 16) unpredictable bytes (mask keys, handshake nonces), from a
+ * getrandom() refilled buffer */
+void own_random(uint8_t *out, size_t n)
 {
-    if (F.rndpos + 4 > sizeof(F.rnd)) {
+    if (F.rndpos + n > sizeof(F.rnd)) {
         size_t got = 0;
         while (got < sizeof(F.rnd)) {
             ssize_t n = getrandom(F.rnd + got, sizeof(F.rnd) - got, 0);
@@ -119,8 +121,8 @@ static void mask_key(uint8_t key[4])
         }
         F.rndpos = 0;
     }
-    memcpy(key, F.rnd + F.rndpos, 4);
-    F.rndpos += 4;
+    memcpy(out, F.rnd + F.rndpos, n);
+    F.rndpos += n;
 }
 
 /* append one complete masked frame to the output queue; -1 out of memory */
@@ -129,7 +131,7 @@ int own_append(conn *c, int opcode, const uint8_t *p, size_t len)
     uint8_t h[14], key[4];
     size_t hl, need;
     oblk *b = c->otail;
-    mask_key(key);
+    own_random(key, 4);
     hl = wsp_header(h, opcode, 1, len, key);
     need = hl + len;
     if (!b || b->cap - b->len < need) {
@@ -198,7 +200,7 @@ int own_flush(conn *c)
     return 0;
 }
 
-static void own_mark_dirty(conn *c)
+void own_mark_dirty(conn *c)
 {
     if (c->dirty)
         return;
@@ -238,7 +240,7 @@ static void own_flush_or_kill(conn *c)
  */
 void own_kick(conn *c)
 {
-    if (!c->wsi)
+    if (!conn_live(c))
         return;
     if (G.in_service) {
         own_mark_dirty(c);
@@ -252,7 +254,9 @@ void own_kick(conn *c)
     }
     own_flush_or_kill(c);
     if (c->ohead || c->kill_pending)
-        lws_callback_on_writable(c->wsi); /* the kill happens in WRITEABLE */
+        conn_want_write(c); /* lws: the kill happens in WRITEABLE */
+    if (c->raw && c->kill_pending)
+        own_mark_dirty(c); /* raw: at the end of the next service call */
 }
 
 /* end of a service call: flush what was queued, kill what is finished */
@@ -263,14 +267,15 @@ void own_post_service(void)
         G.dirty = c->dnext;
         c->dirty = 0;
         c->dnext = NULL;
-        if (!c->wsi)
+        if (!conn_live(c))
             continue;
         own_flush_or_kill(c);
         if (c->ohead) {
-            lws_callback_on_writable(c->wsi);
-        } else if (c->kill_pending) {
-            /* outside any lws callback: close now; may free c */
-            lws_set_timeout(c->wsi, PENDING_TIMEOUT_KILLED_BY_PARENT, LWS_TO_KILL_SYNC);
+            conn_want_write(c);
+        } else {
+            conn_written(c);
+            if (c->kill_pending)
+                conn_kill_now(c); /* outside any lws callback; may free c */
         }
     }
 }
@@ -299,7 +304,7 @@ void own_send_close(conn *c, int code, const char *reason, size_t rlen)
 }
 
 /* the socket is readable: read and parse everything there is (bounded) */
-static void own_read(conn *c)
+void own_read_now(conn *c)
 {
     int i;
     if (!F.rxbuf) {
@@ -307,7 +312,7 @@ static void own_read(conn *c)
         if (!F.rxbuf)
             return;
     }
-    for (i = 0; i < 16 && c->wsi && !c->kill_pending; i++) {
+    for (i = 0; i < 16 && conn_live(c) && !c->kill_pending; i++) {
         ssize_t n = recv(c->fd, F.rxbuf, RXBUF_SIZE, MSG_DONTWAIT);
         if (n < 0) {
             if (errno == EINTR)
@@ -445,8 +450,8 @@ void own_read_all(void)
     int fd;
     for (fd = 0; fd < FDMAP_MAX; fd++) {
         conn *c = g_fdmap[fd];
-        if (c && c->own_rx && c->wsi && !c->kill_pending)
-            own_read(c);
+        if (c && c->own_rx && conn_live(c) && !c->kill_pending)
+            own_read_now(c);
     }
 }
 
@@ -458,9 +463,13 @@ void service_one(int fd, short events, short revents)
 {
     struct lws_pollfd pfd;
     conn *c = (fd >= 0 && fd < FDMAP_MAX) ? g_fdmap[fd] : NULL;
+    if (c && c->raw) {
+        raw_service(c, revents);
+        return;
+    }
     if (c && c->own_rx) {
         if (revents & (POLLIN | POLLHUP | POLLERR))
-            own_read(c);
+            own_read_now(c);
         revents &= (short)~(POLLIN | POLLHUP | POLLERR);
         if (!revents)
             return;

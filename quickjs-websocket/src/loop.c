@@ -4,6 +4,7 @@
  */
 #include "qjsws.h"
 #include "conn.h"
+#include "dial.h"
 #include "frame.h"
 #include "loop.h"
 #include "pool.h"
@@ -119,34 +120,54 @@ static int own_events(int fd, int events)
     return events;
 }
 
-void poll_add(struct lws_pollargs *pa)
+/* batch: a socket joins / changes / leaves our epoll set (lws' through the
+ * poll callbacks below, ours from dial.c) */
+void loop_fd_add(int fd, int events)
 {
     G.nfds++;
+    epoll_set(EPOLL_CTL_ADD, fd, events);
+    if (!G.ep_registered) {
+        G.ep_registered = 1;
+        poll_notify(G.epfd, 1);
+    }
+}
+
+void loop_fd_mod(int fd, int events)
+{
+    epoll_set(EPOLL_CTL_MOD, fd, events);
+}
+
+void loop_fd_del(int fd)
+{
+    if (G.nfds > 0)
+        G.nfds--;
+    epoll_set(EPOLL_CTL_DEL, fd, 0);
+    /* the epoll fd leaves the qjs loop (so that qjs can exit) when its last
+     * socket went; inside a service call only at its end, which spares the
+     * two calls when a handler opens the next connection */
+    if (G.nfds == 0 && !G.in_service && G.ep_registered) {
+        G.ep_registered = 0;
+        poll_notify(G.epfd, 0);
+    }
+}
+
+void poll_add(struct lws_pollargs *pa)
+{
     if (OPT(OPT_BATCH)) {
-        epoll_set(EPOLL_CTL_ADD, pa->fd, pa->events);
-        if (!G.ep_registered) {
-            G.ep_registered = 1;
-            poll_notify(G.epfd, 1);
-        }
+        loop_fd_add(pa->fd, pa->events);
     } else {
+        G.nfds++;
         poll_notify(pa->fd, lws_to_mask(pa->events));
     }
 }
 
 void poll_del(struct lws_pollargs *pa)
 {
-    if (G.nfds > 0)
-        G.nfds--;
     if (OPT(OPT_BATCH)) {
-        epoll_set(EPOLL_CTL_DEL, pa->fd, 0);
-        /* the epoll fd leaves the qjs loop (so that qjs can exit) when its
-         * last socket went; inside a service call only at its end, which
-         * spares the two calls when a handler opens the next connection */
-        if (G.nfds == 0 && !G.in_service && G.ep_registered) {
-            G.ep_registered = 0;
-            poll_notify(G.epfd, 0);
-        }
+        loop_fd_del(pa->fd);
     } else {
+        if (G.nfds > 0)
+            G.nfds--;
         poll_notify(pa->fd, 0);
     }
 }
@@ -397,6 +418,7 @@ JSValue js_tick(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *a
     G.ticks++;
     G.in_service++;
     own_read_all();
+    raw_expire();
     lws_service(G.ctx, -1);
     return service_end(ctx);
 }

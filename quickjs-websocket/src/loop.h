@@ -11,6 +11,9 @@ extern JSClassDef handle_class;
 void poll_add(struct lws_pollargs *pa);
 void poll_del(struct lws_pollargs *pa);
 void poll_change(struct lws_pollargs *pa);
+void loop_fd_add(int fd, int events);
+void loop_fd_mod(int fd, int events);
+void loop_fd_del(int fd);
 
 JSValue js_init(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
 JSValue js_service(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);

@@ -6,7 +6,7 @@
  * (created by init()).  Each connection is a JS "conn" object wrapping a
  * struct conn.  websocket.js provides the browser API on top of this.
  *
- * The twelve optimizations can be switched off at run time with the environment
+ * The thirteen optimizations can be switched off at run time with the environment
  * variable QJSWS_DISABLE (comma separated short names, or "all"); see
  * README.md.  The switch state is read once, at module load.
  */
@@ -23,7 +23,7 @@
 
 static const char *const opt_names[] = {
     "join", "buffered", "pool", "scheduler", "transfer",
-    "fragbuf", "strsend", "batch", "eventpool", "urlparse", "framing", "strrecv",
+    "fragbuf", "strsend", "batch", "eventpool", "urlparse", "framing", "strrecv", "connect",
 };
 
 unsigned g_opts = OPT_ALL;

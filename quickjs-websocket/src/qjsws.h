@@ -48,7 +48,8 @@ enum {
     OPT_URLPARSE = 1 << 9,
     OPT_FRAMING = 1 << 10,
     OPT_STRRECV = 1 << 11,
-    OPT_ALL = (1 << 12) - 1,
+    OPT_CONNECT = 1 << 12,
+    OPT_ALL = (1 << 13) - 1,
 };
 
 extern unsigned g_opts; /* set once, at module load */
@@ -152,7 +153,7 @@ struct conn {
     /* UTF-16 of a long received text, reused by the next one (opt "strrecv") */
     text_scratch t16;
     int t16_stream; /* this text is validated and decoded as it arrives */
-    char protocol[64];
+    char protocol[128];
     int secure;
     /* opt "framing": our own RFC 6455 framing on the raw socket (ws:// only) */
     int fd;
@@ -169,7 +170,18 @@ struct conn {
     int tx_failed;     /* own: a socket write failed, the queue was dropped */
     int kill_pending;
     struct wsp rxp;    /* own: the receive parser (wsproto.h) */
+    /* opt "connect": set up by us, no wsi (dial.c) */
+    int raw;           /* from connect() until our socket is closed */
+    int rawev;         /* the poll events registered for it (0: none) */
+    struct dial *dial; /* while the opening handshake runs */
+    int64_t deadline;  /* connect or close-ack timeout (ms, monotonic), 0: none */
 };
+
+/* the connection has a socket (lws' wsi, or our own) */
+static inline int conn_live(const conn *c)
+{
+    return c->wsi != NULL || c->raw;
+}
 
 enum { EV_OPEN = 1, EV_CHUNK = 2, EV_ERROR = 3, EV_CLOSE = 4 };
 

@@ -27,6 +27,11 @@ Prints `WSBENCH-READY port=N` once listening on 127.0.0.1.  Behaviour by path:
                            (see UTF8_CASES), then wait without closing
   /badclose?case=K         100 ms after the 101: a close frame no client may accept
                            (see BAD_CLOSES), then wait for the client's close
+  /hs?case=K[&p=P]         the opening handshake's response, as HS_CASES makes it for
+                           case K (P: the Sec-WebSocket-Protocol it names); if it is a
+                           101 the client must take, a text message "hi" follows in the
+                           same write, then echo; otherwise the connection stays open
+                           until the client drops it
 
 Every close frame received is reported on stdout as `CLOSE <code> <reason>` (`CLOSE
 none` when it carried no code), a TCP end without one as `EOF`.
@@ -137,6 +142,37 @@ def response(headers):
             b"Connection: Upgrade\r\nSec-WebSocket-Accept: " + accept + b"\r\n\r\n")
 
 
+def hs_response(headers, case, proto):
+    """The response to a client's upgrade request for /hs?case=...: (bytes, valid?)."""
+    key = headers.get("sec-websocket-key", "").encode()
+    accept = base64.b64encode(hashlib.sha1(key + GUID).digest())
+    status = b"HTTP/1.1 101 Switching Protocols"
+    upgrade, connection = b"Upgrade: websocket", b"Connection: Upgrade"
+    acc = b"Sec-WebSocket-Accept: " + accept
+    extra = [b"Sec-WebSocket-Protocol: " + proto.encode()] if proto is not None else []
+    valid = True
+    if case == "tokens":  # any case, blanks, token lists: still a valid 101
+        upgrade, connection = b"upgrade: \t WebSocket ", b"CONNECTION: keep-alive,Upgrade"
+        acc = b"sec-websocket-accept:" + accept
+    elif case == "status200":
+        status, valid = b"HTTP/1.1 200 OK", False
+    elif case == "badaccept":
+        acc = b"Sec-WebSocket-Accept: " + base64.b64encode(hashlib.sha1(key + b"x" + GUID).digest())
+        valid = False
+    elif case == "noaccept":
+        acc, valid = b"X-Nothing: here", False
+    elif case == "noupgrade":
+        upgrade, valid = b"Upgrade: h2c", False
+    elif case == "noconnection":
+        connection, valid = b"Connection: keep-alive", False
+    elif case == "extension":
+        extra, valid = extra + [b"Sec-WebSocket-Extensions: permessage-deflate"], False
+    elif case == "long":  # a head longer than any client keeps (no blank line in 12 KiB)
+        extra, valid = extra + [b"X-Filler: " + b"f" * 100] * 120, False
+    head = b"\r\n".join([status, upgrade, connection, acc] + extra) + b"\r\n\r\n"
+    return head, valid
+
+
 async def read_frame(reader):
     """One client frame -> (fin, opcode, payload); None at end of stream."""
     try:
@@ -225,6 +261,25 @@ async def handler(reader, writer):
             writer.write(data[cut:])
             await writer.drain()
             await echo(reader, writer)
+        elif path == "/hs":
+            head, valid = hs_response(headers, q.get("case", ""), q.get("p"))
+            if q.get("case") == "eof":  # half a head, then TCP closes
+                writer.write(hello[:20])
+                await writer.drain()
+                return
+            if q.get("case") == "pieces":  # a valid head, 7 bytes per write
+                for i in range(0, len(hello), 7):
+                    writer.write(hello[i:i + 7])
+                    await writer.drain()
+                    await asyncio.sleep(0.005)
+                head = b""
+            writer.write(head + (frame(1, b"hi") if valid else b""))
+            await writer.drain()
+            if valid:
+                await echo(reader, writer)
+            else:
+                await reader.read()  # until the client drops the connection
+                print("EOF", flush=True)
         elif path in ("/echo", "/dropclose", "/noreply"):
             writer.write(hello)
             await echo(reader, writer, {"/echo": "reply", "/dropclose": "drop",

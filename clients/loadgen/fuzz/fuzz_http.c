@@ -23,25 +23,6 @@
 
 static const char ACCEPT[] = "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=";
 
-/* is there a line (after the first) "name:" whose value holds `needle` (any case)? */
-static int has_header(const char *h, size_t n, const char *name, const char *needle)
-{
-    size_t nl = strlen(name), i = 0;
-    while (i < n) {
-        /* lines end at CRLF, as HTTP frames them (a bare LF is inside a line) */
-        const char *eol = memmem(h + i, n - i, "\r\n", 2);
-        size_t e = eol ? (size_t)(eol - h) : n;
-        if (i && e - i > nl && !strncasecmp(h + i, name, nl) && h[i + nl] == ':') {
-            size_t j;
-            for (j = i + nl + 1; j + strlen(needle) <= e; j++)
-                if (!strncasecmp(h + j, needle, strlen(needle)))
-                    return 1;
-        }
-        i = e + 2;
-    }
-    return 0;
-}
-
 static void raw(const uint8_t *data, size_t size)
 {
     char *h = malloc(size ? size : 1);

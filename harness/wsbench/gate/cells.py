@@ -83,7 +83,9 @@ UNGATED = {"loadgen/frag4_4k": "its count depends on how the server's four frame
 CELLS: tuple[Cell, ...] = tuple(
     [Cell(program, w, counts, warm, None if program == "qjs" else "pingpong", f"{program}/{w}" not in UNGATED)
      for program in PROGRAMS for w, (counts, warm) in ECHO_WORKLOADS.items()]
-    + [Cell("qjs", "text_1m", (3, 1), (1, 1))])
+    + [Cell("qjs", "text_1m", (3, 1), (1, 1)),
+       # connection setup: connect, open, close in sequence (the client's "connect" switch)
+       Cell("qjs", "handshakes", (1000, 100), (50, 10))])
 
 
 def select(names: list[str] | None) -> list[Cell]:

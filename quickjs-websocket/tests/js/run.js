@@ -299,12 +299,14 @@ const modes = {
     if (setMax !== undefined) setMaxMessageSize(Number(setMax))
     const t0 = os.now()
     const ms = () => Math.round(os.now() - t0)
-    const ws = new WebSocket(url)
+    // QJSWS_TEST_PROTOCOLS: the subprotocols offered (comma-separated)
+    const protocols = std.getenv('QJSWS_TEST_PROTOCOLS')
+    const ws = protocols === undefined ? new WebSocket(url) : new WebSocket(url, protocols.split(','))
     const ev = []
     const action = rest[0] || ''
     const when = rest[1] || 'message'
     ws.onopen = () => {
-      ev.push({ type: 'open', t: ms() })
+      ev.push({ type: 'open', t: ms(), protocol: ws.protocol })
       if (action === 'close' && when === 'open') ws.close(1000)
       if (action === 'send') ws.send(rest[1] || 'x')
     }

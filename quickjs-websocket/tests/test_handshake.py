@@ -1,0 +1,133 @@
+"""The opening handshake as the client sees it (raw-socket peer, tests/peer_raw.py /hs):
+responses a client must take, and ones it must refuse, on both builds.  With all
+optimizations the module sets ws:// connections up itself (switch `connect`,
+src/dial.c); the baseline leaves it to libwebsockets."""
+import socket
+import threading
+import time
+
+import pytest
+
+from peer_raw import frame, response
+from qjsws_testkit import run_qjs
+
+# (case, offered subprotocols, the one the server names, what the client reports)
+TAKEN = [
+    ("plain", None, None, ""),
+    ("pieces", None, None, ""),           # the head arrives 7 bytes per write
+    ("tokens", None, None, ""),           # header names in any case, blanks, token lists
+    ("plain", "chat,superchat", "superchat", "superchat"),
+    ("plain", "chat,superchat", None, ""),  # none chosen: open, protocol ""
+]
+
+REFUSED = ["status200", "badaccept", "noaccept", "noupgrade", "noconnection", "extension",
+           "eof", "long", "unoffered", "unoffered-none"]
+
+
+@pytest.mark.parametrize("case,offer,chosen,reported", TAKEN)
+def test_handshake_taken(peer_factory, variant, case, offer, chosen, reported):
+    if case == "tokens" and variant:
+        pytest.xfail("libwebsockets 4.3.5 takes only blanks, not tabs, around header values "
+                     "('got bad Upgrade header'): it refuses this valid 101")
+    peer = peer_factory("raw")
+    url = peer.url + "hs?case=" + case + ("&p=" + chosen if chosen else "")
+    env = dict(variant, **({"QJSWS_TEST_PROTOCOLS": offer} if offer else {}))
+    res = run_qjs("events", url, "close", env_extra=env, timeout=30)
+    assert [e["type"] for e in res["events"]] == ["open", "message", "close"], res["events"]
+    assert res["events"][0]["protocol"] == reported, res["events"]
+    assert res["close"] == {"code": 1000, "reason": "", "wasClean": True}, res
+
+
+@pytest.mark.parametrize("case", REFUSED)
+def test_handshake_refused(peer_factory, variant, case):
+    """Not a 101 this client may take: error then close 1006, never open, no message
+    (RFC 6455 4.1: _Fail the WebSocket Connection_)."""
+    peer = peer_factory("raw")
+    env = dict(variant)
+    if case == "unoffered":  # a subprotocol, but not one of those offered
+        url, env["QJSWS_TEST_PROTOCOLS"] = peer.url + "hs?case=plain&p=other", "chat"
+    elif case == "unoffered-none":  # a subprotocol when none was offered
+        url = peer.url + "hs?case=plain&p=chat"
+    else:
+        url = peer.url + "hs?case=" + case
+    res = run_qjs("events", url, env_extra=env, timeout=30)
+    assert [e["type"] for e in res["events"]] == ["error", "close"], res["events"]
+    assert res["close"] == {"code": 1006, "reason": "", "wasClean": False}, res
+
+
+def _syn_sent(port):
+    """Is a connection to 127.0.0.1:port in state SYN-SENT (/proc/net/tcp)?"""
+    with open("/proc/net/tcp") as f:
+        for line in f.readlines()[1:]:
+            fields = line.split()
+            if fields[2] == "0100007F:%04X" % port and fields[3] == "02":
+                return True
+    return False
+
+
+def _late_server(srv, result):
+    """Once the client's connection hangs in SYN-SENT (its SYN dropped: the accept queue
+    is full), accept the filler, then the client (whose connection comes up when its SYN
+    is sent again), answer its upgrade request, send "hi", answer its close."""
+    try:
+        port = srv.getsockname()[1]
+        deadline = time.monotonic() + 15
+        while not _syn_sent(port) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        result["syn_sent"] = _syn_sent(port)
+        filler, _ = srv.accept()
+        srv.settimeout(15)
+        conn, _ = srv.accept()
+        result["accepted"] = time.monotonic()
+        conn.settimeout(15)
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = conn.recv(4096)
+            if not chunk:
+                raise RuntimeError("client closed before its request was complete")
+            head += chunk
+        headers = {}
+        for line in head.decode("latin-1").split("\r\n")[1:]:
+            if ":" in line:
+                k, v = line.split(":", 1)
+                headers[k.strip().lower()] = v.strip()
+        conn.sendall(response(headers) + frame(1, b"hi"))
+        data = b""
+        while len(data) < 2 or len(data) < 6 + (data[1] & 127):  # the client's masked close
+            chunk = conn.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        conn.sendall(frame(8, b"\x03\xe8"))
+        result["request"] = head
+        conn.close()
+        filler.close()
+    except Exception as e:  # reported by the test
+        result["error"] = repr(e)
+
+
+def test_request_waits_for_the_connection(variant):
+    """The server's accept queue is full when the client connects (listen backlog 0 and
+    a connection already waiting), so the client's SYN is dropped and its connection
+    comes up only when the SYN is sent again, about a second later: the request cannot
+    go out right after connect() and must wait for the socket to become writable."""
+    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(0)
+    filler = socket.create_connection(srv.getsockname())
+    result = {}
+    t = threading.Thread(target=_late_server, args=(srv, result), daemon=True)
+    t.start()
+    try:
+        res = run_qjs("events", "ws://127.0.0.1:%d/" % srv.getsockname()[1], "close",
+                      env_extra=variant, timeout=40)
+    finally:
+        t.join(20)
+        filler.close()
+        srv.close()
+    assert "error" not in result, result
+    assert [e["type"] for e in res["events"]] == ["open", "message", "close"], res["events"]
+    assert res["close"] == {"code": 1000, "reason": "", "wasClean": True}, res
+    assert result["request"].startswith(b"GET / HTTP/1.1\r\n"), result
+    # the connection really was not up when connect() returned
+    assert result["syn_sent"], result
