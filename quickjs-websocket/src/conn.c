@@ -705,12 +705,68 @@ static int conn_receive(conn *c, struct lws *wsi, const uint8_t *in, size_t len)
 }
 
 /* ------------------------------------------------------------------ */
+/* lws path: pings that lws answers                                       */
+
+/*
+ * lws parses pings itself and answers them without telling us: it keeps
+ * the payload of ONE pong, asks for POLLOUT and writes the pong before our
+ * writable callback.  Two cases lose a pong (RFC 6455 5.5.2: every ping is
+ * answered unless a close came first; 5.5.3: of several unanswered pings
+ * at least the last one):
+ *  - a ping that comes while the pong of an earlier one is still pending is
+ *    dropped (lws answers the first, never the last);
+ *  - a close frame parsed behind a ping before the pong went out: lws sends
+ *    its close answer first and then forgets the pong.
+ * Both happen when lws parses a ping and more frames in one go: frames in
+ * one read (baseline, wss://), and with own framing the frames that came
+ * with the 101.  So lws must not parse past a ping before its pong is
+ * written.  We see the ping as lws asking for POLLOUT on its own (during an
+ * lws service call, G.lws_in, not from our callback) while the connection
+ * is open: lws' parser is then paused (rx flow control, our own reason bit,
+ * applied at once so that lws stops right behind the ping and keeps the rest
+ * buffered), and resumed in our writable callback, which lws reaches only
+ * once it has no pong left to write.  Anything else lws asks POLLOUT for on
+ * its own at such a time costs one pause to the next writable callback.
+ * No cost per message: the own receive path never gets here.
+ */
+#define QJSWS_RXFLOW_PONG (1 << 1) /* our rx flow reason bit (b0 is lws' bool) */
+
+/* CHANGE_MODE_POLL_FD with POLLOUT, lws' own doing: a ping lws will answer? */
+static void pong_watch(conn *c, struct lws *wsi)
+{
+    if (c->wsi == wsi && !c->own_rx && !c->pong_wait && !c->hpaused && !c->fail_code &&
+        !c->peer_closed && !c->close_sent && (c->state == ST_OPEN || c->state == ST_CLOSING))
+        G.pong_c = c;
+}
+
+/* UNLOCK_POLL of that change (the poll change itself is complete): pause */
+static void pong_pause(conn *c, struct lws *wsi)
+{
+    G.pong_c = NULL;
+    c->pong_wait = 1;
+    lws_rx_flow_control(wsi, LWS_RXFLOW_REASON_APPLIES | QJSWS_RXFLOW_PONG |
+                                 LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
+}
+
+/* our writable callback: lws has no pong to write (any more), parse on */
+static void pong_resume(conn *c, struct lws *wsi)
+{
+    c->pong_wait = 0;
+    lws_rx_flow_control(wsi, LWS_RXFLOW_REASON_APPLIES_ENABLE | QJSWS_RXFLOW_PONG |
+                                 LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
+}
+
+/* ------------------------------------------------------------------ */
 /* the lws protocol callback                                              */
+
+static int conn_callback(conn *c, struct lws *wsi, enum lws_callback_reasons reason, void *in,
+                         size_t len);
 
 static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *user,
                        void *in, size_t len)
 {
     conn *c = (conn *)user;
+    int lws_in, r;
 
     switch (reason) {
     case LWS_CALLBACK_ADD_POLL_FD:
@@ -721,9 +777,14 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
         return 0;
     case LWS_CALLBACK_CHANGE_MODE_POLL_FD:
         poll_change((struct lws_pollargs *)in);
+        if (G.lws_in && c && (((struct lws_pollargs *)in)->events & POLLOUT) && !G.destroying)
+            pong_watch(c, wsi);
+        return 0;
+    case LWS_CALLBACK_UNLOCK_POLL:
+        if (G.pong_c && G.pong_c == c)
+            pong_pause(c, wsi);
         return 0;
     case LWS_CALLBACK_LOCK_POLL:
-    case LWS_CALLBACK_UNLOCK_POLL:
         return 0;
     default:
         break;
@@ -732,6 +793,17 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
     if (!c || G.destroying)
         return 0;
 
+    /* our code runs: what asks for POLLOUT from here on is not lws' own doing */
+    lws_in = G.lws_in;
+    G.lws_in = 0;
+    r = conn_callback(c, wsi, reason, in, len); /* may free c */
+    G.lws_in = lws_in;
+    return r;
+}
+
+static int conn_callback(conn *c, struct lws *wsi, enum lws_callback_reasons reason, void *in,
+                         size_t len)
+{
     switch (reason) {
     case LWS_CALLBACK_CLIENT_FILTER_PRE_ESTABLISH:
         /* lws is built without extensions and then ignores the server's
@@ -761,6 +833,8 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
         return conn_receive(c, wsi, (const uint8_t *)in, len);
 
     case LWS_CALLBACK_CLIENT_WRITEABLE:
+        if (c->pong_wait)
+            pong_resume(c, wsi);
         if (c->own) {
             if (own_flush(c) < 0)
                 return -1;

@@ -357,12 +357,14 @@ void own_read_now(conn *c)
 
 /* lws holds no unparsed rx (for any connection it would parse now, so for
  * this one) and nothing of this connection is queued or half written on the
- * lws path; the connection is open and not closing */
+ * lws path, nor a pong of lws' (conn.c: lws' parser is paused until it is
+ * written, so its buffered rx would not count); the connection is open and
+ * not closing */
 static int lws_idle(conn *c)
 {
     return lws_service_adjust_timeout(G.ctx, 1, 0) && !lws_partial_buffered(c->wsi) &&
            !c->qhead && c->state == ST_OPEN && !c->close_requested && !c->fail_code &&
-           !c->peer_closed && !g_fdmap[c->fd];
+           !c->peer_closed && !c->pong_wait && !g_fdmap[c->fd];
 }
 
 /* both directions are ours from now on */
@@ -477,5 +479,7 @@ void service_one(int fd, short events, short revents)
     pfd.fd = fd;
     pfd.events = events;
     pfd.revents = revents;
+    G.lws_in = 1;
     lws_service_fd(G.ctx, &pfd);
+    G.lws_in = 0;
 }

@@ -317,7 +317,9 @@ static int service_pending(void)
         own_handover();
         if (lws_service_adjust_timeout(G.ctx, 1, 0))
             return 0;
+        G.lws_in = 1;
         lws_service_tsi(G.ctx, -1, 0);
+        G.lws_in = 0;
     }
     own_handover();
     return !lws_service_adjust_timeout(G.ctx, 1, 0);
@@ -419,7 +421,9 @@ JSValue js_tick(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *a
     G.in_service++;
     own_read_all();
     raw_expire();
+    G.lws_in = 1;
     lws_service(G.ctx, -1);
+    G.lws_in = 0;
     return service_end(ctx);
 }
 

@@ -105,6 +105,9 @@ struct qjsws_globals {
     conn *dirty;         /* "framing" conns with output to flush / to kill */
     conn *handover;      /* conns whose lws rx is paused at a message end (frame.c) */
     conn *bdirty;        /* watched conns whose queued bytes changed since published */
+    int lws_in;          /* inside an lws service call and not in our callback: what
+                          * asks for POLLOUT now is lws itself (conn.c, pings) */
+    conn *pong_c;        /* lws asked for POLLOUT for this conn's pong: pause it */
     JSAtom atom_buffered; /* "bufferedAmount" */
 };
 extern struct qjsws_globals G; /* loop.c */
@@ -167,6 +170,7 @@ struct conn {
     int dirty;         /* on G.dirty: flush (and maybe kill) after service */
     struct conn *dnext;
     int close_sent;    /* our close frame is written (lws path) or queued (own) */
+    int pong_wait;     /* lws path: lws' parser paused until its pong is written */
     int tx_failed;     /* own: a socket write failed, the queue was dropped */
     int kill_pending;
     struct wsp rxp;    /* own: the receive parser (wsproto.h) */

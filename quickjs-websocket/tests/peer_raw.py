@@ -32,6 +32,12 @@ Prints `WSBENCH-READY port=N` once listening on 127.0.0.1.  Behaviour by path:
                            101 the client must take, a text message "hi" follows in the
                            same write, then echo; otherwise the connection stays open
                            until the client drops it
+  /pings?n=N&at=A&msg=M&close=C
+                           N pings ("ping-0".."ping-<N-1>"), then M text messages
+                           "after", then (C=1) a close frame 1000, all in ONE write:
+                           with the 101 (A=101) or 100 ms after it (A=later); with C=0
+                           the close follows once the last ping is answered (or after
+                           3 s); every pong received is reported as `PONG <hex>`
 
 Every close frame received is reported on stdout as `CLOSE <code> <reason>` (`CLOSE
 none` when it carried no code), a TCP end without one as `EOF`.
@@ -245,6 +251,49 @@ async def wait_for_close(reader, writer):
             return
 
 
+async def pings(reader, writer, hello, q):
+    """/pings: pings (and maybe messages and a close) in one write; report the pongs."""
+    n = int(q.get("n", "1"))
+    last = b"ping-%d" % (n - 1)
+    data = b"".join(frame(9, b"ping-%d" % i) for i in range(n))
+    data += frame(1, b"after") * int(q.get("msg", "0"))
+    closing = q.get("close") == "1"
+    if closing:
+        data += close_frame(1000)
+    if q.get("at") == "later":
+        writer.write(hello)
+        await writer.drain()
+        await asyncio.sleep(0.1)
+        writer.write(data)
+    else:
+        writer.write(hello + data)  # one write: 101 + frames
+    await writer.drain()
+    while True:
+        try:
+            f = await asyncio.wait_for(read_frame(reader), 3)
+        except asyncio.TimeoutError:
+            print("TIMEOUT", flush=True)
+            if closing:
+                return
+            f = (True, -1, b"")  # no (last) pong within 3 s: close anyway
+        if f is None:
+            print("EOF", flush=True)
+            return
+        op, payload = f[1], f[2]
+        if op == 10:
+            print("PONG %s" % payload.hex(), flush=True)
+        elif op == 8:
+            report_close(payload)
+            if not closing:
+                writer.write(frame(8, payload[:2]))
+                await writer.drain()
+            return
+        if not closing and (op == -1 or (op == 10 and payload == last)):
+            closing = True
+            writer.write(close_frame(1000))
+            await writer.drain()
+
+
 async def handler(reader, writer):
     try:
         target, headers = await read_request(reader)
@@ -331,6 +380,8 @@ async def handler(reader, writer):
             writer.write(b"".join(frame(1, b"m%d" % i) for i in range(int(q["n"]))))
             await writer.drain()
             await echo(reader, writer)
+        elif path == "/pings":
+            await pings(reader, writer, hello, q)
         elif path in ("/utf8", "/badclose"):
             writer.write(hello)
             await writer.drain()
