@@ -19,7 +19,9 @@ import pytest
 
 from wsbench.catalog import load_catalog
 from wsbench.docker import engine as engine_mod
-from wsbench.docker.images import COMPOSE_FILE, PORTS, RUNNER, SERVERS, build, compose_env, entrypoint
+from wsbench.docker.images import (COMPOSE_FILE, PORTS, RUNNER, SERVERS, build, compose_env, entrypoint,
+                                   runtime_version_in)
+from wsbench.environment import runtime_version
 from wsbench.errors import WsbenchError
 from wsbench.verify import verify_echo
 
@@ -92,6 +94,10 @@ def test_every_server_image_builds_and_passes_the_harness_verification(eng: engi
             check = verify_echo(f"ws://127.0.0.1:{port}/")
             assert check.ok, f"{name}: {check.error}"
             assert len(check.checks) == 8
+            # The runtime in the image is the pinned one the host runs (issue 12: the node-ws
+            # image once ran Debian's Node 18 while the host ran Node 20).
+            runtime = catalog.runtimes[program.runtime]
+            assert runtime_version_in(eng, cid, runtime) == runtime_version(runtime), name
         finally:
             eng.docker("rm", "-f", cid, check=False)
 
