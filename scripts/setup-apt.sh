@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install the Debian (bookworm) packages wsbench needs, only those that are missing.
-#   scripts/setup-apt.sh              every group `make setup` needs: build tools npm report fuzz
+#   scripts/setup-apt.sh              every group `make setup` needs: build tools npm python report fuzz
 #   scripts/setup-apt.sh GROUP ...    only these groups (the container images use this)
 set -euo pipefail
 STEP_NAME=setup-apt
@@ -14,11 +14,11 @@ declare -A GROUPS_OF=(
                                                     # under test (20 and 22) come from npm, pinned
     [report]="chromium"                             # headless check of the HTML report
     [fuzz]="clang libclang-rt-14-dev"               # libFuzzer + ASan/UBSan (make fuzz, make test)
-    [python]="python3 python3-venv"                 # images: the harness's .venv
+    [python]="python3 python3-venv"                 # the harness's .venv (setup-python.sh)
     [lws-runtime]="libssl3"                         # images: what lws-echo links besides libc and zlib
     [docker]="docker.io docker-compose debootstrap" # make bench-docker (never started as a service)
 )
-DEFAULT_GROUPS=(build tools npm report fuzz)
+DEFAULT_GROUPS=(build tools npm python report fuzz)
 # Packages not needed when their command is already there: a nodejs from elsewhere
 # (NodeSource's) bundles npm, and Debian's npm package would conflict with it.
 declare -A COMMAND_OF=([npm]=npm)
