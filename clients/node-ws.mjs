@@ -1,5 +1,5 @@
-// Adapter: Node.js 20 (system `node`) with the `ws` package.
-//   node clients/node-ws.mjs --url ws://127.0.0.1:PORT/ --type binary --size 32 --count 50000
+// Adapter: Node.js 20 (node_modules/node20/bin/node, pinned in package.json) with the `ws` package.
+//   node_modules/node20/bin/node clients/node-ws.mjs --url ws://127.0.0.1:PORT/ --type binary --size 32 --count 50000
 import WebSocket from 'ws';
 import { barrier, hold } from './node-harness.mjs';
 import { main } from './workload/main.js';

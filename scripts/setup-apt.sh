@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install the Debian (bookworm) packages wsbench needs, only those that are missing.
-#   scripts/setup-apt.sh              every group `make setup` needs: build tools node report fuzz
+#   scripts/setup-apt.sh              every group `make setup` needs: build tools npm python report fuzz
 #   scripts/setup-apt.sh GROUP ...    only these groups (the container images use this)
 set -euo pipefail
 STEP_NAME=setup-apt
@@ -10,15 +10,18 @@ declare -A GROUPS_OF=(
     [build]="build-essential pkg-config cmake ninja-build libssl-dev zlib1g-dev
              xz-utils dpkg-dev debian-archive-keyring ca-certificates"  # C toolchain, Debian sources
     [tools]="hyperfine linux-perf valgrind"         # timing, profiling, leak checks
-    [node]="nodejs"                                 # Node: a runtime under test
+    [npm]="nodejs npm"                              # only to run `npm ci` (setup-js.sh): the Nodes
+                                                    # under test (20 and 22) come from npm, pinned
     [report]="chromium"                             # headless check of the HTML report
     [fuzz]="clang libclang-rt-14-dev"               # libFuzzer + ASan/UBSan (make fuzz, make test)
-    [npm]="npm"                                     # images: npm for setup-js.sh (hosts' nodejs may bundle it)
-    [python]="python3 python3-venv"                 # images: the harness's .venv
+    [python]="python3 python3-venv"                 # the harness's .venv (setup-python.sh)
     [lws-runtime]="libssl3"                         # images: what lws-echo links besides libc and zlib
     [docker]="docker.io docker-compose debootstrap" # make bench-docker (never started as a service)
 )
-DEFAULT_GROUPS=(build tools node report fuzz)
+DEFAULT_GROUPS=(build tools npm python report fuzz)
+# Packages not needed when their command is already there: a nodejs from elsewhere
+# (NodeSource's) bundles npm, and Debian's npm package would conflict with it.
+declare -A COMMAND_OF=([npm]=npm)
 
 groups=("$@")
 ((${#groups[@]})) || groups=("${DEFAULT_GROUPS[@]}")
@@ -31,6 +34,7 @@ done
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
+    [[ -z ${COMMAND_OF[$pkg]+set} ]] || ! command -v "${COMMAND_OF[$pkg]}" >/dev/null || continue
     status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
     [[ $status == "install ok installed" ]] || missing+=("$pkg")
 done

@@ -140,8 +140,9 @@ def test_cpuprofile_folds_by_sample() -> None:
 def test_variants_name_jit_code_and_use_the_profiling_build(tmp_path: Path) -> None:
     catalog = load_catalog()
     node = variants.for_perf(catalog.clients["node-ws"], tmp_path, tmp_path / "v8.log")
-    assert node.program.command[:5] == ("node", "--perf-basic-prof", "--interpreted-frames-native-stack",
-                                        "--no-logfile-per-isolate", f"--logfile={tmp_path / 'v8.log'}")
+    assert node.program.command[:5] == ("node_modules/node20/bin/node", "--perf-basic-prof",
+                                        "--interpreted-frames-native-stack", "--no-logfile-per-isolate",
+                                        f"--logfile={tmp_path / 'v8.log'}")
     deno = variants.for_perf(catalog.clients["deno"], tmp_path)
     assert deno.program.command[1:3] == ("run", "--v8-flags=--perf-basic-prof,--interpreted-frames-native-stack,"
                                                 "--no-logfile-per-isolate,--logfile=" + str(tmp_path / "v8.log"))

@@ -47,12 +47,14 @@ def test_a_target_is_verified_and_measured_with_server_readings_external(
         tmp_path: Path, outside_server: tuple[int, int]) -> None:
     _, port = outside_server
     docker = {"docker": {"cpusets": {"servers": "1", "clients": "0"}, "readings": "by test",
-                         "images": {"s": {"image": "wsbench/s:local", "id": "sha256:" + "ab" * 32}}}}
+                         "images": {"s": {"image": "wsbench/s:local", "id": "sha256:" + "ab" * 32}},
+                         "server_runtimes": {"s": {"runtime": "node20", "version": "v20.20.2"}}}}
     (tmp_path / "env.json").write_text(json.dumps(docker))
     proc = _run(tmp_path, "--target", f"ws://127.0.0.1:{port}/", "--environment-from", str(tmp_path / "env.json"))
     assert proc.returncode == 0, proc.stderr
     assert "echo verified (8 checks)" in proc.stderr
-    assert "servers on CPUs 1, clients in the runner on CPUs 0; images: s abababababab" in proc.stdout
+    assert ("servers on CPUs 1, clients in the runner on CPUs 0; images: s abababababab; server runtimes in "
+            "their containers: s v20.20.2; server CPU and RSS: by test") in proc.stdout
     run = load_run(tmp_path / "out")
     record = run["servers"]["target"]
     assert record["target"] == f"ws://127.0.0.1:{port}/" and record["readings"] == "n/a (external)"

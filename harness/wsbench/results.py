@@ -42,7 +42,9 @@ Schema history:
   runs of ``make bench-docker``: ``images`` (per service its image tag and ID), ``cpusets``
   (per side the CPUs its containers may use), ``cpu_limits`` (per container its cpuset,
   NanoCpus and CpuQuota), ``engine`` (the Docker engine's version, storage driver and
-  cgroup version) and ``readings`` (how the servers' CPU and RSS were read); ``settings.shard``
+  cgroup version), ``server_runtimes`` (per server its runtime and that runtime's version
+  as printed inside its container; absent in the first runs of version 6) and ``readings``
+  (how the servers' CPU and RSS were read); ``settings.shard``
   ([I, N] of ``wsbench run --shard I/N``, else null); a run of ``wsbench merge`` has
   ``settings.merged_shards`` (N) and ``environment.shards`` (per shard its file, times, load
   and commit). Versions 1 to 5 are still read (no target, no readings, no shard).

@@ -82,9 +82,12 @@ def _containers(docker: dict[str, Any]) -> str:
     images = "; ".join(f"{name} {str(i.get('id', '?')).removeprefix('sha256:')[:12]}"
                        for name, i in (docker.get("images") or {}).items())
     engine = docker.get("engine") or {}
+    inside = docker.get("server_runtimes") or {}
+    versions = ("; server runtimes in their containers: "
+                + ", ".join(f"{name} {v.get('version', '?')}" for name, v in inside.items()) if inside else "")
     return (f"containers (Docker {engine.get('server_version', '?')}, host network): servers on CPUs "
-            f"{sets.get('servers', '?')}, clients in the runner on CPUs {sets.get('clients', '?')}; images: {images}; "
-            f"server CPU and RSS: {docker.get('readings', '?')}")
+            f"{sets.get('servers', '?')}, clients in the runner on CPUs {sets.get('clients', '?')}; images: {images}"
+            f"{versions}; server CPU and RSS: {docker.get('readings', '?')}")
 
 
 def _kind(spec: dict[str, Any]) -> str:

@@ -1,5 +1,6 @@
-// Echo server: Node.js 20 (system `node`) + the `ws` package. Contract: servers/README.md.
-//   node servers/node-ws/server.mjs --port 0
+// Echo server: Node.js 20 (node_modules/node20/bin/node, pinned in package.json) + the `ws`
+// package. Contract: servers/README.md.
+//   node_modules/node20/bin/node servers/node-ws/server.mjs --port 0
 import { WebSocketServer } from 'ws';
 import { parsePort } from '../port.mjs';
 

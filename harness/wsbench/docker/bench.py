@@ -9,8 +9,9 @@ runner container, through docker-compose.yml.
    shares the host's PID namespace, so a server's CPU time and peak RSS are read from
    /proc of the container's process exactly as for a server the harness starts (its
    host PID comes from ``docker inspect``: ``State.Pid``, the server itself, PID 1 in its
-   container); the image IDs, the CPU sets and limits and this method go to the results'
-   environment (``docker``);
+   container); the image IDs, the CPU sets and limits, each server's runtime version as
+   printed inside its container, and this method go to the results' environment
+   (``docker``);
 4. everything is taken down and the engine stopped, also on failure and Ctrl-C.
 """
 
@@ -26,11 +27,12 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .. import environment, pinning
+from ..catalog import load_catalog
 from ..errors import WsbenchError
 from ..paths import REPORTS_DIR, ROOT
 from . import engine as engine_mod
 from .engine import Engine
-from .images import PORTS, RUNNER, SERVERS, build, compose, compose_env, image_ids
+from .images import PORTS, RUNNER, SERVERS, build, compose, compose_env, image_ids, runtime_version_in
 
 READY_TIMEOUT_S = 120.0
 READINGS = ("host /proc of each server container's process (its host PID from docker inspect State.Pid; the "
@@ -109,6 +111,10 @@ def bench(run_args: Sequence[str], build_only: bool = False) -> int:
                                    "wsbench uses host networking only")
             ids = wait_ready(eng, env, SERVERS)
             containers = {s: describe(eng, cid) for s, cid in ids.items()}
+            catalog = load_catalog()
+            in_images = {s: {"runtime": catalog.servers[s].runtime,
+                             "version": runtime_version_in(eng, cid, catalog.runtimes[catalog.servers[s].runtime])}
+                         for s, cid in ids.items()}
             runner_limits = {"cpuset": client_cpus, "network_mode": "host", "pid_mode": "host"}
             stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
             REPORTS_DIR.mkdir(parents=True, exist_ok=True)
@@ -121,7 +127,7 @@ def bench(run_args: Sequence[str], build_only: bool = False) -> int:
                 "cpusets": {"servers": server_cpus, "clients": client_cpus},
                 "cpu_limits": {**{s: {k: v for k, v in c.items() if k != "pid"} for s, c in containers.items()},
                                RUNNER: runner_limits},
-                "readings": READINGS}}, indent=1) + "\n")
+                "server_runtimes": in_images, "readings": READINGS}}, indent=1) + "\n")
             targets = [a for s in SERVERS for a in ("--target", f"{s}=ws://127.0.0.1:{PORTS[s]}/",
                                                     "--target-pid", f"{s}={containers[s]['pid']}")]
             _say("servers healthy: " + ", ".join(f"{s} (pid {c['pid']}, CPUs {c['cpuset']})"

@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 from typing import Sequence
 
+from ..catalog import Runtime
 from ..errors import WsbenchError
 from ..paths import ROOT
 from .engine import Engine
@@ -136,6 +137,19 @@ def image_ids(engine: Engine, services: Sequence[str]) -> dict[str, dict[str, st
         image_id = engine.docker("image", "inspect", "--format", "{{.Id}}", tag).stdout.strip()
         out[service] = {"image": tag, "id": image_id}
     return out
+
+
+def runtime_version_in(engine: Engine, container: str, runtime: Runtime) -> str:
+    """The version of ``runtime`` as its own version command prints it inside a running
+    container (the server images hold their runtime at the paths of harness/runtimes.toml),
+    in the form of environment.runtime_version on the host, so the two compare."""
+    if not runtime.version_cmd:
+        return "unknown (no version command)"
+    proc = engine.docker("exec", container, *runtime.version_cmd, check=False, timeout_s=60)
+    text = (proc.stdout or proc.stderr).strip()
+    if proc.returncode != 0 or not text:
+        return f"unavailable (exit {proc.returncode})"
+    return " ".join(text.splitlines()[0].split())
 
 
 def entrypoint(engine: Engine, service: str) -> list[str]:
