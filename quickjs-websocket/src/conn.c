@@ -203,6 +203,8 @@ void conn_detach(conn *c)
  * resetting its frame buffer, and if it was full (a 64 KiB piece of a longer
  * frame) lws' close flow keeps parsing into it past its end.
  */
+static void conn_kill_async(conn *c);
+
 void conn_fail(conn *c, int code, const char *reason)
 {
     size_t rl = strlen(reason);
@@ -219,9 +221,11 @@ void conn_fail(conn *c, int code, const char *reason)
         own_send_close(c, code, reason, rl);
         c->kill_pending = 1;
         own_kick(c);
-    } else {
+    } else if (c->wsi) {
         lws_rx_flow_control(c->wsi, 0);
         lws_callback_on_writable(c->wsi);
+    } else {
+        conn_kill_async(c); /* raw, still connecting (no receive path yet) */
     }
     conn_dispatch_error(c, reason);
 }
