@@ -188,20 +188,25 @@ class Server:
             self.sock.close()
 
 
+def draw_schedule(data, stream_len):
+    """A delivery schedule for a stream of stream_len bytes behind the 101: the cut points
+    (the first write always holds the 101 and the stream's first k bytes, cut anywhere,
+    often mid-frame) and the pause after each piece (ms)."""
+    first = RESPONSE_LEN + data.draw(st.integers(0, stream_len), label="bytes with the 101")
+    more = data.draw(st.lists(st.integers(1, RESPONSE_LEN + stream_len), max_size=6), label="cuts")
+    cuts = sorted(set([first] + more))
+    pauses = data.draw(st.lists(st.integers(0, 15), min_size=len(cuts), max_size=len(cuts)),
+                       label="pauses (ms)")
+    return cuts, pauses
+
+
 @settings(max_examples=EXAMPLES, deadline=None, database=DB,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.function_scoped_fixture, HealthCheck.large_base_example])
 @given(msgs=st.lists(messages(), min_size=0, max_size=6), data=st.data())
 def test_client_delivers_the_stream(variant, msgs, data):
     stream, want, pings = encode(msgs)
-    head = RESPONSE_LEN
-    # the first write: the 101 and the stream's first k bytes (cut anywhere, often mid-frame)
-    first = head + data.draw(st.integers(0, len(stream)), label="bytes with the 101")
-    more = data.draw(st.lists(st.integers(1, head + len(stream)), max_size=6), label="cuts")
-    cuts = sorted(set([first] + more))
-    pauses = data.draw(st.lists(st.integers(0, 15), min_size=len(cuts), max_size=len(cuts)),
-                       label="pauses (ms)")
-    server = Server(stream, cuts, pauses)
+    server = Server(stream, *draw_schedule(data, len(stream)))
     res = run_qjs("collect", server.url, env_extra=variant, timeout=60)
     server.thread.join(25)
     assert server.error is None, server.error
@@ -239,12 +244,7 @@ def test_loadgen_observes_the_stream(msgs, data):
     if not LOADGEN.exists():
         pytest.skip("build/bin/wsbench-loadgen not built (make setup)")
     stream, want, pings = encode(msgs)
-    first = RESPONSE_LEN + data.draw(st.integers(0, len(stream)), label="bytes with the 101")
-    more = data.draw(st.lists(st.integers(1, RESPONSE_LEN + len(stream)), max_size=6), label="cuts")
-    cuts = sorted(set([first] + more))
-    pauses = data.draw(st.lists(st.integers(0, 15), min_size=len(cuts), max_size=len(cuts)),
-                       label="pauses (ms)")
-    server = Server(stream, cuts, pauses)
+    server = Server(stream, *draw_schedule(data, len(stream)))
     proc = subprocess.run([str(LOADGEN), "--kind", "observe", "--url", server.url, "--timeout-ms", "20000"],
                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
                           start_new_session=True)
