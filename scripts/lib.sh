@@ -28,3 +28,17 @@ quietly() {
 stamp_is() { [[ -f $STAMPS/$1 && $(<"$STAMPS/$1") == "$2" ]]; }
 stamp_set() { printf '%s\n' "$2" >"$STAMPS/$1"; }
 hash_of() { cat "$@" | sha256sum | cut -c1-16; }
+
+# qjs_copy SRC DIR CC FLAGS: a clean copy of the QuickJS source SRC in DIR/src/quickjs, and
+# DIR/cc-wrap, a compiler that carries FLAGS. The upstream Makefile builds its CFLAGS itself
+# (defines included) and bakes CC into qjsc as a C string, so the flags travel in a one-word
+# CC. Used for the instrumented qjs builds (setup-profile.sh, setup-asan.sh).
+qjs_copy() {
+    local src=$1 dir=$2 cc=$3 flags=$4
+    rm -rf "$dir/src/quickjs"
+    mkdir -p "$dir/src"
+    cp -a "$src" "$dir/src/quickjs"
+    rm -rf "$dir/src/quickjs/.obj" "$dir/src/quickjs/qjs" "$dir/src/quickjs/qjsc"
+    printf '#!/bin/sh\nexec %s %s "$@"\n' "$cc" "$flags" >"$dir/cc-wrap"
+    chmod +x "$dir/cc-wrap"
+}

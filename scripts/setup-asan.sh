@@ -24,15 +24,9 @@ build_quickjs() {
     stamp_is asan-quickjs "$key" && [[ -x $PREFIX/bin/qjs ]] && return
     [[ -f $QJS_SRC/quickjs.h ]] || fail "find the QuickJS source in build/src (run: make setup)"
     say "building qjs with ASan + UBSan"
-    rm -rf "$ASAN/src/quickjs"
-    mkdir -p "$ASAN/src" "$PREFIX/bin"
-    cp -a "$QJS_SRC" "$ASAN/src/quickjs"
-    rm -rf "$ASAN/src/quickjs/.obj" "$ASAN/src/quickjs/qjs" "$ASAN/src/quickjs/qjsc"
-    # the upstream Makefile sets its own CFLAGS and bakes CC into qjsc: the compiler
-    # carries the flags, through a one-word wrapper
-    printf '#!/bin/sh\nexec gcc %s "$@"\n' "$SAN_QJS" >"$ASAN/cc-asan"
-    chmod +x "$ASAN/cc-asan"
-    quietly asan-quickjs "build qjs" make -C "$ASAN/src/quickjs" -j"$JOBS" CC="$ASAN/cc-asan" qjs
+    mkdir -p "$PREFIX/bin"
+    qjs_copy "$QJS_SRC" "$ASAN" gcc "$SAN_QJS"
+    quietly asan-quickjs "build qjs" make -C "$ASAN/src/quickjs" -j"$JOBS" CC="$ASAN/cc-wrap" qjs
     quietly asan-quickjs "install qjs" install -m755 "$ASAN/src/quickjs/qjs" "$PREFIX/bin/"
     stamp_set asan-quickjs "$key"
 }

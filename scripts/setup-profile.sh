@@ -41,20 +41,14 @@ install_inferno() {
 }
 
 build_quickjs() {
-    local key="quickjs 2025.04.26 cc-fp $FP_FLAGS prefix=$PREFIX"
+    local key="quickjs 2025.04.26 cc-wrap $FP_FLAGS prefix=$PREFIX"
     stamp_is profile-quickjs "$key" && [[ -x $PREFIX/bin/qjs ]] && return
     [[ -f $QJS_SRC/quickjs.h ]] || fail "find the QuickJS source in build/src (run: scripts/setup-native.sh)"
     say "building qjs with frame pointers"
-    rm -rf "$PROF/src/quickjs"
-    mkdir -p "$PROF/src" "$PREFIX/bin" "$PREFIX/include/quickjs" "$PREFIX/lib/quickjs"
-    cp -a "$QJS_SRC" "$PROF/src/quickjs"
-    rm -rf "$PROF/src/quickjs/.obj" "$PROF/src/quickjs/qjs" "$PROF/src/quickjs/qjsc"
-    # The compiler carries the flags: the upstream Makefile builds its CFLAGS itself
-    # (defines included), and bakes CC into qjsc as a C string, so CC is one word.
-    printf '#!/bin/sh\nexec cc %s "$@"\n' "$FP_FLAGS" >"$PROF/cc-fp"
-    chmod +x "$PROF/cc-fp"
+    mkdir -p "$PREFIX/bin" "$PREFIX/include/quickjs" "$PREFIX/lib/quickjs"
+    qjs_copy "$QJS_SRC" "$PROF" cc "$FP_FLAGS"
     quietly profile-quickjs "build qjs" make -C "$PROF/src/quickjs" -j"$JOBS" \
-        CC="$PROF/cc-fp" PREFIX="$PREFIX" qjs libquickjs.a
+        CC="$PROF/cc-wrap" PREFIX="$PREFIX" qjs libquickjs.a
     quietly profile-quickjs "install qjs" install -m755 "$PROF/src/quickjs/qjs" "$PREFIX/bin/"
     quietly profile-quickjs "install libquickjs.a" install -m644 "$PROF/src/quickjs/libquickjs.a" "$PREFIX/lib/quickjs/"
     quietly profile-quickjs "install headers" install -m644 "$PROF/src/quickjs/quickjs.h" \
