@@ -24,6 +24,7 @@ setup:
 	@scripts/setup-python.sh
 	@scripts/setup-native.sh
 	@scripts/setup-profile.sh
+	@scripts/setup-tls.sh
 
 bench: setup
 	@$(WSBENCH) run --suite $(SUITE) $(ARGS)
