@@ -18,8 +18,9 @@ export function parseTls(argv) {
 }
 
 // The line a server prints for a connection accepted over TLS; unknown fields are '?'.
-export function tlsLine({ version, cipher, group, library }) {
+export function tlsLine({ version, cipher, group, resumed, library }) {
   const token = (v) => (v ? String(v).replace(/\s+/g, '_') : '?');
   const lib = library ? `"${String(library).replace(/"/g, "'")}"` : '?';
-  return `WSBENCH-TLS version=${token(version)} cipher=${token(cipher)} group=${token(group)} library=${lib}`;
+  const reuse = resumed === true ? 'yes' : resumed === false ? 'no' : '?';
+  return `WSBENCH-TLS version=${token(version)} cipher=${token(cipher)} group=${token(group)} resumed=${reuse} library=${lib}`;
 }

@@ -78,8 +78,8 @@ void tls_report(struct lws *wsi)
 		return;
 	cipher = SSL_get_current_cipher(ssl);
 	std = cipher ? SSL_CIPHER_standard_name(cipher) : NULL;
-	printf("WSBENCH-TLS version=%s cipher=%s group=%s library=\"%s\"\n",
+	printf("WSBENCH-TLS version=%s cipher=%s group=%s resumed=%s library=\"%s\"\n",
 	       SSL_get_version(ssl), std ? std : "?", group_name(ssl),
-	       OpenSSL_version(OPENSSL_VERSION));
+	       SSL_session_reused(ssl) ? "yes" : "no", OpenSSL_version(OPENSSL_VERSION));
 	fflush(stdout);
 }

@@ -49,6 +49,7 @@ function reportTls(socket) {
     version: socket.getProtocol(),
     cipher: cipher && cipher.standardName,
     group: null,
+    resumed: socket.isSessionReused(),
     library: `OpenSSL ${process.versions.openssl}`,
   }) + '\n');
 }
