@@ -87,7 +87,7 @@ keyUsage = $ENV::KEY_USAGE
 extendedKeyUsage = serverAuth
 subjectKeyIdentifier = hash
 authorityKeyIdentifier = keyid
-subjectAltName = $ENV::SANS
+subjectAltName = $ENV::LEAF_SANS
 EOF
 }
 
@@ -95,7 +95,7 @@ EOF
 # now, or from START to END (YYYYMMDDHHMMSSZ).
 leaf() {
     local name=$1 type=$2 ca=$3 cn=$5 dates
-    export DB=$WORK/db-$ca SANS=$4 KEY_USAGE=critical,digitalSignature
+    export DB=$WORK/db-$ca LEAF_SANS=$4 KEY_USAGE=critical,digitalSignature
     [[ $type != rsa ]] || KEY_USAGE+=",keyEncipherment"
     new_key "$WORK/$name.key" "$type"
     ossl req -new -key "$WORK/$name.key" -subj "/O=wsbench/CN=$cn" -out "$WORK/$name.csr"
