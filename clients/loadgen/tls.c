@@ -177,10 +177,9 @@ void tls_detach(int fd)
 }
 
 /* A failure, in one line: OpenSSL's reason, and why the certificate was refused. */
-static enum tls_status failed(struct tls_conn *t, int ssl_error)
+static enum tls_status failed(struct tls_conn *t, int ssl_error, int err)
 {
 	long verify = SSL_get_verify_result(t->ssl);
-	int err = errno;
 
 	t->failed = 1;
 	if (ssl_error == SSL_ERROR_SYSCALL) {
@@ -203,6 +202,7 @@ static enum tls_status failed(struct tls_conn *t, int ssl_error)
 /* What SSL_get_error says of a call that returned r <= 0. */
 static enum tls_status status(struct tls_conn *t, int r, enum op op)
 {
+	int err = errno;	/* a failed system call's, before anything else runs */
 	int e = SSL_get_error(t->ssl, r);
 
 	switch (e) {
@@ -218,7 +218,7 @@ static enum tls_status status(struct tls_conn *t, int r, enum op op)
 		snprintf(t->why, sizeof(t->why), "TLS: the server ended the session (close_notify)");
 		return TLS_CLOSED;
 	default:
-		return failed(t, e);
+		return failed(t, e, err);
 	}
 }
 
