@@ -24,6 +24,7 @@ setup:
 	@scripts/setup-python.sh
 	@scripts/setup-native.sh
 	@scripts/setup-profile.sh
+	@scripts/setup-tls.sh
 
 bench: setup
 	@$(WSBENCH) run --suite $(SUITE) $(ARGS)
@@ -55,7 +56,7 @@ lint-workflows:
 # test_docker.py builds the server images in a private engine: make test installs Docker
 # (the docker-setup group) so that it runs wherever an engine can be started.
 test: docker-setup
-	@$(PYTEST) -q -rs harness/tests clients/tests clients/loadgen/tests quickjs-websocket/tests servers/lws/tests
+	@$(PYTEST) -q -rs harness/tests clients/tests clients/loadgen/tests quickjs-websocket/tests servers/lws/tests servers/tests
 
 # the quickjs-websocket suite on qjs + module built with ASan and UBSan (valgrind tests skip)
 test-asan: setup

@@ -12,6 +12,11 @@ const env = {
   binaryType: 'arraybuffer', // Bun's default would be 'nodebuffer'
   barrier,
   hold,
+  // Bun's WebSocket client exposes no TLS state of its connection; the library is known.
+  tlsInfo: () => ({
+    library: `BoringSSL ${process.versions.boringssl}`,
+    cannot_tell: "Bun's WebSocket exposes no TLS state of its connection",
+  }),
 };
 
 process.exit(await main(env, process.argv.slice(2)));

@@ -54,6 +54,8 @@ const env = {
   binaryType: 'arraybuffer', // the default would be 'blob'
   barrier,
   hold,
+  // Deno's WebSocket exposes no TLS state of its connection, nor the version of its rustls.
+  tlsInfo: () => ({ cannot_tell: "Deno's WebSocket exposes no TLS state of its connection, nor its rustls version" }),
 };
 
 Deno.exit(await main(env, Deno.args));

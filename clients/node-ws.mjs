@@ -2,6 +2,7 @@
 //   node_modules/node20/bin/node clients/node-ws.mjs --url ws://127.0.0.1:PORT/ --type binary --size 32 --count 50000
 import WebSocket from 'ws';
 import { barrier, hold } from './node-harness.mjs';
+import { describeTlsSocket } from './node-tls.mjs';
 import { main } from './workload/main.js';
 
 // Same behaviour as the other clients: offer no compression; accept large echoes.
@@ -18,6 +19,8 @@ const env = {
   binaryType: 'arraybuffer', // ws would otherwise deliver Buffer
   barrier,
   hold,
+  // ws keeps the connection's socket (a TLSSocket over wss://) in ws._socket.
+  tlsInfo: (ws) => describeTlsSocket(ws._socket),
 };
 
 process.exit(await main(env, process.argv.slice(2)));

@@ -8,7 +8,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 declare -A GROUPS_OF=(
     [build]="build-essential pkg-config cmake ninja-build libssl-dev zlib1g-dev
-             xz-utils dpkg-dev debian-archive-keyring ca-certificates"  # C toolchain, Debian sources
+             xz-utils dpkg-dev debian-archive-keyring ca-certificates openssl"  # C toolchain, Debian sources,
+                                                    # the openssl CLI (setup-tls.sh)
     [tools]="hyperfine linux-perf valgrind"         # timing, profiling, leak checks
     [npm]="nodejs npm"                              # only to run `npm ci` (setup-js.sh): the Nodes
                                                     # under test (20 and 22) come from npm, pinned

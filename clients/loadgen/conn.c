@@ -1,4 +1,5 @@
 #include "conn.h"
+#include "tls.h"
 #include "utf8.h"
 #include "util.h"
 
@@ -27,12 +28,32 @@ static uint64_t deadline, timeout_ms;
 static char phase[256] = "connect";
 static struct conn *dirty_list;
 static uint64_t armed_at;
-/* marks the timer in epoll events (connections are their own pointers) */
-static char timer_tag;
+
+/*
+ * wss:// (conn_use_tls): every connection's bytes go through tls.c. Writes take
+ * the same path as ws:// (flush), with tls_writev for writev; events of a TLS
+ * connection come tagged (the low bit of its pointer in the epoll data) to
+ * tls_on_event.
+ */
+static int io_tls;
+
+/* epoll data: a connection, tagged if TLS; the timer is the tag alone */
+#define TIMER_TAG ((void *)1)
+_Static_assert(_Alignof(struct conn) >= 2, "the tag needs the low bit of a connection's address");
+
+static void *conn_tag(struct conn *c)
+{
+	return (void *)((uintptr_t)c | (uintptr_t)io_tls);
+}
+
+void conn_use_tls(void)
+{
+	io_tls = 1;
+}
 
 void loop_init(uint64_t timeout)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &timer_tag };
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = TIMER_TAG };
 
 	timeout_ms = timeout;
 	deadline = now_ns() + timeout * 1000000u;
@@ -83,18 +104,24 @@ void loop_wake_at(uint64_t t)
 	armed_at = t;
 }
 
-static void set_events(struct conn *c, int want_out)
+static void epoll_mod(struct conn *c, int want_out)
 {
 	struct epoll_event ev = {
 		.events = EPOLLIN | (want_out ? EPOLLOUT : 0),
-		.data.ptr = c,
+		.data.ptr = conn_tag(c),
 	};
 
+	if (epoll_ctl(epfd, EPOLL_CTL_MOD, c->fd, &ev))
+		fail("epoll_ctl: %s", strerror(errno));
+}
+
+/* Inlined: it runs after every flush, and mostly finds nothing to change. */
+static void set_events(struct conn *c, int want_out)
+{
 	if (c->want_out == want_out)
 		return;
 	c->want_out = want_out;
-	if (epoll_ctl(epfd, EPOLL_CTL_MOD, c->fd, &ev))
-		fail("epoll_ctl: %s", strerror(errno));
+	epoll_mod(c, want_out);
 }
 
 static void mark_dirty(struct conn *c)
@@ -170,6 +197,8 @@ static void close_socket(struct conn *c)
 {
 	if (c->fd >= 0) {
 		epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
+		if (io_tls)
+			tls_detach(c->fd);
 		close(c->fd);
 		c->fd = -1;
 	}
@@ -203,14 +232,15 @@ void conn_fail(struct conn *c, int code, const char *why)
 	conn_close(c, code);
 }
 
-/* The socket failed under us: fail the run, or report it and finish. */
+/* The socket (or its TLS) failed under us: fail the run, or report it and finish. */
 static void lost(struct conn *c, const char *what, int err)
 {
-	char why[160];
+	const char *tls_failure = io_tls ? tls_why(c->fd) : NULL;
+	char why[320];
 
 	if (!c->ops->on_error)
-		fail("%s: %s (phase %s)", what, strerror(err), phase);
-	snprintf(why, sizeof(why), "%s: %s", what, strerror(err));
+		fail("%s: %s (phase %s)", what, tls_failure ? tls_failure : strerror(err), phase);
+	snprintf(why, sizeof(why), "%s: %s", what, tls_failure ? tls_failure : strerror(err));
 	c->ops->on_error(c, why);
 	finish(c);
 }
@@ -227,7 +257,7 @@ void conn_free(struct conn *c)
 void conn_start(struct conn *c, const struct url *u,
 		const struct conn_ops *ops, void *user)
 {
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT, .data.ptr = c };
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT, .data.ptr = conn_tag(c) };
 	int one = 1;
 	char *req;
 	size_t n;
@@ -249,12 +279,20 @@ void conn_start(struct conn *c, const struct url *u,
 	c->want_out = 1;
 	if (epoll_ctl(epfd, EPOLL_CTL_ADD, c->fd, &ev))
 		fail("epoll_ctl: %s", strerror(errno));
+	if (io_tls)
+		tls_attach(c->fd);
 	c->state = C_CONNECTING;
 	req = xmalloc(4096 + sizeof(u->target));
 	n = http_request(u, req, 4096 + sizeof(u->target), c->accept);
 	/* stays queued (flush_dirty skips C_CONNECTING) until connected */
 	queue_push(c, (unsigned char *)req, n, (unsigned char *)req);
 	c->head = xmalloc(HEAD_MAX);
+}
+
+/* wss://: wait for what TLS needs (tls_wants_out): readability always, writability maybe. */
+static void tls_events(struct conn *c)
+{
+	set_events(c, tls_wants_out(c->fd, c->state >= C_UPGRADING && c->qcount > 0));
 }
 
 /* Write as much of the queue as the socket takes. */
@@ -272,10 +310,14 @@ static void flush(struct conn *c)
 			iov[i].iov_base = (void *)(it->p + (i ? 0 : c->off));
 			iov[i].iov_len = it->len - (i ? 0 : c->off);
 		}
-		w = writev(c->fd, iov, (int)n);
+		w = io_tls ? tls_writev(c->fd, iov, (int)n) : writev(c->fd, iov, (int)n);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
+			if (errno == EAGAIN && io_tls) {	/* for the socket, maybe to read */
+				tls_events(c);
+				return;
+			}
 			if (errno == EAGAIN)
 				break;
 			if (c->state == C_CLOSING) {	/* peer already gone */
@@ -430,6 +472,15 @@ static void feed_head(struct conn *c, const unsigned char *p, size_t n)
 		feed_frames(c, p + took, n - took);
 }
 
+/* What arrived goes to the head's parser or to the frames'. */
+static void feed(struct conn *c, const unsigned char *p, size_t n)
+{
+	if (c->state == C_UPGRADING)
+		feed_head(c, p, n);
+	else if (c->state == C_OPEN || c->state == C_CLOSING)
+		feed_frames(c, p, n);
+}
+
 static void on_readable(struct conn *c)
 {
 	int i;
@@ -453,16 +504,31 @@ static void on_readable(struct conn *c)
 			finish(c);
 			return;
 		}
-		if (c->state == C_UPGRADING)
-			feed_head(c, rbuf, (size_t)r);
-		else if (c->state == C_OPEN || c->state == C_CLOSING)
-			feed_frames(c, rbuf, (size_t)r);
+		feed(c, rbuf, (size_t)r);
 		if ((size_t)r < RBUF_SIZE)
 			return;
 	}
 }
 
-static void on_event(struct conn *c, uint32_t events)
+/* wss://: a step of the TLS handshake; once done, the upgrade request goes out. */
+static void tls_handshake_step(struct conn *c)
+{
+	int r = tls_handshake(c->fd);
+
+	if (r < 0) {
+		lost(c, "connect", EPROTO);
+		return;
+	}
+	if (r == 0) {
+		tls_events(c);
+		return;
+	}
+	c->state = C_UPGRADING;
+	mark_dirty(c);
+}
+
+/* Before the upgrade: the TCP connect, then (wss://) the TLS handshake. */
+static void on_connecting(struct conn *c, uint32_t events)
 {
 	if (c->state == C_CONNECTING) {
 		int err = 0;
@@ -474,13 +540,70 @@ static void on_event(struct conn *c, uint32_t events)
 		}
 		if (!(events & EPOLLOUT))
 			return;
-		c->state = C_UPGRADING;
-		mark_dirty(c);
+		if (!io_tls) {
+			c->state = C_UPGRADING;
+			mark_dirty(c);
+			return;
+		}
+		c->state = C_TLS;
+	}
+	tls_handshake_step(c);
+}
+
+static void on_event(struct conn *c, uint32_t events)
+{
+	if (c->state < C_UPGRADING) {
+		on_connecting(c, events);
 		return;
 	}
 	if (events & (EPOLLIN | EPOLLERR | EPOLLHUP))
 		on_readable(c);
 	if (c->fd >= 0 && (events & EPOLLOUT))
+		mark_dirty(c);
+}
+
+/*
+ * wss://: read and decrypt until TLS would wait. Nothing decrypted stays
+ * inside OpenSSL between calls (tls_read), so the socket's readiness is the
+ * whole truth; bytes that came with the end of the session are parsed first.
+ */
+static void tls_on_readable(struct conn *c)
+{
+	int i;
+
+	for (i = 0; i < READS_PER_EVENT && c->fd >= 0; i++) {
+		size_t n;
+		enum tls_status st = tls_read(c->fd, rbuf, RBUF_SIZE, &n);
+
+		if (n)
+			feed(c, rbuf, n);
+		if (c->fd < 0)
+			return;
+		if (st == TLS_MORE)
+			continue;
+		if (st == TLS_BLOCKED)
+			tls_events(c);
+		else if (st == TLS_CLOSED || c->state == C_CLOSING)
+			finish(c);
+		else
+			lost(c, "recv", EPROTO);
+		break;
+	}
+	/* a write that waited for the server's bytes may go on now */
+	if (c->fd >= 0 && c->qcount)
+		mark_dirty(c);
+}
+
+static void tls_on_event(struct conn *c, uint32_t events)
+{
+	if (c->state < C_UPGRADING) {
+		on_connecting(c, events);
+		return;
+	}
+	if ((events & (EPOLLIN | EPOLLERR | EPOLLHUP)) ||
+	    ((events & EPOLLOUT) && tls_wants_out(c->fd, 0)))
+		tls_on_readable(c);
+	if (c->fd >= 0 && (events & EPOLLOUT) && c->qcount)
 		mark_dirty(c);
 }
 
@@ -491,7 +614,7 @@ static void flush_dirty(void)
 
 		dirty_list = c->next_dirty;
 		c->dirty = 0;
-		if (c->state != C_CONNECTING && c->fd >= 0)
+		if (c->state >= C_UPGRADING && c->fd >= 0)
 			flush(c);
 	}
 }
@@ -521,9 +644,14 @@ void loop_run(int (*done)(void *ctx), void (*tick)(void *ctx), void *ctx)
 			fail("epoll_wait: %s", strerror(errno));
 		}
 		for (i = 0; i < n; i++) {
-			if (ev[i].data.ptr == &timer_tag) {
+			if ((uintptr_t)ev[i].data.ptr & 1) {
 				uint64_t x;
 
+				if (ev[i].data.ptr != TIMER_TAG) {
+					tls_on_event((struct conn *)((uintptr_t)ev[i].data.ptr - 1),
+						     ev[i].events);
+					continue;
+				}
 				if (read(tfd, &x, sizeof(x)) < 0 && errno != EAGAIN)
 					fail("timerfd: %s", strerror(errno));
 				armed_at = 0;

@@ -1,7 +1,8 @@
 /*
  * Client connections on non-blocking sockets and the epoll loop that drives
  * them: connect, upgrade, send queue (zero-copy references to pre-built
- * frames, flushed with writev), receive and parse, ping/pong, close.
+ * frames, flushed with writev), receive and parse, ping/pong, close. With
+ * conn_use_tls(), every connection runs over TLS (tls.c) on the same loop.
  */
 #ifndef LG_CONN_H
 #define LG_CONN_H
@@ -12,7 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum conn_state { C_IDLE, C_CONNECTING, C_UPGRADING, C_OPEN, C_CLOSING, C_DONE };
+/* C_TLS: the TLS handshake (wss:// only), between TCP connect and upgrade */
+enum conn_state { C_IDLE, C_CONNECTING, C_TLS, C_UPGRADING, C_OPEN, C_CLOSING, C_DONE };
 
 struct conn;
 
@@ -65,6 +67,9 @@ struct conn {
 
 /* Set up the loop (epoll, timer); the deadline fails the run when passed. */
 void loop_init(uint64_t timeout_ms);
+
+/* Every connection from now on speaks TLS (tls_init done): wss://. */
+void conn_use_tls(void);
 
 /* Move that deadline to `timeout_ms` from now. */
 void loop_set_deadline(uint64_t timeout_ms);

@@ -28,6 +28,9 @@ struct opts {
 	uint64_t expect_length;
 	uint64_t min_ms;	/* --min-ms: echo, request and handshake repeat until */
 	int verify;		/* --verify on (default) or off */
+	int tls;		/* a wss:// URL */
+	const char *ca;		/* --ca: the CA file trusted for wss:// */
+	int tls_resume;		/* --tls-resume: offer the newest session */
 };
 
 /*

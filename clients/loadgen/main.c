@@ -9,9 +9,12 @@
  *   wsbench-loadgen --kind handshake --url ... --count 1000
  *   wsbench-loadgen --kind request --url 'ws://.../?serve=utf8&bytes=N' --count 5 --expect text --expect-length L
  *   wsbench-loadgen --kind observe --url ws://.../ --timeout-ms 5000
+ *   wsbench-loadgen --url wss://127.0.0.1:PORT/ --ca build/tls/ca.pem ...   (any kind)
+ *   wsbench-loadgen --kind handshake --url wss://... --ca ... --count 1000 --tls-resume
  */
 #include "conn.h"
 #include "kinds.h"
+#include "tls.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -20,7 +23,8 @@
 #include <sys/resource.h>
 #include <signal.h>
 
-#define USAGE "wsbench-loadgen --url ws://HOST:PORT/PATH [--kind echo|latency|openloop|handshake|request|observe] " \
+#define USAGE "wsbench-loadgen --url ws://HOST:PORT/PATH|wss://HOST:PORT/PATH [--ca FILE] [--tls-resume] " \
+	"[--kind echo|latency|openloop|handshake|request|observe] " \
 	"[--type text|binary] [--size BYTES] [--count N] [--warmup N] [--mode burst|window|pingpong] " \
 	"[--window W] [--connections C] [--text ascii|mixed] [--rate R] [--duration-ms D] " \
 	"[--expect text|close] [--expect-length L] [--min-ms MS] [--verify on|off] [--timeout-ms MS]"
@@ -28,7 +32,7 @@
 static const char *const known[] = {
 	"url", "kind", "type", "size", "count", "warmup", "mode", "window",
 	"timeout-ms", "text", "connections", "transfer", "rate", "duration-ms",
-	"expect", "expect-length", "polls", "min-ms", "verify", NULL,
+	"expect", "expect-length", "polls", "min-ms", "verify", "ca", "tls-resume", NULL,
 };
 #define NKNOWN (sizeof(known) / sizeof(known[0]) - 1)
 
@@ -91,9 +95,9 @@ static void parse(int argc, char **argv, struct opts *o)
 			fail("unknown option --%s; usage: %s", a, USAGE);
 		if (eq)
 			vals[k] = eq + 1;
-		else if (!strcmp(a, "transfer") &&
+		else if ((!strcmp(a, "transfer") || !strcmp(a, "tls-resume")) &&
 			 (i + 1 >= argc || !strncmp(argv[i + 1], "--", 2)))
-			vals[k] = "true";	/* --transfer may be a bare flag */
+			vals[k] = "true";	/* bare flags */
 		else if (i + 1 < argc)
 			vals[k] = argv[++i];
 		else
@@ -112,7 +116,16 @@ static void parse(int argc, char **argv, struct opts *o)
 		fail_unsupported("--transfer");
 
 	require("url");
-	url_parse(&o->url, get("url"));
+	o->tls = tls_url_parse(&o->url, get("url"));
+	if (!o->tls)
+		url_parse(&o->url, get("url"));
+	o->ca = get("ca");
+	v = get("tls-resume");
+	o->tls_resume = v && strcmp(v, "false") && strcmp(v, "off");
+	if (o->tls && !o->ca)
+		fail("a wss:// URL needs --ca FILE (the CA to trust)");
+	if (!o->tls && (o->ca || o->tls_resume))
+		fail("--ca and --tls-resume go with a wss:// URL");
 	o->timeout_ms = int_arg("timeout-ms", 60000, 1);
 
 	v = get("type");
@@ -207,6 +220,11 @@ int main(int argc, char **argv)
 	}
 
 	loop_init(o.timeout_ms);
+	if (o.tls) {
+		tls_init(o.ca, &o.url, o.tls_resume);
+		conn_use_tls();
+		result_more = tls_result;
+	}
 	if (!strcmp(o.kind, "echo"))
 		run_echo(&o, 0);
 	else if (!strcmp(o.kind, "latency"))
@@ -220,6 +238,8 @@ int main(int argc, char **argv)
 	else
 		run_request(&o);
 	loop_free();
+	if (o.tls)
+		tls_cleanup();
 	hold_if_requested();
 	return 0;
 }

@@ -173,6 +173,8 @@ void start_barrier(void)
 	COUNT_ON();
 }
 
+const char *(*result_more)(void);
+
 void print_result(uint64_t messages, uint64_t bytes, double seconds,
 		  uint64_t errors, const char *extra)
 {
@@ -180,10 +182,10 @@ void print_result(uint64_t messages, uint64_t bytes, double seconds,
 
 	COUNT_OFF();
 	printf("{\"messages\": %llu, \"bytes\": %llu, \"seconds\": %.9f, "
-	       "\"msgs_per_s\": %.3f, \"mb_per_s\": %.6f, \"errors\": %llu%s}\n",
+	       "\"msgs_per_s\": %.3f, \"mb_per_s\": %.6f, \"errors\": %llu%s%s}\n",
 	       (unsigned long long)messages, (unsigned long long)bytes, seconds,
 	       ok ? (double)messages / seconds : 0.0,
 	       ok ? (double)bytes / seconds / 1e6 : 0.0,
-	       (unsigned long long)errors, extra);
+	       (unsigned long long)errors, extra, result_more ? result_more() : "");
 	fflush(stdout);
 }

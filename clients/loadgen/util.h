@@ -29,8 +29,11 @@ void start_barrier(void);
 
 /*
  * Print the result line: the common keys, then `extra` (either "" or
- * `, "key": value, ...` already formatted) and the closing brace.
+ * `, "key": value, ...` already formatted), what result_more() adds if set
+ * (the same form), and the closing brace.
  */
+extern const char *(*result_more)(void);
+
 void print_result(uint64_t messages, uint64_t bytes, double seconds,
 		  uint64_t errors, const char *extra);
 

@@ -14,6 +14,8 @@
 //   env.hold()         optional; resolves when the harness has taken its readings at
 //                      the end (stdin reaches end-of-file)
 //   env.seqOf, env.firstDiff   optional native versions of the echo checks (verify.js)
+//   env.tlsInfo(ws)    optional; over wss://, what the connection negotiated:
+//                      {version, cipher, group, library, cannot_tell} (session.js)
 //
 // The per-message paths (the onMessage functions below) are kept as small as possible
 // and are the same for every runtime: what gets measured is the runtime's WebSocket,

@@ -4,6 +4,19 @@ import { closeDetail, describe, errorDetail } from './errors.js';
 
 const CLOSED = 3; // WebSocket.CLOSED
 
+// The result line's "tls" field (clients/README.md): what the first connection over
+// wss:// negotiated, as far as the adapter's env.tlsInfo(ws) can tell; null for each
+// field it cannot, with the reason in cannot_tell.
+function tlsField(env, ws) {
+  const info = (typeof env.tlsInfo === 'function' && env.tlsInfo(ws)) || {
+    cannot_tell: 'this client reports no TLS details',
+  };
+  const field = { version: null, cipher: null, group: null, library: null };
+  for (const key of Object.keys(field)) if (info[key]) field[key] = String(info[key]);
+  if (info.cannot_tell) field.cannot_tell = String(info.cannot_tell);
+  return field;
+}
+
 // Runs one kind, prints WSBENCH-START and the result line, and resolves to the result
 // object. Rejects (with an Error whose message is one line) on any failure: connection
 // error, early close, or timeout.
@@ -24,6 +37,7 @@ export function run(env, opts, body) {
   return new Promise((resolve, reject) => {
     const sockets = [];
     let timer = null;
+    let tls = /^wss:/i.test(opts.url) ? null : undefined; // null: not known yet
 
     // On success the result has already been printed; the connections are then closed
     // cleanly (bounded wait, outside the measurement) so the server sees a close frame
@@ -89,6 +103,7 @@ export function run(env, opts, body) {
         ws.onerror = (ev) => finish(new Error('WebSocket error in phase ' + ctx.phase + errorDetail(ev)));
         ws.onclose = (ev) => finish(new Error('connection closed in phase ' + ctx.phase + ' ' + closeDetail(ev)));
         ws.onopen = () => {
+          if (tls === null) tls = tlsField(env, ws);
           try {
             onOpen(ws);
           } catch (e) {
@@ -103,6 +118,7 @@ export function run(env, opts, body) {
       },
       done(result) {
         if (ctx.finished) return;
+        if (tls) result.tls = tls;
         env.print(JSON.stringify(result));
         finish(null, result);
       },

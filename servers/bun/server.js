@@ -1,6 +1,25 @@
 // Echo server: Bun.serve with its websocket handler. Contract: servers/README.md.
-//   bun --no-install --no-env-file servers/bun/server.js --port 0
+//   bun --no-install --no-env-file servers/bun/server.js --port 0 [--tls-cert FILE --tls-key FILE]
+// With the TLS arguments: Bun.serve's `tls` (Bun's BoringSSL), wss:// only.
+import { readFileSync } from 'node:fs';
 import { parsePort } from '../port.mjs';
+import { parseTls, tlsLine } from '../tls.mjs';
+
+function die(message) {
+  process.stderr.write(`bun server: ${message}\n`);
+  process.exit(1);
+}
+
+const argv = process.argv.slice(2);
+let tls = null;
+try {
+  tls = parseTls(argv);
+  if (tls) tls = { cert: readFileSync(tls.cert, 'utf8'), key: readFileSync(tls.key, 'utf8') };
+} catch (e) {
+  die(e.message);
+}
+// Bun.serve tells nothing of what a connection negotiated: only the library is known.
+const TLS_LINE = tls ? tlsLine({ library: `BoringSSL ${process.versions.boringssl}` }) + '\n' : null;
 
 let dropped = 0;
 let server = null;
@@ -13,9 +32,18 @@ function shutdown() {
 process.on('SIGTERM', shutdown);
 process.on('SIGINT', shutdown);
 
-server = Bun.serve({
+function serve(options) {
+  try {
+    return Bun.serve(options);
+  } catch (e) {
+    return die(tls ? `cannot use the TLS certificate or key: ${e.message}` : e.message);
+  }
+}
+
+server = serve({
   hostname: '127.0.0.1',
-  port: parsePort(process.argv.slice(2)),
+  port: parsePort(argv),
+  ...(tls ? { tls } : {}),
   fetch(req, srv) {
     // Any path is accepted.
     if (srv.upgrade(req)) return undefined;
@@ -32,6 +60,9 @@ server = Bun.serve({
     // No idle timeout and no server pings: nothing but echoes on the wire.
     idleTimeout: 0,
     sendPings: false,
+    open() {
+      if (TLS_LINE) process.stdout.write(TLS_LINE);
+    },
     message(ws, message) {
       // message is a string for text frames and a Buffer for binary ones;
       // send() keeps the type accordingly.

@@ -1,7 +1,11 @@
 // Echo server: Deno.serve + Deno.upgradeWebSocket. Contract: servers/README.md.
 //   deno run --no-config --no-lock --no-remote --no-npm --no-prompt --allow-net=127.0.0.1 \
-//       servers/deno/server.ts --port 0
+//       [--allow-read=CERT,KEY] servers/deno/server.ts --port 0 [--tls-cert CERT --tls-key KEY]
+// With the TLS arguments: Deno.serve's cert and key (Deno's rustls), wss:// only; Deno needs
+// read permission for the two files. Deno tells nothing of what a connection negotiated
+// (nor its rustls version), so no WSBENCH-TLS line is printed.
 import { parsePort } from "../port.mjs";
+import { parseTls } from "../tls.mjs";
 
 const encoder = new TextEncoder();
 function println(line: string): void {
@@ -19,9 +23,34 @@ function shutdown(): void {
 Deno.addSignalListener("SIGTERM", shutdown);
 Deno.addSignalListener("SIGINT", shutdown);
 
-Deno.serve({
+function die(message: string): never {
+  console.error(`deno server: ${message}`);
+  Deno.exit(1);
+}
+
+// The PEM texts of --tls-cert and --tls-key, or null without them.
+function tlsFiles(): { cert: string; key: string } | null {
+  try {
+    const files = parseTls(Deno.args);
+    return files && { cert: Deno.readTextFileSync(files.cert), key: Deno.readTextFileSync(files.key) };
+  } catch (e) {
+    return die((e as Error).message);
+  }
+}
+const tls = tlsFiles();
+
+function serve(options: Deno.ServeTcpOptions, handler: Deno.ServeHandler): void {
+  try {
+    Deno.serve(options, handler);
+  } catch (e) {
+    die(tls ? `cannot use the TLS certificate or key: ${(e as Error).message}` : (e as Error).message);
+  }
+}
+
+serve({
   hostname: "127.0.0.1",
   port: parsePort(Deno.args),
+  ...(tls ?? {}),
   // Replaces Deno's own "Listening on ..." line; reports the real port for --port 0.
   onListen: ({ port }) => println(`WSBENCH-READY port=${port}`),
   onError: (err) => {

@@ -6,6 +6,7 @@
 #include "msgq.h"
 #include "prepared.h"
 #include "reqopts.h"
+#include "tls.h"
 
 #include <libwebsockets.h>
 #include <stdint.h>
@@ -307,6 +308,7 @@ static int echo_callback(struct lws *wsi, enum lws_callback_reasons reason,
 
 	switch (reason) {
 	case LWS_CALLBACK_ESTABLISHED:
+		tls_report(wsi);
 		return on_established(wsi, c);
 	case LWS_CALLBACK_RECEIVE:
 		return on_receive(wsi, c, in, len);

@@ -1,11 +1,13 @@
 /*
  * lws-echo: the native reference echo server of wsbench (see servers/README.md).
  *
- *   lws-echo --port N [--no-coalesce]
+ *   lws-echo --port N [--no-coalesce] [--tls-cert FILE --tls-key FILE]
  *   lws-echo --version
  *
  * --port 0 lets the kernel pick a free port. --no-coalesce sends one write per
  * message even when several small ones are queued (for comparison runs).
+ * --tls-cert/--tls-key (PEM, both or neither): accept only wss:// (lws on
+ * OpenSSL), and print a WSBENCH-TLS line per connection (tls.c).
  *
  * Listens on 127.0.0.1 only, prints "WSBENCH-READY port=<port>" once
  * listening, echoes every message, and exits 0 on SIGTERM/SIGINT.
@@ -18,6 +20,7 @@
  */
 #include "echo.h"
 #include "prepared.h"
+#include "tls.h"
 
 #include <libwebsockets.h>
 #include <signal.h>
@@ -36,9 +39,15 @@ static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t count_toggles;
 static struct lws_context *volatile running_context;
 
+struct args {
+	int port;
+	const char *cert, *key;	/* both or neither: TLS */
+};
+
 static void usage(void)
 {
-	fprintf(stderr, "usage: lws-echo --port N [--no-coalesce] | --version\n");
+	fprintf(stderr, "usage: lws-echo --port N [--no-coalesce] [--tls-cert FILE --tls-key FILE]"
+		" | --version\n");
 	exit(2);
 }
 
@@ -59,15 +68,32 @@ static int parse_port(const char *s)
 	return (int)n;
 }
 
-static int parse_args(int argc, char **argv)
+/* "--NAME VALUE" or "--NAME=VALUE" at argv[*i]: the value (and *i moved past it), or NULL. */
+static const char *option(int argc, char **argv, int *i, const char *name)
 {
-	int i, port = -1;
+	size_t n = strlen(name);
 
+	if (!strcmp(argv[*i], name) && *i + 1 < argc)
+		return argv[++*i];
+	if (!strncmp(argv[*i], name, n) && argv[*i][n] == '=')
+		return argv[*i] + n + 1;
+	return NULL;
+}
+
+static void parse_args(int argc, char **argv, struct args *a)
+{
+	const char *v;
+	int i;
+
+	memset(a, 0, sizeof(*a));
+	a->port = -1;
 	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--port") && i + 1 < argc)
-			port = parse_port(argv[++i]);
-		else if (!strncmp(argv[i], "--port=", 7))
-			port = parse_port(argv[i] + 7);
+		if ((v = option(argc, argv, &i, "--port")))
+			a->port = parse_port(v);
+		else if ((v = option(argc, argv, &i, "--tls-cert")))
+			a->cert = v;
+		else if ((v = option(argc, argv, &i, "--tls-key")))
+			a->key = v;
 		else if (!strcmp(argv[i], "--no-coalesce"))
 			echo_coalesce = 0;
 		else if (!strcmp(argv[i], "--version"))
@@ -75,9 +101,8 @@ static int parse_args(int argc, char **argv)
 		else
 			usage();
 	}
-	if (port < 0)
+	if (a->port < 0 || !a->cert != !a->key)
 		usage();
-	return port;
 }
 
 /*
@@ -134,12 +159,17 @@ static void install_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-static struct lws_context *create_context(int port)
+static struct lws_context *create_context(const struct args *a)
 {
 	struct lws_context_creation_info info;
 
 	memset(&info, 0, sizeof(info));
-	info.port = port;
+	info.port = a->port;
+	if (a->cert) {	/* the vhost then takes TLS connections only */
+		info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+		info.ssl_cert_filepath = a->cert;
+		info.ssl_private_key_filepath = a->key;
+	}
 	info.iface = "127.0.0.1";
 	info.vhost_name = "default";
 	info.protocols = echo_protocols;
@@ -164,15 +194,23 @@ static int announce_port(struct lws_context *ctx)
 
 int main(int argc, char **argv)
 {
-	int port = parse_args(argc, argv), rc = 0;
+	struct args a;
 	struct lws_context *ctx;
+	char why[512];
+	int rc = 0;
 
+	parse_args(argc, argv, &a);
+	if (a.cert && tls_check_files(a.cert, a.key, why, sizeof(why))) {
+		fprintf(stderr, "lws-echo: %s\n", why);
+		return 1;
+	}
 	lws_set_log_level(LLL_ERR | LLL_WARN, NULL);
 	install_signals();
 
-	ctx = create_context(port);
+	ctx = create_context(&a);
 	if (!ctx) {
-		fprintf(stderr, "lws-echo: cannot listen on 127.0.0.1:%d\n", port);
+		fprintf(stderr, "lws-echo: cannot listen on 127.0.0.1:%d%s\n", a.port,
+			a.cert ? " with TLS" : "");
 		return 1;
 	}
 	running_context = ctx;

@@ -1,19 +1,61 @@
 // Echo server: Node.js 20 (node_modules/node20/bin/node, pinned in package.json) + the `ws`
 // package. Contract: servers/README.md.
-//   node_modules/node20/bin/node servers/node-ws/server.mjs --port 0
+//   node_modules/node20/bin/node servers/node-ws/server.mjs --port 0 [--tls-cert FILE --tls-key FILE]
+// With the TLS arguments: node:https (Node's own OpenSSL) carrying ws, wss:// only.
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:https';
 import { WebSocketServer } from 'ws';
 import { parsePort } from '../port.mjs';
+import { parseTls, tlsLine } from '../tls.mjs';
+
+function die(message) {
+  process.stderr.write(`node-ws server: ${message}\n`);
+  process.exit(1);
+}
+
+const argv = process.argv.slice(2);
+const port = parsePort(argv);
+let tls = null;
+try {
+  tls = parseTls(argv);
+} catch (e) {
+  die(e.message);
+}
+
+// Over TLS the https server listens and ws takes its upgrades (and forwards its
+// 'listening' and 'error' events).
+function httpsServer({ cert, key }) {
+  try {
+    return createServer({ cert: readFileSync(cert), key: readFileSync(key) });
+  } catch (e) {
+    return die(`cannot use --tls-cert ${cert} --tls-key ${key}: ${e.message}`);
+  }
+}
+const server = tls ? httpsServer(tls) : null;
 
 const wss = new WebSocketServer({
-  host: '127.0.0.1',
-  port: parsePort(process.argv.slice(2)),
+  ...(server ? { server } : { host: '127.0.0.1', port }),
   perMessageDeflate: false,
   maxPayload: 256 * 1024 * 1024,
   clientTracking: false,
   // no `path`: the upgrade is accepted on any request path
 });
 
-wss.on('connection', (ws) => {
+// What the TLS socket of a connection negotiated. A server socket cannot tell the
+// key-exchange group (getEphemeralKeyInfo() is null there).
+function reportTls(socket) {
+  const cipher = socket.getCipher();
+  process.stdout.write(tlsLine({
+    version: socket.getProtocol(),
+    cipher: cipher && cipher.standardName,
+    group: null,
+    resumed: socket.isSessionReused(),
+    library: `OpenSSL ${process.versions.openssl}`,
+  }) + '\n');
+}
+
+wss.on('connection', (ws, req) => {
+  if (server) reportTls(req.socket);
   // data is a Buffer holding the message bytes as received (text is not decoded),
   // so the echo is byte-exact; isBinary keeps the type.
   ws.on('message', (data, isBinary) => ws.send(data, { binary: isBinary }));
@@ -29,6 +71,8 @@ wss.on('listening', () => {
   // stdout writes are synchronous for pipes and files on Linux: the line is flushed.
   process.stdout.write(`WSBENCH-READY port=${wss.address().port}\n`);
 });
+
+if (server) server.listen(port, '127.0.0.1');
 
 function shutdown() {
   wss.close();

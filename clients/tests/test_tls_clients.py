@@ -1,0 +1,117 @@
+"""Every client over wss:// (clients/README.md, "wss://"): a short echo run against
+lws-echo in TLS mode, trusting only the test CA the runtime's documented way, with the
+result line's "tls" field; a server the client must not trust is refused; and no switch
+that turns certificate checks off is used anywhere in the tree."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from wsbench.catalog import load_catalog
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+from tls_testing import CA, ROOT, Server, client_trust, server_tls_command  # noqa: E402
+
+CATALOG = load_catalog()
+CLIENTS = [c.name for c in CATALOG.select("client", None, None)]
+NO_TLS_YET = {"quickjs", "quickjs-baseline"}  # the module's CA-file option comes later
+# Variables that change what a runtime trusts: none may leak in from the caller.
+TRUST_VARIABLES = ("NODE_EXTRA_CA_CERTS", "NODE_TLS_REJECT_UNAUTHORIZED", "SSL_CERT_FILE", "SSL_CERT_DIR",
+                   "DENO_CERT", "DENO_TLS_CA_STORE", "WSBENCH_HOLD")
+
+pytestmark = pytest.mark.skipif(not CA.exists() or not (ROOT / "build/bin/lws-echo").exists(),
+                                reason="build/tls or lws-echo missing (make setup)")
+
+
+@pytest.fixture(scope="module")
+def lws() -> Iterator[Server]:
+    with Server(server_tls_command("lws")) as server:
+        yield server
+
+
+def run(client: str, url: str, *args: str) -> tuple[int, dict[str, Any], str]:
+    """Exit code, result line, stdout of one client run over wss://."""
+    program = CATALOG.clients[client]
+    missing = program.missing()
+    if missing:
+        pytest.skip(f"{client}: {missing[0]} is missing (make setup)")
+    command, trust_env = client_trust(program.command, program.runtime)
+    env = {k: v for k, v in os.environ.items() if k not in TRUST_VARIABLES}
+    proc = subprocess.run([*command, "--url", url, *args], cwd=ROOT, env={**env, **program.env, **trust_env},
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    assert lines, f"{client}: no result line; stderr: {proc.stderr[-500:]}"
+    return proc.returncode, json.loads(lines[-1]), proc.stdout
+
+
+EXPECTED_TLS = {
+    # what each client can tell (version, cipher, group, library prefix); None: cannot
+    "node-ws": ("TLSv1.3", "TLS_AES_256_GCM_SHA384", "x25519", "OpenSSL 3."),
+    "node22": ("TLSv1.3", "TLS_AES_256_GCM_SHA384", "x25519", "OpenSSL 3."),
+    "bun": (None, None, None, "BoringSSL "),
+    "deno": (None, None, None, None),
+    "loadgen": ("TLSv1.3", "TLS_AES_256_GCM_SHA384", "x25519", "OpenSSL 3.0."),
+}
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_every_client_echoes_over_wss_and_reports_its_tls(lws: Server, client: str) -> None:
+    if client in NO_TLS_YET:
+        pytest.skip("quickjs-websocket's CA-file option comes later")
+    code, res, _ = run(client, lws.url(), "--type", "text", "--size", "11", "--count", "2000", "--warmup", "100")
+    assert code == 0, res
+    assert res["messages"] == res["checked"] == 2000 * res["rounds"]
+    tls = res["tls"]
+    version, cipher, group, library = EXPECTED_TLS[client]
+    assert (tls["version"], tls["cipher"], tls["group"]) == (version, cipher, group), tls
+    if library is None:
+        assert tls["library"] is None
+    else:
+        assert tls["library"].startswith(library), tls
+    assert ("cannot_tell" in tls) == (version is None or library is None), tls
+
+
+@pytest.fixture(scope="module", params=["untrusted", "wrong-host"])
+def distrusted(request: pytest.FixtureRequest) -> Iterator[Server]:
+    with Server(server_tls_command("lws", cert=request.param)) as server:
+        yield server
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_every_client_refuses_a_server_it_must_not_trust(distrusted: Server, client: str) -> None:
+    if client in NO_TLS_YET:
+        pytest.skip("quickjs-websocket's CA-file option comes later")
+    code, res, stdout = run(client, distrusted.url(), "--type", "text", "--size", "11", "--count", "10")
+    assert code == 1 and "error" in res and "WSBENCH-START" not in stdout, res
+    assert distrusted.tls_lines(1, timeout=0.2) == []  # no connection got through
+
+
+# Switches that turn certificate or host name checks off, in any runtime or library here.
+INSECURE = re.compile(r"NODE_TLS_REJECT_UNAUTHORIZED|rejectUnauthorized\s*:\s*false|unsafely-ignore-certificate"
+                      r"|unsafelyIgnoreCertificateErrors|SSL_VERIFY_NONE|CERT_NONE|check_hostname\s*=\s*False"
+                      r"|LCCSCF_ALLOW_(SELFSIGNED|EXPIRED|INSECURE)|LCCSCF_SKIP_SERVER_CERT_HOSTNAME_CHECK"
+                      r"|QJSWS_INSECURE_TLS|--insecure\b")
+# Where one may stand: this test; the QuickJS module's own switch for its tests (its
+# definition and documentation), until its CA-file option replaces it.
+ALLOWED = {"clients/tests/test_tls_clients.py", "quickjs-websocket/src/conn.c", "quickjs-websocket/README.md"}
+
+
+def test_no_switch_turns_certificate_checks_off() -> None:
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                           capture_output=True, text=True, check=True).stdout.split("\0")
+    found = []
+    for name in filter(None, files):
+        path = ROOT / name
+        if name in ALLOWED or not path.is_file() or path.stat().st_size > 4 << 20:
+            continue
+        text = path.read_bytes().decode("utf-8", "replace")
+        found += [f"{name}: {m.group(0)}" for m in INSECURE.finditer(text)]
+    assert not found, "\n".join(found)
