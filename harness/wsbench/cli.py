@@ -17,7 +17,6 @@ from .conformance import cases as conformance_cases, runner as conformance_runne
 from .errors import WsbenchError
 from .gate import baseline as gate_baseline, session as gate_session
 from .gate.cells import CELLS as GATE_CELLS
-from .measure import Settings
 from .paths import PROFILES_DIR, REPORTS_DIR, RUNTIMES_FILE, WORKLOADS_DIR, relative
 from .profile import session as profile_session, startup, tools as profile_tools
 from .profile.cell import CellPlan
@@ -25,7 +24,7 @@ from .profile.flamegraph import diff_svg
 from .profile.record import DEFAULT_FREQUENCY
 from .profile.session import MATRIX_WORKLOADS
 from .progress import Progress
-from .results import Run, read_json, write_json
+from .results import Run, Settings, read_json, write_json
 from .runner import Plan, execute, new_run
 from .server import start_server
 from .table import render_markdown

@@ -9,10 +9,10 @@ from typing import Any, Callable
 
 from .catalog import Catalog, Program
 from .errors import WsbenchError
-from .measure import Settings, run_client
+from .measure import run_client
 from .sweep import run_sweep
 from .progress import Progress
-from .results import Cell, ProgramRecord, Run
+from .results import Cell, ProgramRecord, Run, Settings
 from .server import ServerHandle, start_server
 from .target import ExternalServer, is_target
 from .verify import verify_echo
@@ -92,16 +92,11 @@ def new_run(plan: Plan, catalog: Catalog, argv: list[str]) -> Run:
     return Run(
         created=now(), command=argv, suite=plan.suite.name if plan.suite else None,
         repetitions=plan.repetitions, environment=env,
-        settings={**_settings(plan.settings), "shard": list(plan.shard) if plan.shard else None},
+        settings={**plan.settings.to_json(), "shard": list(plan.shard) if plan.shard else None},
         workloads={w.name: w.to_json() for w in plan.workloads},
         servers={s.name: _server_record(s, plan) for s in plan.servers},
         clients={c.name: _record(c) for c in plan.clients},
         cells=cells)
-
-
-def _settings(settings: Settings) -> dict[str, object]:
-    return {"min_seconds": settings.min_seconds, "verify": settings.verify,
-            "pinning": settings.pinning.to_json() if settings.pinning else None}
 
 
 def _record(p: Program) -> ProgramRecord:

@@ -9,9 +9,8 @@ from pathlib import Path
 
 from ..catalog import Catalog
 from ..errors import WsbenchError
-from ..measure import Settings
 from ..progress import Progress
-from ..results import Run, write_json
+from ..results import Run, Settings, write_json
 from ..runner import Plan, execute, new_run
 from ..workloads import WorkloadSet
 from .wall import Spec

@@ -33,8 +33,9 @@ from typing import Any
 from .. import procs
 from ..catalog import Program
 from ..errors import WsbenchError
-from ..measure import Sample, Settings, run_client
+from ..measure import run_client
 from ..paths import ROOT, relative
+from ..results import Sample, Settings
 from ..server import RunningServer, start_server
 from ..workloads import Workload
 from . import breakdown, cpuprofile, flamegraph, jitdump, stacks, variants

@@ -14,9 +14,8 @@ from typing import Any, Callable
 from .. import environment
 from ..catalog import Catalog, Program
 from ..errors import WsbenchError
-from ..measure import Settings
 from ..paths import relative
-from ..results import ProgramRecord, Run
+from ..results import ProgramRecord, Run, Settings
 from ..server import start_server
 from ..workloads import Workload
 from . import render, startup, tools
