@@ -27,7 +27,7 @@ from .progress import Progress
 from .results import Run, Settings, read_json, write_json
 from .runner import Plan, execute, new_run
 from .server import start_server
-from .table import render_markdown
+from .report.table import render_markdown
 from .verify import verify_echo
 from .workloads import Suite, load_workloads
 
