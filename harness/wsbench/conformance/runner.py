@@ -9,7 +9,6 @@ which goes into the run's ``conformance`` section as soon as it is known.
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import subprocess
 import threading
@@ -20,13 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import environment, procs
+from .. import environment, procs, runs
 from ..catalog import Catalog, Program
 from ..logs import last_line
 from ..measure import parse_result
 from ..paths import ROOT
 from ..progress import Progress
-from ..results import ProgramRecord, Run
+from ..results import Run
 from .cases import Case
 from .judge import FAIL, Verdict, judge
 from .peer import Peer
@@ -37,6 +36,7 @@ EXIT_WAIT_S = 5.0  # after the result line, for the process to exit by itself
 CONNECT_WAIT_S = 1.0  # after the client is gone, for a connection that never came
 POLL_S = 0.25  # how often a waiting runner thread looks whether the run is being stopped
 KIND = "observe"
+DEFAULT_JOBS = 4  # client processes at a time
 
 
 @dataclass(frozen=True)
@@ -47,17 +47,9 @@ class ClientRun:
     problem: str | None  # crashed, timed out, printed an error, ...
 
 
-def now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-
-
 def new_run(clients: list[Program], cases: list[Case], catalog: Catalog, argv: list[str], jobs: int) -> Run:
-    runtimes = sorted({c.runtime for c in clients})
-    env = environment.collect(catalog.runtimes[r] for r in runtimes)
-    return Run(created=now(), command=argv, suite=None, repetitions=1, environment=env, workloads={},
-               servers={}, cells=[], settings={"jobs": jobs},
-               clients={c.name: ProgramRecord(c.name, c.label, c.runtime, list(c.command)) for c in clients},
-               conformance={"cases": [c.to_json() for c in cases], "verdicts": {c.name: {} for c in clients}})
+    return runs.new_run(catalog, argv, [], clients, {"jobs": jobs},
+                        conformance={"cases": [c.to_json() for c in cases], "verdicts": {c.name: {} for c in clients}})
 
 
 def execute(clients: list[Program], cases: list[Case], run: Run, log_dir: Path, jobs: int,
@@ -100,7 +92,7 @@ def execute(clients: list[Program], cases: list[Case], run: Run, log_dir: Path, 
         procs.kill_all()
         pool.shutdown(wait=True)
         peer.stop()
-        run.finished = now()
+        run.finished = runs.now()
         run.environment["load_average_after"] = environment.load_average()
         progress.finish()
         checkpoint(run)

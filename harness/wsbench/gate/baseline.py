@@ -12,7 +12,7 @@ from typing import Any
 from ..errors import WsbenchError
 from ..paths import ROOT
 from ..results import Run, read_json, write_json
-from ..runner import now
+from ..runs import carrying
 
 DEFAULT_PATH = ROOT / "baselines" / "gate.json"
 
@@ -45,12 +45,8 @@ def updated(previous: Run | None, argv: list[str], environment: dict[str, Any],
     det = deterministic_section if deterministic_section is not None else deterministic(previous)
     wal = wall_section if wall_section is not None else wall(previous)
     source = wall_run if wall_section is not None else previous
-    return Run(created=now(), command=argv, suite=None,
-               repetitions=source.repetitions if source else 0, environment=environment,
-               workloads=source.workloads if source else {}, servers=source.servers if source else {},
-               clients=source.clients if source else {}, cells=source.cells if source else [],
-               finished=now(), complete=True, settings=source.settings if source else {},
-               gate={"role": "baseline", "deterministic": det, "wall": wal})
+    return carrying(source, argv, environment, source.settings if source else {},
+                    gate={"role": "baseline", "deterministic": det, "wall": wal})
 
 
 def save(run: Run, path: Path) -> None:

@@ -3,20 +3,19 @@ report (``reports/gate-<time>.json`` and ``.md``) or the baseline, and the exit 
 
 from __future__ import annotations
 
-import datetime as dt
 import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import environment
+from .. import environment, paths
 from ..catalog import Catalog
 from ..errors import WsbenchError
 from ..paths import ROOT, relative
 from ..progress import Progress
 from ..results import Run, read_json, write_json
-from ..runner import now
+from ..runs import carrying
 from ..workloads import WorkloadSet
 from . import baseline as baselines, deterministic, machine, wall, wallrun
 from .cells import LOADGEN, LWS_ECHO, PROFILES, QJS, UNGATED, select
@@ -46,7 +45,7 @@ def run(opts: Options, catalog: Catalog, workloads: WorkloadSet, argv: list[str]
     progress = Progress(total=0, quiet=opts.quiet)
     previous = baselines.load(opts.baseline)
     gates = [opts.only] if opts.only else list(GATES)
-    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    stamp = paths.stamp()
     here = machine.fingerprint()
     outcomes: list[Outcome] = []
     det_section: dict[str, Any] | None = None
@@ -76,22 +75,18 @@ def run(opts: Options, catalog: Catalog, workloads: WorkloadSet, argv: list[str]
             print(line)
         return combined_exit(outcomes) if outcomes else 0
     code = combined_exit(outcomes)
-    report = Run(created=now(), command=argv, suite=None, repetitions=wall_run.repetitions if wall_run else 0,
-                 environment=env, workloads=wall_run.workloads if wall_run else {},
-                 servers=wall_run.servers if wall_run else {}, clients=wall_run.clients if wall_run else {},
-                 cells=wall_run.cells if wall_run else [], finished=now(), complete=True,
-                 gate={"role": "report", "baseline": relative(opts.baseline),
-                       "profile": "quick" if opts.quick else "full",
-                       "outcomes": [o.to_json() for o in outcomes], "exit_code": code})
+    report = carrying(wall_run, argv, env, {},
+                      gate={"role": "report", "baseline": relative(opts.baseline),
+                            "profile": "quick" if opts.quick else "full",
+                            "outcomes": [o.to_json() for o in outcomes], "exit_code": code})
     lines = render(outcomes)
-    opts.out.mkdir(parents=True, exist_ok=True)
-    json_path, md_path = opts.out / f"gate-{stamp}.json", opts.out / f"gate-{stamp}.md"
-    write_json(report, json_path)
-    md_path.write_text("# wsbench gate\n\n" + "".join(f"- {line}\n" for line in lines))
+    files = paths.report_files(opts.out, "gate", stamp)
+    write_json(report, files.json)
+    files.md.write_text("# wsbench gate\n\n" + "".join(f"- {line}\n" for line in lines))
     for line in lines:
         print(line)
     verdict = {0: "pass", 1: "REGRESSION", 2: "could not run"}[code]
-    print(f"wsbench gate: {verdict} (exit {code}); report: {relative(json_path)}")
+    print(f"wsbench gate: {verdict} (exit {code}); report: {relative(files.json)}")
     return code
 
 

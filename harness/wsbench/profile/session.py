@@ -7,21 +7,21 @@ and it never shares a run with timing.
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import environment
+from .. import runs
 from ..catalog import Catalog, Program
 from ..errors import WsbenchError
 from ..paths import relative
-from ..results import ProgramRecord, Run, Settings
+from ..results import Run, Settings
 from ..server import start_server
-from ..workloads import Workload
+from ..workloads import Workload, WorkloadSet
 from . import render, startup, tools
 from .cell import CellPlan, profile_cell
 
 MATRIX_WORKLOADS = ("text_11", "bin_64k")
+DEFAULT_MIN_SECONDS = 2.0  # the measured phase of a profiled pass
 
 
 def sides_for(choice: str, server: Program, client: Program, catalog: Catalog) -> tuple[str, ...]:
@@ -57,19 +57,54 @@ def matrix(catalog: Catalog, workloads: list[Workload], clients: list[Program], 
     return plans
 
 
+def plans(catalog: Catalog, workloads: WorkloadSet, names: list[str] | None, client_names: list[str] | None,
+          server_names: list[str] | None, side: str, whole_matrix: bool
+          ) -> tuple[list[CellPlan], list[Program], list[Program]]:
+    """The cells ``wsbench profile`` was asked for (one cell per workload, server and
+    client named, or ``matrix``), with the clients and servers selected."""
+    names = names or (list(MATRIX_WORKLOADS) if whole_matrix else None)
+    if not names:
+        raise WsbenchError("name the cell: -w WORKLOAD -c CLIENT -s SERVER (or --matrix)")
+    _, chosen = workloads.select(None, names)
+    if not whole_matrix and (not client_names or not server_names):
+        raise WsbenchError("name the cell: -w WORKLOAD -c CLIENT -s SERVER (or --matrix)")
+    clients = catalog.select("client", client_names, None)
+    servers = catalog.select("server", server_names, None)
+    if whole_matrix:
+        out = matrix(catalog, chosen, clients, servers, side)
+    else:
+        out = []
+        for w in chosen:
+            for s in servers:
+                for c in clients:
+                    why = s.cannot(w.kind, w.server_features) or c.cannot(w.kind, w.client_features)
+                    if why:
+                        raise WsbenchError(f"{w.name}/{s.name}/{c.name} cannot be run: {why}")
+                    out.append(CellPlan(w, s, c, sides_for(side, s, c, catalog)))
+    if not out:
+        raise WsbenchError("no cell to profile")
+    return out, clients, servers
+
+
+def startup_programs(catalog: Catalog, client_names: list[str] | None,
+                     server_names: list[str] | None) -> tuple[list[Program], list[Program]]:
+    """The clients and servers ``wsbench startup`` times: those named, every default one
+    when neither side is named, and none of a side when only the other is named."""
+    clients = catalog.select("client", client_names, None)
+    servers = catalog.select("server", server_names, None)
+    if client_names and not server_names:
+        servers = []
+    if server_names and not client_names:
+        clients = []
+    return clients, servers
+
+
 def new_run(catalog: Catalog, plans: list[CellPlan], clients: list[Program], servers: list[Program],
             argv: list[str], settings: dict[str, Any]) -> Run:
-    programs = {p.name: p for p in [*servers, *clients] + [x for pl in plans for x in (pl.server, pl.client)]}
-    runtimes = sorted({p.runtime for p in programs.values()})
-    rec = lambda p: ProgramRecord(p.name, p.label, p.runtime, list(p.command))  # noqa: E731
     server_set = {pl.server.name: pl.server for pl in plans} | {s.name: s for s in servers}
     client_set = {pl.client.name: pl.client for pl in plans} | {c.name: c for c in clients}
-    return Run(created=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), command=argv,
-               suite=None, repetitions=1, environment=environment.collect(catalog.runtimes[r] for r in runtimes),
-               workloads={pl.workload.name: pl.workload.to_json() for pl in plans},
-               servers={k: rec(v) for k, v in server_set.items()},
-               clients={k: rec(v) for k, v in client_set.items()}, cells=[],
-               settings={"profiled": True, **settings})
+    return runs.new_run(catalog, argv, server_set.values(), client_set.values(), {"profiled": True, **settings},
+                        workloads=[pl.workload for pl in plans])
 
 
 def profile_all(run: Run, plans: list[CellPlan], out_root: Path, settings: Settings, frequency: int,
