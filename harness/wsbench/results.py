@@ -1,4 +1,7 @@
-"""The result data model and its JSON form (one file per run under reports/).
+"""The result data model and its JSON form (one file per run under reports/): a ``Run``
+of ``Cell``s of ``Sample``s, its programs (``ProgramRecord``) and ``Settings``; its side
+sections (conformance, profiles, startup, gate) are the typed records of records.py.
+Every file of a readable version loads through ``read_json``; nothing here runs a process.
 
 Schema history:
 - version 1: first release.
@@ -56,10 +59,11 @@ import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from .errors import WsbenchError
 from .metrics import METRICS
+from .records import Conformance, Gate, Profiles, Startup, gate_from_json
 from .stats import Summary, summarize
 
 if TYPE_CHECKING:
@@ -67,6 +71,7 @@ if TYPE_CHECKING:
 
 SCHEMA = "wsbench-run"
 SCHEMA_VERSION = 6
+T = TypeVar("T")
 READABLE_VERSIONS = (1, 2, 3, 4, 5, 6)
 
 
@@ -205,10 +210,10 @@ class Run:
     finished: str | None = None
     complete: bool = False
     settings: dict[str, Any] = field(default_factory=dict)
-    conformance: dict[str, Any] | None = None  # wsbench conformance: cases and verdicts
-    profiles: dict[str, Any] | None = None  # wsbench profile: profiled cells and their files
-    startup: dict[str, Any] | None = None  # wsbench startup: start-up times (hyperfine)
-    gate: dict[str, Any] | None = None  # wsbench gate: a baseline or a gate report
+    conformance: Conformance | None = None  # wsbench conformance: cases and verdicts
+    profiles: Profiles | None = None  # wsbench profile: profiled cells and their files
+    startup: Startup | None = None  # wsbench startup: start-up times (hyperfine)
+    gate: Gate | None = None  # wsbench gate: a baseline or a gate report
 
     def to_json(self, summaries: bool = True) -> dict[str, Any]:
         """``summaries=False`` leaves out the per-cell statistics (checkpoints mid-run)."""
@@ -220,10 +225,10 @@ class Run:
             "servers": {k: v.to_json() for k, v in self.servers.items()},
             "clients": {k: v.to_json() for k, v in self.clients.items()},
             "cells": [c.to_json(summaries) for c in self.cells],
-            "conformance": self.conformance,
-            "profiles": self.profiles,
-            "startup": self.startup,
-            "gate": self.gate,
+            "conformance": self.conformance.to_json() if self.conformance is not None else None,
+            "profiles": self.profiles.to_json() if self.profiles is not None else None,
+            "startup": self.startup.to_json() if self.startup is not None else None,
+            "gate": self.gate.to_json() if self.gate is not None else None,
         }
 
 
@@ -249,7 +254,7 @@ def read_json(path: Path) -> Run:
                            f"(this wsbench reads {', '.join(map(str, READABLE_VERSIONS))})")
     try:
         return _run_from_json(data)
-    except (KeyError, TypeError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise WsbenchError(f"{path}: malformed run file ({exc})") from None
 
 
@@ -269,5 +274,16 @@ def _run_from_json(data: dict[str, Any]) -> Run:
         servers={k: program(v) for k, v in data["servers"].items()},
         clients={k: program(v) for k, v in data["clients"].items()},
         cells=cells, finished=data.get("finished"), complete=data.get("complete", False),
-        settings=data.get("settings", {}), conformance=data.get("conformance"),
-        profiles=data.get("profiles"), startup=data.get("startup"), gate=data.get("gate"))
+        settings=data.get("settings", {}), conformance=_section(data, "conformance", Conformance.from_json),
+        profiles=_section(data, "profiles", Profiles.from_json), startup=_section(data, "startup", Startup.from_json),
+        gate=_section(data, "gate", gate_from_json))
+
+
+def _section(data: dict[str, Any], name: str, read: Callable[[dict[str, Any]], T]) -> T | None:
+    """A side section (absent or null: None; in versions before it existed, always)."""
+    value = data.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise TypeError(f"{name} is not an object")
+    return read(value)

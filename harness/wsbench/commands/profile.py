@@ -55,8 +55,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
             run.finished = runs.now()
 
     record_and_report(body, run, files, session.markdown)
-    failed = [c for c in (run.profiles or {}).get("cells", []) if c.get("error")]
-    return EXIT_FAILED if failed else 0
+    return EXIT_FAILED if run.profiles and any(c.error for c in run.profiles.cells) else 0
 
 
 def _diff(args: argparse.Namespace) -> int:

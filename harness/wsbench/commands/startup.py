@@ -33,6 +33,4 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
             run.finished = runs.now()
 
     record_and_report(body, run, files, session.markdown)
-    s = run.startup or {}
-    failed = [r for kind in ("clients", "servers") for r in (s.get(kind) or {}).values() if r.get("error")]
-    return EXIT_FAILED if failed else 0
+    return EXIT_FAILED if run.startup and run.startup.failed() else 0

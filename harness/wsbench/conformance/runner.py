@@ -25,6 +25,7 @@ from ..logs import last_line
 from ..measure import parse_result
 from ..paths import ROOT
 from ..progress import Progress
+from ..records import CaseRecord, Conformance
 from ..results import Run
 from .cases import Case
 from .judge import FAIL, Verdict, judge
@@ -49,14 +50,15 @@ class ClientRun:
 
 def new_run(clients: list[Program], cases: list[Case], catalog: Catalog, argv: list[str], jobs: int) -> Run:
     return runs.new_run(catalog, argv, [], clients, {"jobs": jobs},
-                        conformance={"cases": [c.to_json() for c in cases], "verdicts": {c.name: {} for c in clients}})
+                        conformance=Conformance([CaseRecord.from_json(c.to_json()) for c in cases],
+                                                {c.name: {} for c in clients}))
 
 
 def execute(clients: list[Program], cases: list[Case], run: Run, log_dir: Path, jobs: int,
             progress: Progress, checkpoint: Callable[[Run], None]) -> Run:
-    """Fill ``run.conformance["verdicts"]``; ``checkpoint`` after every verdict."""
+    """Fill ``run.conformance.verdicts``; ``checkpoint`` after every verdict."""
     assert run.conformance is not None
-    verdicts: dict[str, dict[str, Any]] = run.conformance["verdicts"]
+    verdicts = run.conformance.verdicts
     log_dir.mkdir(parents=True, exist_ok=True)
     todo: list[tuple[Program, Case]] = []
     for client in clients:
@@ -81,7 +83,7 @@ def execute(clients: list[Program], cases: list[Case], run: Run, log_dir: Path, 
             for future in done:
                 client, case = running.pop(future)
                 verdict = future.result()
-                verdicts[client.name][case.id] = verdict.to_json()
+                verdicts[client.name][case.id] = verdict
                 progress.item(f"{client.name} {case.id}: {verdict.verdict}")
                 progress.advance()
                 checkpoint(run)

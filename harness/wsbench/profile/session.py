@@ -14,6 +14,7 @@ from .. import runs
 from ..catalog import Catalog, Program
 from ..errors import WsbenchError
 from ..paths import relative
+from ..records import Profiles, Startup, StartupTime
 from ..results import Run, Settings
 from ..server import start_server
 from ..workloads import Workload, WorkloadSet
@@ -110,18 +111,18 @@ def new_run(catalog: Catalog, plans: list[CellPlan], clients: list[Program], ser
 def profile_all(run: Run, plans: list[CellPlan], out_root: Path, settings: Settings, frequency: int,
                 note: Callable[[str], None], checkpoint: Callable[[Run], None], overhead_runs: int = 1) -> None:
     perf = tools.require(*tools.PROFILE_TOOLS)["perf"]
-    run.profiles = {"dir": relative(out_root), "cells": []}
+    run.profiles = Profiles(relative(out_root))
     for i, plan in enumerate(plans, 1):
         note(f"[{i}/{len(plans)}] profiling {plan.key} ({' and '.join(plan.sides)})")
         entry = profile_cell(plan, out_root, settings, perf, frequency, note, overhead_runs)
-        run.profiles["cells"].append(entry)
-        if entry["error"]:
-            note(f"! {plan.key}: {entry['error']}")
+        run.profiles.cells.append(entry)
+        if entry.error:
+            note(f"! {plan.key}: {entry.error}")
         else:
-            over = entry["overhead"]
-            for side, data in entry["breakdown"].items():
-                top = data["top"][0]["frame"] if data["top"] else "–"
-                note(f"  {side}: {data['samples']} samples, top self frame {top}; "
+            over = entry.overhead
+            for side, data in entry.breakdown.items():
+                top = data.top[0].frame if data.top else "–"
+                note(f"  {side}: {data.samples} samples, top self frame {top}; "
                      f"overhead {'–' if over is None else format(100 * over, '.1f') + ' %'}")
         checkpoint(run)
 
@@ -133,28 +134,28 @@ def startup_all(run: Run, catalog: Catalog, clients: list[Program], servers: lis
     ref = catalog.servers.get(catalog.reference_server or "")
     if ref is None:
         raise WsbenchError("the catalog names no reference server ([reference] in runtimes.toml)")
-    run.startup = {"what": startup.WHAT.format(warmup=warmup, runs=runs), "tool": startup.hyperfine_version(
-        hyperfine, out_dir), "warmup": warmup, "runs": runs, "dir": relative(out_dir), "clients": {}, "servers": {}}
+    times = run.startup = Startup(startup.WHAT.format(warmup=warmup, runs=runs),
+                                  startup.hyperfine_version(hyperfine, out_dir), warmup, runs, relative(out_dir))
     if clients:
         live = start_server(ref, out_dir / "logs")
         try:
             for c in clients:
                 missing = c.missing()
                 if missing:
-                    run.startup["clients"][c.name] = {"error": f"{missing[0]} is missing; run: make setup"}
+                    times.clients[c.name] = StartupTime(error=f"{missing[0]} is missing; run: make setup")
                     continue
                 note(f"start-up: client {c.name}")
-                run.startup["clients"][c.name] = startup.time_client(hyperfine, c, live, warmup, runs, out_dir)
+                times.clients[c.name] = startup.time_client(hyperfine, c, live, warmup, runs, out_dir)
                 checkpoint(run)
         finally:
             live.stop()
     for s in servers:
         missing = s.missing()
         if missing:
-            run.startup["servers"][s.name] = {"error": f"{missing[0]} is missing; run: make setup"}
+            times.servers[s.name] = StartupTime(error=f"{missing[0]} is missing; run: make setup")
             continue
         note(f"start-up: server {s.name}")
-        run.startup["servers"][s.name] = startup.time_server(hyperfine, s, warmup, runs, out_dir)
+        times.servers[s.name] = startup.time_server(hyperfine, s, warmup, runs, out_dir)
         checkpoint(run)
 
 

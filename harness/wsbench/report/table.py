@@ -40,7 +40,7 @@ def environment(run: Run) -> list[str]:
            f"kernel {env.get('kernel')}, {env.get('os')}"]
     if run.conformance is not None and not run.workloads:
         section = run.conformance
-        out.append(f"conformance: {len(section.get('cases', []))} cases x {len(section.get('verdicts', {}))} "
+        out.append(f"conformance: {len(section.cases)} cases x {len(section.verdicts)} "
                    f"clients, {run.settings.get('jobs', 1)} client processes at a time; {commit}")
     else:
         out.append(f"suite: {run.suite or '(ad hoc)'}, {run.repetitions} interleaved repetitions per cell; {commit}")
