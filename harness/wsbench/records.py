@@ -118,12 +118,12 @@ class SideBreakdown:
 class PassResult:
     """One pass of a profiled cell (unprofiled, under perf, under the runtime's profiler)."""
 
-    msgs_per_s: float | None = None
-    seconds: float | None = None
-    messages: int | None = None
-    client_cpu_s: float | None = None
-    server_cpu_s: float | None = None
-    error: str | None = None
+    msgs_per_s: float | None  # None: the pass failed (error)
+    seconds: float | None
+    messages: int | None
+    client_cpu_s: float | None
+    server_cpu_s: float | None
+    error: str | None
     extra: dict[str, Any] = field(default_factory=dict)  # the kind's own figures
 
     def to_json(self) -> dict[str, Any]:
@@ -222,7 +222,24 @@ class Profiles:
 
 # --- startup ----------------------------------------------------------------------------
 
-FIGURES = ("mean_s", "stddev_s", "median_s", "min_s", "max_s", "runs")
+@dataclass(frozen=True)
+class Figures:
+    """hyperfine's figures of one command, in seconds."""
+
+    mean_s: float
+    stddev_s: float
+    median_s: float
+    min_s: float
+    max_s: float
+    runs: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mean_s": self.mean_s, "stddev_s": self.stddev_s, "median_s": self.median_s, "min_s": self.min_s,
+                "max_s": self.max_s, "runs": self.runs}
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> Figures:
+        return Figures(d["mean_s"], d["stddev_s"], d["median_s"], d["min_s"], d["max_s"], d["runs"])
 
 
 @dataclass
@@ -230,20 +247,15 @@ class StartupTime:
     """One client's or server's start-up: hyperfine's figures, or why there are none."""
 
     command: str | None = None  # None: never run (e.g. not built)
-    mean_s: float | None = None  # None: no figures (see error)
-    stddev_s: float | None = None
-    median_s: float | None = None
-    min_s: float | None = None
-    max_s: float | None = None
-    runs: int | None = None
+    figures: Figures | None = None  # None: see error
     error: str | None = None
     peak_rss_kib: int | None = None
     held_run: bool = False  # a client timed: one more run, held after its result, read peak_rss_kib
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {} if self.command is None else {"command": self.command}
-        if self.mean_s is not None:
-            out.update({name: getattr(self, name) for name in FIGURES})
+        if self.figures is not None:
+            out.update(self.figures.to_json())
         out["error"] = self.error
         if self.held_run:
             out["peak_rss_kib"] = self.peak_rss_kib
@@ -251,8 +263,8 @@ class StartupTime:
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> StartupTime:
-        return StartupTime(d.get("command"), *(d.get(name) for name in FIGURES), error=d.get("error"),
-                           peak_rss_kib=d.get("peak_rss_kib"), held_run="peak_rss_kib" in d)
+        return StartupTime(d.get("command"), Figures.from_json(d) if d.get("mean_s") is not None else None,
+                           d.get("error"), d.get("peak_rss_kib"), "peak_rss_kib" in d)
 
 
 @dataclass

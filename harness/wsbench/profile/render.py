@@ -75,14 +75,14 @@ def startup_grid(startup: Startup) -> Grid:
     grid = Grid(["rank", "what", "name", "mean ms", "± σ ms", "median ms", "min ms", "max ms", "runs",
                  "peak RSS MiB", "factor"], right={0, 3, 4, 5, 6, 7, 8, 9, 10})
     for kind, times in (("clients", startup.clients), ("servers", startup.servers)):
-        rows = sorted(((name, t) for name, t in times.items() if t.mean_s is not None), key=lambda nt: nt[1].mean_s)
+        rows = sorted(((name, t.figures, t.peak_rss_kib) for name, t in times.items() if t.figures is not None),
+                      key=lambda row: row[1].mean_s)
         best = rows[0][1].mean_s if rows else None
-        for i, (name, t) in enumerate(rows, 1):
-            rss = t.peak_rss_kib
-            grid.add([str(i), kind[:-1], name, f"{1000 * t.mean_s:.1f}", f"{1000 * t.stddev_s:.1f}",
-                      f"{1000 * t.median_s:.1f}", f"{1000 * t.min_s:.1f}", f"{1000 * t.max_s:.1f}",
-                      str(t.runs), "–" if rss is None else f"{rss / 1024:.1f}",
-                      f"{t.mean_s / best:.2f}×" if best else "–"])
+        for i, (name, f, rss) in enumerate(rows, 1):
+            grid.add([str(i), kind[:-1], name, f"{1000 * f.mean_s:.1f}", f"{1000 * f.stddev_s:.1f}",
+                      f"{1000 * f.median_s:.1f}", f"{1000 * f.min_s:.1f}", f"{1000 * f.max_s:.1f}",
+                      str(f.runs), "–" if rss is None else f"{rss / 1024:.1f}",
+                      f"{f.mean_s / best:.2f}×" if best else "–"])
     return grid
 
 

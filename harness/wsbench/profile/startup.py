@@ -27,7 +27,7 @@ from ..measure import GO_LINE, START_LINE, parse_result
 from ..catalog import Program
 from ..errors import WsbenchError
 from ..paths import ROOT
-from ..records import StartupTime
+from ..records import Figures, StartupTime
 from ..server import RunningServer
 
 DEFAULT_WARMUP = 3
@@ -68,8 +68,8 @@ def _hyperfine(hyperfine: str, name: str, command: str, env: dict[str, str], war
         result = json.loads(out_json.read_text())["results"][0]
     except (OSError, ValueError, KeyError, IndexError) as exc:
         return StartupTime(command, error=f"hyperfine's {out_json.name} is unreadable ({exc})")
-    return StartupTime(command, result["mean"], result.get("stddev") or 0.0, result["median"], result["min"],
-                       result["max"], len(result.get("times", [])) or runs)
+    return StartupTime(command, Figures(result["mean"], result.get("stddev") or 0.0, result["median"], result["min"],
+                                        result["max"], len(result.get("times", [])) or runs))
 
 
 def peak_rss_kib(argv: list[str], env: dict[str, str], timeout_s: float = 30.0) -> int | None:
