@@ -51,6 +51,9 @@ Schema history:
   ([I, N] of ``wsbench run --shard I/N``, else null); a run of ``wsbench merge`` has
   ``settings.merged_shards`` (N) and ``environment.shards`` (per shard its file, times, load
   and commit). Versions 1 to 5 are still read (no target, no readings, no shard).
+
+The side sections are read and written through their records (records.py), key for key as
+above; tests/test_schemas.py loads a file of every version (tests/fixtures/schemas/).
 """
 
 from __future__ import annotations
