@@ -21,7 +21,6 @@ import json
 import subprocess
 import sys
 import time
-from pathlib import Path
 from typing import Any, Sequence
 
 from .. import environment, pinning
