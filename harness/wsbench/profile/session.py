@@ -140,23 +140,26 @@ def startup_all(run: Run, catalog: Catalog, clients: list[Program], servers: lis
         live = start_server(ref, out_dir / "logs")
         try:
             for c in clients:
-                missing = c.missing()
-                if missing:
-                    times.clients[c.name] = StartupTime(error=f"{missing[0]} is missing; run: make setup")
-                    continue
-                note(f"start-up: client {c.name}")
-                times.clients[c.name] = startup.time_client(hyperfine, c, live, warmup, runs, out_dir)
-                checkpoint(run)
+                if _timed(times.clients, c, note, lambda p: startup.time_client(hyperfine, p, live, warmup, runs,
+                                                                                 out_dir)):
+                    checkpoint(run)
         finally:
             live.stop()
     for s in servers:
-        missing = s.missing()
-        if missing:
-            times.servers[s.name] = StartupTime(error=f"{missing[0]} is missing; run: make setup")
-            continue
-        note(f"start-up: server {s.name}")
-        times.servers[s.name] = startup.time_server(hyperfine, s, warmup, runs, out_dir)
-        checkpoint(run)
+        if _timed(times.servers, s, note, lambda p: startup.time_server(hyperfine, p, warmup, runs, out_dir)):
+            checkpoint(run)
+
+
+def _timed(table: dict[str, StartupTime], program: Program, note: Callable[[str], None],
+           time: Callable[[Program], StartupTime]) -> bool:
+    """Time ``program`` into ``table``; False (with the error there) when it is not built."""
+    missing = program.missing()
+    if missing:
+        table[program.name] = StartupTime(error=f"{missing[0]} is missing; run: make setup")
+        return False
+    note(f"start-up: {program.kind} {program.name}")
+    table[program.name] = time(program)
+    return True
 
 
 def markdown(run: Run) -> str:
