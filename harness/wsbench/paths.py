@@ -21,7 +21,7 @@ def relative(path: Path) -> str:
         return str(path)
 
 
-def stamp() -> str:
+def time_stamp() -> str:
     """The local time a result file is named by (names sort by time)."""
     return dt.datetime.now().strftime("%Y%m%d-%H%M%S")
 
@@ -34,8 +34,8 @@ class ReportFiles:
 
 
 def report_files(out: Path, prefix: str, at: str | None = None) -> ReportFiles:
-    """``out/<prefix>-<time>.json`` and ``.md``, at ``at`` (a ``stamp()``) or now; ``out``
+    """``out/<prefix>-<time>.json`` and ``.md``, at ``at`` (a ``time_stamp()``) or now; ``out``
     is made when missing."""
-    when = at or stamp()
+    when = at or time_stamp()
     out.mkdir(parents=True, exist_ok=True)
     return ReportFiles(when, out / f"{prefix}-{when}.json", out / f"{prefix}-{when}.md")

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import environment, paths
+from .. import environment
 from ..catalog import Catalog
 from ..errors import WsbenchError
-from ..paths import ROOT, relative
+from ..paths import ROOT, relative, report_files, time_stamp
 from ..progress import Progress
 from ..records import DeterministicBaseline, GateReport, WallBaseline
 from ..results import Run, read_json, write_json
@@ -46,7 +46,7 @@ def run(opts: Options, catalog: Catalog, workloads: WorkloadSet, argv: list[str]
     progress = Progress(total=0, quiet=opts.quiet)
     previous = baselines.load(opts.baseline)
     gates = [opts.only] if opts.only else list(GATES)
-    stamp = paths.stamp()
+    stamp = time_stamp()
     here = machine.fingerprint()
     outcomes: list[Outcome] = []
     det_section: DeterministicBaseline | None = None
@@ -79,7 +79,7 @@ def run(opts: Options, catalog: Catalog, workloads: WorkloadSet, argv: list[str]
     report = carrying(wall_run, argv, env, {},
                       gate=GateReport(relative(opts.baseline), "quick" if opts.quick else "full", outcomes, code))
     lines = render(outcomes)
-    files = paths.report_files(opts.out, "gate", stamp)
+    files = report_files(opts.out, "gate", stamp)
     write_json(report, files.json)
     files.md.write_text("# wsbench gate\n\n" + "".join(f"- {line}\n" for line in lines))
     for line in lines:
