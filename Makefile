@@ -73,13 +73,13 @@ docker-setup: setup
 	@scripts/setup-apt.sh docker
 
 docker-base: docker-setup
-	@$(PY) -m wsbench.docker.engine run -- scripts/docker-base.sh
+	@$(WSBENCH) docker engine run -- scripts/docker-base.sh
 
 docker-images: docker-setup
-	@$(PY) -m wsbench.docker.bench --build-only
+	@$(WSBENCH) docker bench --build-only
 
 bench-docker: docker-setup
-	@$(PY) -m wsbench.docker.bench -- --suite $(SUITE) $(ARGS)
+	@$(WSBENCH) docker bench -- --suite $(SUITE) $(ARGS)
 
 list: setup
 	@$(WSBENCH) list

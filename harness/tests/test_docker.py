@@ -24,6 +24,7 @@ from wsbench.docker.images import (COMPOSE_FILE, PORTS, RUNNER, SERVERS, build, 
 from wsbench.environment import runtime_version
 from wsbench.errors import WsbenchError
 from wsbench.verify import verify_echo
+from wsbench_testkit import wsbench
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -58,6 +59,18 @@ def eng() -> Iterator[engine_mod.Engine]:
         if started.pid is not None:
             assert not Path(f"/proc/{started.pid}").exists() or \
                 Path(f"/proc/{started.pid}/stat").read_text().split(") ")[1][0] in "ZX"
+
+
+def test_the_docker_commands_answer_in_one_line_without_an_engine() -> None:
+    check = wsbench("docker", "engine", "check")
+    assert check.returncode == (0 if engine_mod.unavailable() is None else 1), check.stderr
+    assert check.stdout.startswith("docker engine: ") and check.stdout.count("\n") == 1
+    for args, said in ((["docker", "engine", "run"], "usage: wsbench docker engine run -- CMD ..."),
+                       (["docker", "engine", "run", "--", "/nonexistent/cmd"], "/nonexistent/cmd: not found")):
+        proc = wsbench(*args)
+        assert proc.returncode == 2 and proc.stderr == f"wsbench docker: error: {said}\n", proc.stderr
+    usage = wsbench("docker", "bench", "--suite", "quick")  # wsbench run's options go after --
+    assert usage.returncode == 2 and "unrecognized arguments: --suite" in usage.stderr
 
 
 def test_compose_file_is_valid_host_network_only_with_cpusets_and_healthchecks(eng: engine_mod.Engine) -> None:

@@ -50,9 +50,9 @@ def test_committed_baseline_passes_here_or_refuses_another_machine(tmp_path: Pat
     committed = baseline.load(baseline.DEFAULT_PATH)
     assert committed is not None, "baselines/gate.json is missing"
     section = baseline.deterministic(committed)
-    assert section and set(section["counts"]) == {"full", "quick"}
+    assert section and set(section.counts) == {"full", "quick"}
     out = gate("--out", str(tmp_path), "-q", env={"QJSWS_DISABLE": ""})
-    why = machine.mismatch(section["machine"], machine.fingerprint())
+    why = machine.mismatch(section.machine, machine.fingerprint())
     if why is None:
         assert out.returncode == 0, out.stdout + out.stderr
         assert re.search(r"deterministic gate: 0 regressed, \d+ improved, \d+ unchanged of %d checked" % len(ALL_CELLS),

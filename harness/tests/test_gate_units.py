@@ -9,15 +9,16 @@ from runkit import run_of
 from wsbench.errors import WsbenchError
 from wsbench.gate import cells, deterministic, machine, wall
 from wsbench.gate.callgrind import Count
+from wsbench.records import DeterministicBaseline
 from wsbench.gate.verdict import EXIT_CANNOT_RUN, EXIT_PASS, EXIT_REGRESSION, Finding, Outcome, combined_exit
 
 HERE = {"cpu_model": "AMD EPYC", "cpu_flags_sha256": "aa", "cpu_flags": "avx2 erms sse2",
         "valgrind": "valgrind-3.19.0", "cc": "cc (Debian 12.2.0-14) 12.2.0", "libc": "glibc 2.36"}
 
 
-def baseline_of(per_message: dict[str, float], where: dict[str, str] = HERE) -> dict:
-    return {"machine": where, "counts": {"quick": {k: {"instructions": int(v * 1000), "messages": 1000,
-                                                       "per_message": v} for k, v in per_message.items()}}}
+def baseline_of(per_message: dict[str, float], where: dict[str, str] = HERE) -> DeterministicBaseline:
+    return DeterministicBaseline.from_json({"machine": where, "counts": {"quick": {
+        k: {"instructions": int(v * 1000), "messages": 1000, "per_message": v} for k, v in per_message.items()}}})
 
 
 def test_three_percent_either_way() -> None:

@@ -54,11 +54,11 @@ def test_update_from_a_run_then_gate_it_against_itself_and_a_drop(tmp_path: Path
 def test_the_committed_baseline_against_its_own_run_and_a_drop(tmp_path: Path) -> None:
     path = baseline.DEFAULT_PATH
     section = baseline.wall(baseline.load(path))
-    assert section and section["ratios"], "baselines/gate.json has no wall-clock ratios"
+    assert section and section.ratios, "baselines/gate.json has no wall-clock ratios"
     same = wsbench("gate", "--only", "wall", "--wall-run", str(path), "--out", str(tmp_path))
     assert same.returncode == 0, same.stdout + same.stderr
     assert " 0 regressed" in same.stdout
-    effect = section["thresholds"]["min_effect"]["throughput"]
+    effect = section.thresholds["min_effect"]["throughput"]
     dropped = planted_drop(path, tmp_path / "dropped.json")
     worse = wsbench("gate", "--only", "wall", "--wall-run", str(dropped), "--out", str(tmp_path))
     if effect < 0.30:

@@ -13,7 +13,8 @@ from wsbench_testkit import FIXTURES, ROOT, fake_catalog, load_run, tiny_workloa
 
 from wsbench import measure, procfs
 from wsbench.catalog import load_catalog
-from wsbench.measure import Settings, _Clocks
+from wsbench.measure import _Clocks
+from wsbench.results import Settings
 from wsbench.server import RunningServer, start_server
 from wsbench.workloads import load_workloads
 

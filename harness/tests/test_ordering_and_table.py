@@ -1,9 +1,8 @@
 from collections import Counter
 
-from wsbench.measure import Sample
-from wsbench.results import Cell, ProgramRecord, Run
+from wsbench.results import Cell, ProgramRecord, Run, Sample
 from wsbench.runner import interleaved
-from wsbench.table import bound_side, rank, render_markdown
+from wsbench.report.table import bound_side, rank, render_markdown
 
 
 def cells(n: int) -> list[Cell]:

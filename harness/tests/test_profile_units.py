@@ -12,6 +12,7 @@ import pytest
 
 from wsbench.catalog import load_catalog
 from wsbench.profile import breakdown, cell, classify, cpuprofile, jitdump, render, stacks, variants
+from wsbench.records import OverheadRuns, Profiles, Startup
 from wsbench.results import Run, read_json, write_json
 
 SCRIPT = """\
@@ -81,9 +82,9 @@ def test_breakdown_sums_to_100_and_ranks_self_frames() -> None:
     top = b.top()
     assert top[0][0] == "tcp_sendmsg ([kernel.kallsyms])" and top[0][2] == 2
     assert len(top) == 10
-    data = b.to_json()
-    assert sum(data["shares"].values()) == pytest.approx(100.0)
-    assert breakdown.shares_grid(data["shares"]).rows[-1] == ["total", "100.0 %"]
+    data = b.record()
+    assert sum(data.shares.values()) == pytest.approx(100.0)
+    assert breakdown.shares_grid(data.shares).rows[-1] == ["total", "100.0 %"]
 
 
 def test_empty_breakdown_is_all_zero() -> None:
@@ -163,7 +164,7 @@ ENTRY = {"workload": "text_11", "server": "lws", "client": "quickjs", "sides": [
          "files": {"client_svg": "profiles/x/client.svg"}, "notes": [], "frequency_hz": 999, "error": None,
          "unprofiled": {"msgs_per_s": 100.0}, "profiled": {"msgs_per_s": 90.0}, "overhead": 0.1,
          "overhead_runs": {"unprofiled": [100.0], "profiled": [90.0]},
-         "breakdown": {"client": breakdown.build(stacks.samples(SCRIPT.splitlines())).to_json()}}
+         "breakdown": {"client": breakdown.build(stacks.samples(SCRIPT.splitlines())).record().to_json()}}
 STARTUP = {"what": "w", "tool": "hyperfine 1.15.0", "warmup": 1, "runs": 2, "servers": {},
            "clients": {"quickjs": {"mean_s": 0.01, "stddev_s": 0.001, "median_s": 0.01, "min_s": 0.009,
                                    "max_s": 0.011, "runs": 2, "peak_rss_kib": 4096, "error": None},
@@ -171,15 +172,20 @@ STARTUP = {"what": "w", "tool": "hyperfine 1.15.0", "warmup": 1, "runs": 2, "ser
                                "max_s": 0.021, "runs": 2, "peak_rss_kib": 40960, "error": None}}}
 
 
+def profiles() -> Profiles:
+    return Profiles.from_json({"dir": "profiles/x", "cells": [ENTRY]})
+
+
 def test_profile_sections_round_trip_and_older_versions(tmp_path: Path) -> None:
     run = Run(created="t", command=["wsbench", "profile"], suite=None, repetitions=1, environment={},
               workloads={}, servers={}, clients={}, cells=[], settings={"profiled": True},
-              profiles={"dir": "profiles/x", "cells": [ENTRY]}, startup=STARTUP)
+              profiles=profiles(), startup=Startup.from_json(STARTUP))
     write_json(run, tmp_path / "p.json")
     data = json.loads((tmp_path / "p.json").read_text())
     assert data["schema_version"] == 6
+    assert data["startup"] == STARTUP and data["profiles"]["cells"][0]["breakdown"] == ENTRY["breakdown"]
     back = read_json(tmp_path / "p.json")
-    assert back.profiles == run.profiles and back.startup == STARTUP and back.cells == []
+    assert back.profiles == run.profiles and back.startup == run.startup and back.cells == []
     data["schema_version"] = 3
     del data["profiles"], data["startup"]
     (tmp_path / "old.json").write_text(json.dumps(data))
@@ -188,7 +194,7 @@ def test_profile_sections_round_trip_and_older_versions(tmp_path: Path) -> None:
 
 
 def test_rendered_tables() -> None:
-    sections = render.sections({"dir": "profiles/x", "cells": [ENTRY]}, STARTUP)
+    sections = render.sections(profiles(), Startup.from_json(STARTUP))
     text = "\n".join(line for s in sections for line in s.markdown())
     assert "| 1 | client | quickjs | 10.0 | 1.0 | 10.0 |" in text
     assert "| 2 | client | bun | 20.0 |" in text and "2.00×" in text
@@ -197,12 +203,8 @@ def test_rendered_tables() -> None:
 
 
 def test_overhead_compares_medians_of_alternating_runs() -> None:
-    entry = {"overhead_runs": {"unprofiled": [100.0, 300.0, 200.0], "profiled": [180.0, 90.0, 270.0]}}
-    cell._overhead(entry)
-    assert entry["overhead"] == pytest.approx(0.1)
-    entry = {"overhead_runs": {"unprofiled": [100.0], "profiled": []}}
-    cell._overhead(entry)
-    assert entry["overhead"] is None
+    assert cell.overhead(OverheadRuns([100.0, 300.0, 200.0], [180.0, 90.0, 270.0])) == pytest.approx(0.1)
+    assert cell.overhead(OverheadRuns([100.0], [])) is None
 
 
 def test_report_renders_a_profiled_run(tmp_path: Path) -> None:
@@ -211,7 +213,7 @@ def test_report_renders_a_profiled_run(tmp_path: Path) -> None:
     run = Run(created="t", command=["wsbench", "profile"], suite=None, repetitions=1, environment={},
               workloads={"text_11": {"description": "d", "kind": "echo", "metric": "msgs_per_s"}}, servers={},
               clients={}, cells=[], settings={"profiled": True},
-              profiles={"dir": "profiles/x", "cells": [ENTRY]}, startup=STARTUP)
+              profiles=profiles(), startup=Startup.from_json(STARTUP))
     write_json(run, tmp_path / "profile-x.json")
     text = report.render(read_json(tmp_path / "profile-x.json"), tmp_path / "profile-x.json", "md")
     assert "Where the time goes (profiles)" in text and "Start-up (hyperfine)" in text

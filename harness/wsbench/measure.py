@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -32,7 +32,7 @@ from . import procfs, procs
 from .catalog import Program
 from .logs import last_line
 from .paths import ROOT
-from .pinning import Pinning
+from .results import Sample, Settings
 from .server import ServerHandle
 from .workloads import Workload
 
@@ -40,47 +40,6 @@ START_LINE = "WSBENCH-START"
 GO_LINE = "GO"
 STARTUP_ALLOWANCE_S = 20.0
 RESULT_KEYS = ("messages", "bytes", "seconds", "msgs_per_s", "mb_per_s", "errors")
-
-
-@dataclass(frozen=True)
-class Settings:
-    """How every cell of a run is measured (recorded with the run)."""
-
-    min_seconds: float = 1.0  # floor on the measured phase of the kinds that have one
-    verify: str = "on"  # "off": clients check no echo; "both": every client also runs unchecked
-    # (as "<name>/unchecked"), to measure what the checks cost
-    pinning: Pinning | None = None  # client and server on separate cores
-
-
-@dataclass
-class Sample:
-    """What one repetition measured; ``error`` is set when it failed."""
-
-    rep: int
-    error: str | None = None
-    messages: int | None = None
-    bytes: int | None = None
-    seconds: float | None = None
-    msgs_per_s: float | None = None
-    mb_per_s: float | None = None
-    errors: int | None = None
-    client_cpu_s: float | None = None
-    client_cpu_method: str | None = None  # "clock" (held client) or "rusage" (fallback)
-    server_cpu_s: float | None = None
-    client_peak_rss_kib: int | None = None
-    server_peak_rss_kib: int | None = None
-    exit_code: int | None = None
-    wall_s: float | None = None
-    extra: dict[str, Any] = field(default_factory=dict)  # the kind's own result keys
-    reading_errors: list[str] = field(default_factory=list)  # readings left empty, and why
-    barrier_s: float | None = None  # START line seen until GO written (the readings' cost)
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass

@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .errors import WsbenchError
-from .measure import Sample
-from .results import Cell, Run
+from .results import Cell, Run, Sample
 
 UNMERGEABLE_KINDS = ("latency", "openloop")
 SUMMED = ("messages", "bytes", "msgs_per_s", "mb_per_s", "errors", "client_cpu_s")

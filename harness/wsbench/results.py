@@ -1,4 +1,7 @@
-"""The result data model and its JSON form (one file per run under reports/).
+"""The result data model and its JSON form (one file per run under reports/): a ``Run``
+of ``Cell``s of ``Sample``s, its programs (``ProgramRecord``) and ``Settings``; its side
+sections (conformance, profiles, startup, gate) are the typed records of records.py.
+Every file of a readable version loads through ``read_json``; nothing here runs a process.
 
 Schema history:
 - version 1: first release.
@@ -48,24 +51,77 @@ Schema history:
   ([I, N] of ``wsbench run --shard I/N``, else null); a run of ``wsbench merge`` has
   ``settings.merged_shards`` (N) and ``environment.shards`` (per shard its file, times, load
   and commit). Versions 1 to 5 are still read (no target, no readings, no shard).
+
+The side sections are read and written through their records (records.py), key for key as
+above; tests/test_schemas.py loads a file of every version (tests/fixtures/schemas/).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from .errors import WsbenchError
-from .measure import Sample
 from .metrics import METRICS
+from .records import Conformance, Gate, Profiles, Startup, gate_from_json
 from .stats import Summary, summarize
+
+if TYPE_CHECKING:
+    from .pinning import Pinning
 
 SCHEMA = "wsbench-run"
 SCHEMA_VERSION = 6
+T = TypeVar("T")
 READABLE_VERSIONS = (1, 2, 3, 4, 5, 6)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How every cell of a run is measured (recorded with the run)."""
+
+    min_seconds: float = 1.0  # floor on the measured phase of the kinds that have one
+    verify: str = "on"  # "off": clients check no echo; "both": every client also runs unchecked
+    # (as "<name>/unchecked"), to measure what the checks cost
+    pinning: Pinning | None = None  # client and server on separate cores
+
+    def to_json(self) -> dict[str, Any]:
+        return {"min_seconds": self.min_seconds, "verify": self.verify,
+                "pinning": self.pinning.to_json() if self.pinning else None}
+
+
+@dataclass
+class Sample:
+    """What one repetition measured; ``error`` is set when it failed."""
+
+    rep: int
+    error: str | None = None
+    messages: int | None = None
+    bytes: int | None = None
+    seconds: float | None = None
+    msgs_per_s: float | None = None
+    mb_per_s: float | None = None
+    errors: int | None = None
+    client_cpu_s: float | None = None
+    client_cpu_method: str | None = None  # "clock" (held client) or "rusage" (fallback)
+    server_cpu_s: float | None = None
+    client_peak_rss_kib: int | None = None
+    server_peak_rss_kib: int | None = None
+    exit_code: int | None = None
+    wall_s: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # the kind's own result keys
+    reading_errors: list[str] = field(default_factory=list)  # readings left empty, and why
+    barrier_s: float | None = None  # START line seen until GO written (the readings' cost)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
 
 @dataclass
 class Cell:
@@ -157,10 +213,10 @@ class Run:
     finished: str | None = None
     complete: bool = False
     settings: dict[str, Any] = field(default_factory=dict)
-    conformance: dict[str, Any] | None = None  # wsbench conformance: cases and verdicts
-    profiles: dict[str, Any] | None = None  # wsbench profile: profiled cells and their files
-    startup: dict[str, Any] | None = None  # wsbench startup: start-up times (hyperfine)
-    gate: dict[str, Any] | None = None  # wsbench gate: a baseline or a gate report
+    conformance: Conformance | None = None  # wsbench conformance: cases and verdicts
+    profiles: Profiles | None = None  # wsbench profile: profiled cells and their files
+    startup: Startup | None = None  # wsbench startup: start-up times (hyperfine)
+    gate: Gate | None = None  # wsbench gate: a baseline or a gate report
 
     def to_json(self, summaries: bool = True) -> dict[str, Any]:
         """``summaries=False`` leaves out the per-cell statistics (checkpoints mid-run)."""
@@ -172,10 +228,10 @@ class Run:
             "servers": {k: v.to_json() for k, v in self.servers.items()},
             "clients": {k: v.to_json() for k, v in self.clients.items()},
             "cells": [c.to_json(summaries) for c in self.cells],
-            "conformance": self.conformance,
-            "profiles": self.profiles,
-            "startup": self.startup,
-            "gate": self.gate,
+            "conformance": self.conformance.to_json() if self.conformance is not None else None,
+            "profiles": self.profiles.to_json() if self.profiles is not None else None,
+            "startup": self.startup.to_json() if self.startup is not None else None,
+            "gate": self.gate.to_json() if self.gate is not None else None,
         }
 
 
@@ -201,7 +257,7 @@ def read_json(path: Path) -> Run:
                            f"(this wsbench reads {', '.join(map(str, READABLE_VERSIONS))})")
     try:
         return _run_from_json(data)
-    except (KeyError, TypeError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise WsbenchError(f"{path}: malformed run file ({exc})") from None
 
 
@@ -221,5 +277,16 @@ def _run_from_json(data: dict[str, Any]) -> Run:
         servers={k: program(v) for k, v in data["servers"].items()},
         clients={k: program(v) for k, v in data["clients"].items()},
         cells=cells, finished=data.get("finished"), complete=data.get("complete", False),
-        settings=data.get("settings", {}), conformance=data.get("conformance"),
-        profiles=data.get("profiles"), startup=data.get("startup"), gate=data.get("gate"))
+        settings=data.get("settings", {}), conformance=_section(data, "conformance", Conformance.from_json),
+        profiles=_section(data, "profiles", Profiles.from_json), startup=_section(data, "startup", Startup.from_json),
+        gate=_section(data, "gate", gate_from_json))
+
+
+def _section(data: dict[str, Any], name: str, read: Callable[[dict[str, Any]], T]) -> T | None:
+    """A side section (absent or null: None; in versions before it existed, always)."""
+    value = data.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise TypeError(f"{name} is not an object")
+    return read(value)

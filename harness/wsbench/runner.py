@@ -1,23 +1,24 @@
-"""Running a matrix of servers x clients x workloads, repeated and interleaved."""
+"""Running a matrix of servers x clients x workloads, repeated and interleaved: the plan
+(from the options of ``wsbench run`` and the suite's defaults), the run, and measuring it."""
 
 from __future__ import annotations
 
-import datetime as dt
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from .catalog import Catalog, Program
 from .errors import WsbenchError
-from .measure import Settings, run_client
+from .measure import run_client
 from .sweep import run_sweep
 from .progress import Progress
-from .results import Cell, ProgramRecord, Run
+from .results import Cell, ProgramRecord, Run, Settings
 from .server import ServerHandle, start_server
 from .target import ExternalServer, is_target
 from .verify import verify_echo
-from .workloads import Suite, Workload
-from . import environment, pinning
+from .workloads import DEFAULT_SUITE, Suite, Workload, WorkloadSet, suite_defaults
+from . import environment, merge, pinning, runs, target
 
 
 @dataclass
@@ -33,6 +34,72 @@ class Plan:
     shard: tuple[int, int] | None = None  # --shard I/N: one of N load generators (wsbench merge)
 
 
+@dataclass(frozen=True)
+class Request:
+    """What ``wsbench run`` was asked for: its options, named as they are (None: the
+    suite's choice, else the default)."""
+
+    suite: str | None = None
+    workload: list[str] | None = None
+    runtime: list[str] | None = None
+    server: list[str] | None = None
+    client: list[str] | None = None
+    repetitions: int | None = None
+    min_seconds: float | None = None
+    pin: bool = False
+    verify: str = "on"
+    target: list[str] | None = None
+    target_pid: list[str] | None = None
+    allow_remote: bool = False
+    environment_from: Path | None = None
+    shard: str | None = None
+
+
+def plan(request: Request, catalog: Catalog, workloads: WorkloadSet) -> tuple[Plan, Catalog]:
+    """The plan of a run: the suite (``quick`` unless workloads are named) and its
+    defaults, the servers (or the targets: the catalog returned has them) and clients
+    the options and the suite leave, and with ``--verify both`` each client's unchecked
+    twin beside it."""
+    suite_name = request.suite or (None if request.workload else DEFAULT_SUITE)
+    suite, chosen = workloads.select(suite_name, request.workload)
+    target_pids: dict[str, int] = {}
+    if request.target:
+        if request.server:
+            raise WsbenchError("--target and --server exclude each other: a run measures either targets or "
+                               "servers wsbench starts")
+        catalog, servers = target.target_programs(request.target, catalog, request.allow_remote)
+        target_pids = target.parse_pids(request.target_pid, {s.name for s in servers})
+    elif request.target_pid or request.allow_remote:
+        raise WsbenchError("--target-pid and --allow-remote go with --target")
+    else:
+        servers = catalog.select("server", request.server or (suite.programs("servers", catalog.servers)
+                                                               if suite else None), request.runtime)
+    clients = catalog.select("client", request.client or (suite.programs("clients", catalog.clients)
+                                                           if suite else None), request.runtime)
+    if not servers or not clients:
+        raise WsbenchError("the filters leave no " + ("server" if not servers else "client") + " to run")
+    reps, min_seconds = suite_defaults(suite, request.repetitions, request.min_seconds)
+    settings = Settings(min_seconds=min_seconds, verify=request.verify,
+                        pinning=pinning.plan() if request.pin else None)
+    if request.verify == "both":
+        clients = [twin for c in clients for twin in (c, c.unchecked_twin())]
+    extra = _environment_from(request.environment_from) if request.environment_from else {}
+    shard = merge.parse_shard(request.shard) if request.shard else None
+    return Plan(servers, clients, chosen, reps, suite, settings, target_pids, extra, shard), catalog
+
+
+def _environment_from(path: Path) -> dict[str, object]:
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise WsbenchError(f"--environment-from {path}: file not found") from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise WsbenchError(f"--environment-from {path}: not readable JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise WsbenchError(f"--environment-from {path}: not a JSON object")
+    return data
+
+
 def interleaved(cells: list[Cell], repetitions: int) -> list[tuple[int, Cell]]:
     """Every cell once per repetition, the order rotated between repetitions so slow drift
     of the machine spreads over all cells instead of hitting the last ones."""
@@ -43,10 +110,6 @@ def interleaved(cells: list[Cell], repetitions: int) -> list[tuple[int, Cell]]:
         start = (rep * shift) % n if n else 0
         order.extend((rep + 1, c) for c in cells[start:] + cells[:start])
     return order
-
-
-def now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
 def in_scope(workload: Workload, server: Program, client: Program, scoped: bool,
@@ -82,34 +145,19 @@ def make_cells(plan: Plan, catalog: Catalog) -> list[Cell]:
 
 
 def new_run(plan: Plan, catalog: Catalog, argv: list[str]) -> Run:
-    runtimes = {p.runtime for p in plan.servers + plan.clients}
-    env = environment.collect(catalog.runtimes[r] for r in sorted(runtimes))
-    env.update(plan.environment_extra)
     cells = make_cells(plan, catalog)
     if not cells:
         raise WsbenchError("no server/client pair is left: the workloads' scopes (workloads/*.toml) "
                            "exclude every selected pair; name the workloads without --suite, or use --suite full")
-    return Run(
-        created=now(), command=argv, suite=plan.suite.name if plan.suite else None,
-        repetitions=plan.repetitions, environment=env,
-        settings={**_settings(plan.settings), "shard": list(plan.shard) if plan.shard else None},
-        workloads={w.name: w.to_json() for w in plan.workloads},
-        servers={s.name: _server_record(s, plan) for s in plan.servers},
-        clients={c.name: _record(c) for c in plan.clients},
-        cells=cells)
-
-
-def _settings(settings: Settings) -> dict[str, object]:
-    return {"min_seconds": settings.min_seconds, "verify": settings.verify,
-            "pinning": settings.pinning.to_json() if settings.pinning else None}
-
-
-def _record(p: Program) -> ProgramRecord:
-    return ProgramRecord(p.name, p.label, p.runtime, list(p.command), echo_checks=p.echo_checks)
+    return runs.new_run(catalog, argv, plan.servers, plan.clients,
+                        {**plan.settings.to_json(), "shard": list(plan.shard) if plan.shard else None},
+                        workloads=plan.workloads, cells=cells, suite=plan.suite.name if plan.suite else None,
+                        repetitions=plan.repetitions, environment_extra=plan.environment_extra,
+                        server_record=lambda s: _server_record(s, plan))
 
 
 def _server_record(p: Program, plan: Plan) -> ProgramRecord:
-    record = _record(p)
+    record = runs.record(p)
     if is_target(p):
         record.target = p.command[0]
         record.readings = ExternalServer(p, Path(), plan.target_pids.get(p.name)).readings
@@ -164,7 +212,7 @@ def execute(plan: Plan, run: Run, log_dir: Path, checkpoint: Callable[[Run], Non
             if problem:
                 run.servers[name].error = run.servers[name].error or f"could not be stopped: {problem}"
                 progress.note(f"! server '{name}' could not be stopped: {problem}")
-        run.finished = now()
+        run.finished = runs.now()
         run.environment["load_average_after"] = environment.load_average()
         progress.finish()
         checkpoint(run)

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from .catalog import Program
-from .measure import Sample, Settings, run_client
+from .measure import run_client
+from .results import Sample, Settings
 from .server import ServerHandle
 from .workloads import Workload
 

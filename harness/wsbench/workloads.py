@@ -10,12 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Container
 
 from . import tomlfile
 from .errors import WsbenchError
 from .metrics import DEFAULT_METRIC, METRICS
 from .paths import WORKLOADS_DIR, relative
+
+DEFAULT_SUITE = "quick"  # wsbench run that names neither a suite nor a workload
+DEFAULT_REPETITIONS = 3  # per cell, without a suite
+DEFAULT_MIN_SECONDS = 1.0  # the floor on measured phases, unless the suite or --min-seconds sets one
 
 MODES = ("burst", "window", "pingpong")
 TYPES = ("text", "binary")
@@ -157,6 +161,30 @@ class Suite:
     servers: tuple[str, ...] | None = None  # the suite's own choice of programs, used when
     clients: tuple[str, ...] | None = None  # the command line names none
     min_seconds: float | None = None  # the suite's floor on measured phases (None: the default)
+
+    def programs(self, kind: str, known: Container[str]) -> list[str] | None:
+        """The servers or clients (``kind``) the suite names for itself, each checked
+        against the catalog's ``known`` names; None when it names none."""
+        names = self.servers if kind == "servers" else self.clients
+        if names is None:
+            return None
+        for name in names:
+            if name not in known:
+                raise WsbenchError(f"{self.source}: suite '{self.name}' names unknown {kind[:-1]} '{name}'")
+        return list(names)
+
+
+def suite_defaults(suite: Suite | None, repetitions: int | None, min_seconds: float | None) -> tuple[int, float]:
+    """The repetitions and the floor of a run: what the command line gives, else the
+    suite's, else the defaults; each checked."""
+    reps = repetitions or (suite.repetitions if suite else DEFAULT_REPETITIONS)
+    if reps < 1:
+        raise WsbenchError(f"--repetitions must be at least 1, got {reps}")
+    if min_seconds is None:
+        min_seconds = suite.min_seconds if suite and suite.min_seconds is not None else DEFAULT_MIN_SECONDS
+    if not 0 <= min_seconds <= 600:
+        raise WsbenchError(f"--min-seconds must be between 0 and 600, got {min_seconds:g}")
+    return reps, min_seconds
 
 
 @dataclass(frozen=True)

@@ -10,27 +10,17 @@ from __future__ import annotations
 
 import sys
 from array import array
-from dataclasses import dataclass
 from functools import cache
-from typing import Any, Literal
+from typing import Any
 
+from ..records import Verdict  # the verdict as the run records it
 from .cases import Case, Message
 from .frames import OPCODE_NAMES
 from .peer import Observation, sendable
 
 STRICT, NON_STRICT, FAIL = "strict", "non-strict", "fail"
-Mark = Literal["strict", "non-strict", "fail"]
 SAMPLES = 16  # sample points of a message digest (observe kind)
 EDGE = 8  # units (text) or bytes (binary) in a digest's head and tail
-
-
-@dataclass(frozen=True)
-class Verdict:
-    verdict: Mark
-    detail: str  # one line
-
-    def to_json(self) -> dict[str, str]:
-        return {"verdict": self.verdict, "detail": self.detail}
 
 
 @cache

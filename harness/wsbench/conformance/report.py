@@ -4,9 +4,8 @@ cases, columns are clients."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..doc import Grid, Section
+from ..records import CaseRecord
 from ..results import Run
 
 MARKS = {"strict": "S", "non-strict": "n", "fail": "F"}
@@ -21,31 +20,34 @@ def sections(run: Run) -> list[Section]:
     """The table (cases x clients), the counts per client and every finding, as one
     section (none for a run without a conformance section)."""
     section = run.conformance
-    if not section:
+    if section is None:
         return []
-    cases: list[dict[str, Any]] = section.get("cases", [])
-    verdicts: dict[str, dict[str, dict[str, str]]] = section.get("verdicts", {})
+    cases, verdicts = section.cases, section.verdicts
     clients = list(verdicts)
+
+    def mark(client: str, case: CaseRecord) -> str | None:
+        found = verdicts[client].get(case.id)
+        return found.verdict if found else None
+
     table = Grid(["case", "RFC", "what the peer sends", "a strict client", *clients])
     for case in cases:
-        marks = [MARKS.get(verdicts[c].get(case["id"], {}).get("verdict", ""), "–") for c in clients]
-        table.add([f"`{case['id']}`", case["section"], case["title"], case["strict"], *marks])
+        marks = [MARKS.get(mark(c, case) or "", "–") for c in clients]
+        table.add([f"`{case.id}`", case.section, case.title, case.strict, *marks])
     counts = Grid(["client", "strict", "non-strict", "fail", "not run"], right={1, 2, 3, 4})
     for c in clients:
-        got = [verdicts[c].get(case["id"], {}).get("verdict") for case in cases]
+        got = [mark(c, case) for case in cases]
         tally = {v: got.count(v) for v in MARKS}
         counts.add([_label(run, c), *(str(tally[v]) for v in MARKS), str(len(cases) - sum(tally.values()))])
     findings = Grid(["client", "case", "verdict", "what happened"])
     for c in clients:
         record = run.clients.get(c)
-        problems = [(case["id"], verdicts[c][case["id"]]) for case in cases
-                    if verdicts[c].get(case["id"], {}).get("verdict") in ("non-strict", "fail")]
+        problems = [(case.id, verdicts[c][case.id]) for case in cases if mark(c, case) in ("non-strict", "fail")]
         if record is not None and record.error:
             findings.add([c, "–", "not run", record.error])
         elif not problems:
             findings.add([c, "–", "–", "strict on every case run"])
         for cid, v in problems:
-            findings.add([c, f"`{cid}`", MARKS[v["verdict"]], v["detail"]])
+            findings.add([c, f"`{cid}`", MARKS[v.verdict], v.detail])
     return [Section("Conformance — RFC 6455 sections 4-8, raw-frame peer",
                     [table, LEGEND, counts, "**Findings** (every case that is not strict):", findings])]
 

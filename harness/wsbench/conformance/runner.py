@@ -9,7 +9,6 @@ which goes into the run's ``conformance`` section as soon as it is known.
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import subprocess
 import threading
@@ -20,13 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import environment, procs
+from .. import environment, procs, runs
 from ..catalog import Catalog, Program
 from ..logs import last_line
 from ..measure import parse_result
 from ..paths import ROOT
 from ..progress import Progress
-from ..results import ProgramRecord, Run
+from ..records import CaseRecord, Conformance
+from ..results import Run
 from .cases import Case
 from .judge import FAIL, Verdict, judge
 from .peer import Peer
@@ -37,6 +37,7 @@ EXIT_WAIT_S = 5.0  # after the result line, for the process to exit by itself
 CONNECT_WAIT_S = 1.0  # after the client is gone, for a connection that never came
 POLL_S = 0.25  # how often a waiting runner thread looks whether the run is being stopped
 KIND = "observe"
+DEFAULT_JOBS = 4  # client processes at a time
 
 
 @dataclass(frozen=True)
@@ -47,24 +48,17 @@ class ClientRun:
     problem: str | None  # crashed, timed out, printed an error, ...
 
 
-def now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-
-
 def new_run(clients: list[Program], cases: list[Case], catalog: Catalog, argv: list[str], jobs: int) -> Run:
-    runtimes = sorted({c.runtime for c in clients})
-    env = environment.collect(catalog.runtimes[r] for r in runtimes)
-    return Run(created=now(), command=argv, suite=None, repetitions=1, environment=env, workloads={},
-               servers={}, cells=[], settings={"jobs": jobs},
-               clients={c.name: ProgramRecord(c.name, c.label, c.runtime, list(c.command)) for c in clients},
-               conformance={"cases": [c.to_json() for c in cases], "verdicts": {c.name: {} for c in clients}})
+    return runs.new_run(catalog, argv, [], clients, {"jobs": jobs},
+                        conformance=Conformance([CaseRecord.from_json(c.to_json()) for c in cases],
+                                                {c.name: {} for c in clients}))
 
 
 def execute(clients: list[Program], cases: list[Case], run: Run, log_dir: Path, jobs: int,
             progress: Progress, checkpoint: Callable[[Run], None]) -> Run:
-    """Fill ``run.conformance["verdicts"]``; ``checkpoint`` after every verdict."""
+    """Fill ``run.conformance.verdicts``; ``checkpoint`` after every verdict."""
     assert run.conformance is not None
-    verdicts: dict[str, dict[str, Any]] = run.conformance["verdicts"]
+    verdicts = run.conformance.verdicts
     log_dir.mkdir(parents=True, exist_ok=True)
     todo: list[tuple[Program, Case]] = []
     for client in clients:
@@ -89,7 +83,7 @@ def execute(clients: list[Program], cases: list[Case], run: Run, log_dir: Path, 
             for future in done:
                 client, case = running.pop(future)
                 verdict = future.result()
-                verdicts[client.name][case.id] = verdict.to_json()
+                verdicts[client.name][case.id] = verdict
                 progress.item(f"{client.name} {case.id}: {verdict.verdict}")
                 progress.advance()
                 checkpoint(run)
@@ -100,7 +94,7 @@ def execute(clients: list[Program], cases: list[Case], run: Run, log_dir: Path, 
         procs.kill_all()
         pool.shutdown(wait=True)
         peer.stop()
-        run.finished = now()
+        run.finished = runs.now()
         run.environment["load_average_after"] = environment.load_average()
         progress.finish()
         checkpoint(run)

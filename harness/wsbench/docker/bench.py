@@ -1,4 +1,4 @@
-"""``make bench-docker``: the suite with the servers in containers and the clients in the
+"""``make bench-docker`` (``wsbench docker bench``): the suite with the servers in containers and the clients in the
 runner container, through docker-compose.yml.
 
 1. a private engine is started (engine.py) and the images built (images.py; cached);
@@ -17,19 +17,16 @@ runner container, through docker-compose.yml.
 
 from __future__ import annotations
 
-import argparse
-import datetime as dt
 import json
 import subprocess
 import sys
 import time
-from pathlib import Path
 from typing import Any, Sequence
 
 from .. import environment, pinning
 from ..catalog import load_catalog
 from ..errors import WsbenchError
-from ..paths import REPORTS_DIR, ROOT
+from ..paths import REPORTS_DIR, ROOT, report_files
 from . import engine as engine_mod
 from .engine import Engine
 from .images import PORTS, RUNNER, SERVERS, build, compose, compose_env, image_ids, runtime_version_in
@@ -116,9 +113,7 @@ def bench(run_args: Sequence[str], build_only: bool = False) -> int:
                              "version": runtime_version_in(eng, cid, catalog.runtimes[catalog.servers[s].runtime])}
                          for s, cid in ids.items()}
             runner_limits = {"cpuset": client_cpus, "network_mode": "host", "pid_mode": "host"}
-            stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-            REPORTS_DIR.mkdir(parents=True, exist_ok=True)
-            env_file = REPORTS_DIR / f"docker-env-{stamp}.json"
+            env_file = report_files(REPORTS_DIR, "docker-env").json
             # The runner has no git: the host's provenance of the harness goes with the run.
             host = environment.collect([])
             provenance = {k: host[k] for k in ("git_commit", "git_dirty", "git_dirty_files")}
@@ -143,24 +138,3 @@ def bench(run_args: Sequence[str], build_only: bool = False) -> int:
 
 def _say(text: str) -> None:
     print(f"bench-docker: {text}", file=sys.stderr, flush=True)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m wsbench.docker.bench",
-                                     description="the suite with containerized servers (make bench-docker)")
-    parser.add_argument("--build-only", action="store_true", help="build the images and stop")
-    parser.add_argument("run_args", nargs=argparse.REMAINDER, help="-- and the options of wsbench run")
-    args = parser.parse_args(argv)
-    run_args = args.run_args[1:] if args.run_args[:1] == ["--"] else args.run_args
-    try:
-        return bench(run_args or ["--suite", "quick"], args.build_only)
-    except WsbenchError as exc:
-        print(f"bench-docker: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("bench-docker: interrupted; containers removed, engine stopped", file=sys.stderr)
-        return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -8,10 +8,10 @@ SIGKILL of its group — on success, failure, timeout and Ctrl-C; every containe
 running in it is removed first. An engine already answering on the socket (started by
 another job) is used and left running.
 
-Command line (used by the Makefile)::
+Command line (used by the Makefile; commands/docker.py)::
 
-    python -m wsbench.docker.engine run -- CMD ...   # engine up, CMD with DOCKER_HOST set, engine down
-    python -m wsbench.docker.engine check            # can an engine be started here? (exit 0/1, one line)
+    wsbench docker engine run -- CMD ...   # engine up, CMD with DOCKER_HOST set, engine down
+    wsbench docker engine check            # can an engine be started here? (exit 0/1, one line)
 """
 
 from __future__ import annotations
@@ -217,39 +217,20 @@ def _interrupt(signum: int, frame: object) -> NoReturn:
     raise KeyboardInterrupt
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] == ["check"]:
-        why = unavailable()
-        print(f"docker engine: {'can be started' if why is None else 'unavailable: ' + why}")
-        return 0 if why is None else 1
-    if args[:1] != ["run"] or "--" not in args or args.index("--") == len(args) - 1:
-        print("usage: python -m wsbench.docker.engine run -- CMD ... | check", file=sys.stderr)
-        return 2
-    command = args[args.index("--") + 1:]
+def run_command(command: Sequence[str]) -> int:
+    """``command`` with DOCKER_HOST set to a private engine, started for it and stopped
+    after it; its exit code. On Ctrl-C its process group is stopped first."""
     if shutil.which(command[0]) is None and not Path(command[0]).exists():
-        print(f"wsbench docker: {command[0]}: not found", file=sys.stderr)
-        return 2
-    try:
-        with running() as engine:
-            child = subprocess.Popen(command, env=engine.env(), start_new_session=True)
+        raise WsbenchError(f"{command[0]}: not found")
+    with running() as engine:
+        child = subprocess.Popen(list(command), env=engine.env(), start_new_session=True)
+        try:
+            return child.wait()
+        except KeyboardInterrupt:
+            os.killpg(child.pid, signal.SIGTERM)
             try:
-                return child.wait()
-            except KeyboardInterrupt:
-                os.killpg(child.pid, signal.SIGTERM)
-                try:
-                    child.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    os.killpg(child.pid, signal.SIGKILL)
-                    child.wait()
-                raise
-    except WsbenchError as exc:
-        print(f"wsbench docker: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("wsbench docker: interrupted; engine stopped", file=sys.stderr)
-        return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+                child.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(child.pid, signal.SIGKILL)
+                child.wait()
+            raise

@@ -9,5 +9,5 @@
   effect, re-measured once before a regression is confirmed;
 - ``verdict``: exit codes and the report lines both gates share.
 
-The command line glue is in ``wsbench.cli``.
+The command line glue is in ``wsbench.commands.gate`` (parsed in ``wsbench.cli``).
 """

@@ -1,5 +1,5 @@
 """The baseline: ``baselines/gate.json`` in the repository, a wsbench results file (schema
-5) whose ``gate`` section has ``role: baseline``. It changes only through ``wsbench gate
+5 and later) whose ``gate`` section has ``role: baseline``. It changes only through ``wsbench gate
 --update``, so a pull request that moves it shows the diff: the deterministic counts per
 cell, and the wall-clock ratios with the run they came from (the file's cells).
 """
@@ -11,8 +11,9 @@ from typing import Any
 
 from ..errors import WsbenchError
 from ..paths import ROOT
+from ..records import DeterministicBaseline, GateBaseline, WallBaseline
 from ..results import Run, read_json, write_json
-from ..runner import now
+from ..runs import carrying
 
 DEFAULT_PATH = ROOT / "baselines" / "gate.json"
 
@@ -22,35 +23,29 @@ def load(path: Path) -> Run | None:
     if not path.exists():
         return None
     run = read_json(path)
-    if not isinstance(run.gate, dict) or run.gate.get("role") != "baseline":
+    if not isinstance(run.gate, GateBaseline):
         raise WsbenchError(f"{path}: not a gate baseline (no gate section with role 'baseline')")
     return run
 
 
-def deterministic(run: Run | None) -> dict[str, Any] | None:
-    section = run.gate.get("deterministic") if run and run.gate else None
-    return section if isinstance(section, dict) else None
+def deterministic(run: Run | None) -> DeterministicBaseline | None:
+    return run.gate.deterministic if run and isinstance(run.gate, GateBaseline) else None
 
 
-def wall(run: Run | None) -> dict[str, Any] | None:
-    section = run.gate.get("wall") if run and run.gate else None
-    return section if isinstance(section, dict) else None
+def wall(run: Run | None) -> WallBaseline | None:
+    return run.gate.wall if run and isinstance(run.gate, GateBaseline) else None
 
 
 def updated(previous: Run | None, argv: list[str], environment: dict[str, Any],
-            deterministic_section: dict[str, Any] | None, wall_section: dict[str, Any] | None,
+            deterministic_section: DeterministicBaseline | None, wall_section: WallBaseline | None,
             wall_run: Run | None) -> Run:
     """A new baseline: the sections given replace the previous file's, the rest is kept
     (with the previous wall run's cells when the wall section is kept)."""
     det = deterministic_section if deterministic_section is not None else deterministic(previous)
     wal = wall_section if wall_section is not None else wall(previous)
     source = wall_run if wall_section is not None else previous
-    return Run(created=now(), command=argv, suite=None,
-               repetitions=source.repetitions if source else 0, environment=environment,
-               workloads=source.workloads if source else {}, servers=source.servers if source else {},
-               clients=source.clients if source else {}, cells=source.cells if source else [],
-               finished=now(), complete=True, settings=source.settings if source else {},
-               gate={"role": "baseline", "deterministic": det, "wall": wal})
+    return carrying(source, argv, environment, source.settings if source else {},
+                    gate=GateBaseline(det, wal))
 
 
 def save(run: Run, path: Path) -> None:

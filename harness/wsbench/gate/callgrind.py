@@ -34,6 +34,7 @@ from .. import procs
 from ..errors import WsbenchError
 from ..logs import last_line
 from ..paths import ROOT
+from ..records import CellCount
 from ..workloads import WorkloadSet
 from .cells import LWS_ECHO, Cell, workload_for
 
@@ -53,9 +54,9 @@ class Count:
     def per_message(self) -> float:
         return self.instructions / self.messages
 
-    def to_json(self) -> dict[str, Any]:
-        return {"instructions": self.instructions, "messages": self.messages,
-                "per_message": round(self.per_message, 1)}
+    def record(self) -> CellCount:
+        """As the baseline stores it (per message rounded to a tenth)."""
+        return CellCount(self.instructions, self.messages, round(self.per_message, 1))
 
 
 def run_cell(cell: Cell, workloads: WorkloadSet, profile: str, work_dir: Path) -> Count:

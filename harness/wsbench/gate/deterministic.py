@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import WsbenchError
+from ..records import CellCount, DeterministicBaseline
 from ..workloads import WorkloadSet
 from . import machine
 from .callgrind import Count, run_cell
@@ -35,23 +36,23 @@ def measure(cells: list[Cell], workloads: WorkloadSet, profile: str, work_dir: P
     return out
 
 
-def judge(counts: dict[str, Count], baseline: dict[str, Any] | None, profile: str,
+def judge(counts: dict[str, Count], baseline: DeterministicBaseline | None, profile: str,
           here: dict[str, Any], ungated: dict[str, str] | None = None) -> Outcome:
     """Counts against the baseline's ``deterministic`` section (None: no baseline)."""
     if baseline is None:
         return Outcome("deterministic", [], "the baseline has no deterministic counts (run: wsbench gate --update)")
-    why = machine.mismatch(baseline.get("machine", {}), here)
+    why = machine.mismatch(baseline.machine, here)
     if why:
         return Outcome("deterministic", [], f"the baseline was taken on another machine, so instruction counts do "
                                             f"not compare: {why}")
-    figures = baseline.get("counts", {}).get(profile) or {}
+    figures = baseline.counts.get(profile) or {}
     findings, missing = [], []
     for name, count in counts.items():
         base = figures.get(name)
-        if not isinstance(base, dict) or not isinstance(base.get("per_message"), (int, float)):
+        if base is None:
             missing.append(name)
             continue
-        old = float(base["per_message"])
+        old = float(base.per_message)
         change = (count.per_message - old) / old
         verdict = "regression" if change > RISE else "improvement" if change < -FALL else "same"
         detail = f"{count.messages:,} messages ({profile})"
@@ -64,15 +65,14 @@ def judge(counts: dict[str, Count], baseline: dict[str, Any] | None, profile: st
     return Outcome("deterministic", findings, problem)
 
 
-def section(counts: dict[str, Count], profile: str, previous: dict[str, Any] | None,
-            here: dict[str, Any]) -> dict[str, Any]:
+def section(counts: dict[str, Count], profile: str, previous: DeterministicBaseline | None,
+            here: dict[str, Any]) -> DeterministicBaseline:
     """The baseline's deterministic section with this profile's counts replaced; the other
     profile's are kept only when they were taken on this same machine."""
-    kept: dict[str, Any] = {}
-    if previous and not machine.mismatch(previous.get("machine", {}), here):
-        kept = dict(previous.get("counts") or {})
+    kept: dict[str, dict[str, CellCount]] = {}
+    if previous and not machine.mismatch(previous.machine, here):
+        kept = dict(previous.counts)
     if not counts:
         raise WsbenchError("no deterministic count to store")
-    merged = {**(kept.get(profile) or {}), **{name: c.to_json() for name, c in counts.items()}}
-    return {"machine": here, "rise": RISE, "fall": FALL,
-            "counts": {**kept, profile: dict(sorted(merged.items()))}}
+    merged = {**(kept.get(profile) or {}), **{name: c.record() for name, c in counts.items()}}
+    return DeterministicBaseline(here, RISE, FALL, {**kept, profile: dict(sorted(merged.items()))})

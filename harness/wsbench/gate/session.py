@@ -3,7 +3,6 @@ report (``reports/gate-<time>.json`` and ``.md``) or the baseline, and the exit 
 
 from __future__ import annotations
 
-import datetime as dt
 import shutil
 import sys
 from dataclasses import dataclass
@@ -13,10 +12,11 @@ from typing import Any
 from .. import environment
 from ..catalog import Catalog
 from ..errors import WsbenchError
-from ..paths import ROOT, relative
+from ..paths import ROOT, relative, report_files, time_stamp
 from ..progress import Progress
+from ..records import DeterministicBaseline, GateReport, WallBaseline
 from ..results import Run, read_json, write_json
-from ..runner import now
+from ..runs import carrying
 from ..workloads import WorkloadSet
 from . import baseline as baselines, deterministic, machine, wall, wallrun
 from .cells import LOADGEN, LWS_ECHO, PROFILES, QJS, UNGATED, select
@@ -46,11 +46,11 @@ def run(opts: Options, catalog: Catalog, workloads: WorkloadSet, argv: list[str]
     progress = Progress(total=0, quiet=opts.quiet)
     previous = baselines.load(opts.baseline)
     gates = [opts.only] if opts.only else list(GATES)
-    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    stamp = time_stamp()
     here = machine.fingerprint()
     outcomes: list[Outcome] = []
-    det_section: dict[str, Any] | None = None
-    wall_section: dict[str, Any] | None = None
+    det_section: DeterministicBaseline | None = None
+    wall_section: WallBaseline | None = None
     wall_run: Run | None = None
     if "deterministic" in gates:
         outcome, det_section = _deterministic(opts, previous, workloads, here, progress, stamp)
@@ -76,27 +76,21 @@ def run(opts: Options, catalog: Catalog, workloads: WorkloadSet, argv: list[str]
             print(line)
         return combined_exit(outcomes) if outcomes else 0
     code = combined_exit(outcomes)
-    report = Run(created=now(), command=argv, suite=None, repetitions=wall_run.repetitions if wall_run else 0,
-                 environment=env, workloads=wall_run.workloads if wall_run else {},
-                 servers=wall_run.servers if wall_run else {}, clients=wall_run.clients if wall_run else {},
-                 cells=wall_run.cells if wall_run else [], finished=now(), complete=True,
-                 gate={"role": "report", "baseline": relative(opts.baseline),
-                       "profile": "quick" if opts.quick else "full",
-                       "outcomes": [o.to_json() for o in outcomes], "exit_code": code})
+    report = carrying(wall_run, argv, env, {},
+                      gate=GateReport(relative(opts.baseline), "quick" if opts.quick else "full", outcomes, code))
     lines = render(outcomes)
-    opts.out.mkdir(parents=True, exist_ok=True)
-    json_path, md_path = opts.out / f"gate-{stamp}.json", opts.out / f"gate-{stamp}.md"
-    write_json(report, json_path)
-    md_path.write_text("# wsbench gate\n\n" + "".join(f"- {line}\n" for line in lines))
+    files = report_files(opts.out, "gate", stamp)
+    write_json(report, files.json)
+    files.md.write_text("# wsbench gate\n\n" + "".join(f"- {line}\n" for line in lines))
     for line in lines:
         print(line)
     verdict = {0: "pass", 1: "REGRESSION", 2: "could not run"}[code]
-    print(f"wsbench gate: {verdict} (exit {code}); report: {relative(json_path)}")
+    print(f"wsbench gate: {verdict} (exit {code}); report: {relative(files.json)}")
     return code
 
 
 def _deterministic(opts: Options, previous: Run | None, workloads: WorkloadSet, here: dict[str, Any],
-                   progress: Progress, stamp: str) -> tuple[Outcome | None, dict[str, Any] | None]:
+                   progress: Progress, stamp: str) -> tuple[Outcome | None, DeterministicBaseline | None]:
     base = baselines.deterministic(previous)
     missing = _missing_tools()
     if missing:
@@ -105,7 +99,7 @@ def _deterministic(opts: Options, previous: Run | None, workloads: WorkloadSet, 
         if base is None:
             return Outcome("deterministic", [], f"{relative(opts.baseline)} has no deterministic counts "
                                                 "(run: wsbench gate --update)"), None
-        why = machine.mismatch(base.get("machine", {}), here)
+        why = machine.mismatch(base.machine, here)
         if why:
             return Outcome("deterministic", [], "the baseline's counts were taken on another machine and do "
                                                 f"not compare: {why}"), None
@@ -133,9 +127,9 @@ def _missing_tools() -> str | None:
 
 
 def _wall(opts: Options, previous: Run | None, catalog: Catalog, workloads: WorkloadSet, progress: Progress,
-          argv: list[str]) -> tuple[Outcome | None, dict[str, Any] | None, Run | None]:
+          argv: list[str]) -> tuple[Outcome | None, WallBaseline | None, Run | None]:
     base = baselines.wall(previous)
-    spec = wall.Spec.from_json(base["spec"]) if base and not opts.update else wall.Spec()
+    spec = wall.Spec.from_json(base.spec) if base and not opts.update else wall.Spec()
     if not opts.update and base is None:
         return Outcome("wall", [], f"{relative(opts.baseline)} has no wall-clock ratios "
                                    "(run: wsbench gate --update)"), None, None
@@ -159,15 +153,13 @@ def _wall(opts: Options, previous: Run | None, catalog: Catalog, workloads: Work
             runs.append(measure()[1])
         if opts.calibrate:
             thresholds = wall.thresholds_from(wall.calibrate(runs))
-        elif base and base.get("thresholds"):
-            thresholds = base["thresholds"]
+        elif base and base.thresholds:
+            thresholds = base.thresholds
         else:
             thresholds = wall.thresholds_from({"note": "not calibrated: default minimum effects",
                                                "min_effect": dict(wall.DEFAULT_EFFECT)})
-        section = {"spec": spec.to_json(), "thresholds": thresholds, "ratios": first}
-        return None, section, first_run
+        return None, WallBaseline(spec.to_json(), thresholds, first), first_run
     assert base is not None
     remeasure = None if opts.wall_run else (lambda names: measure(names)[1])
-    outcome = wall.gate({k: list(v) for k, v in base.get("ratios", {}).items()}, base.get("thresholds", {}),
-                        remeasure, first)
+    outcome = wall.gate({k: list(v) for k, v in base.ratios.items()}, base.thresholds, remeasure, first)
     return outcome, None, first_run

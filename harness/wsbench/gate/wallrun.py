@@ -4,14 +4,13 @@ file under ``reports/`` (so ``wsbench report`` and ``wsbench compare`` read it t
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 
 from ..catalog import Catalog
 from ..errors import WsbenchError
-from ..measure import Settings
+from ..paths import report_files
 from ..progress import Progress
-from ..results import Run, write_json
+from ..results import Run, Settings, write_json
 from ..runner import Plan, execute, new_run
 from ..workloads import WorkloadSet
 from .wall import Spec
@@ -29,13 +28,12 @@ def measure(spec: Spec, catalog: Catalog, workloads: WorkloadSet, out_dir: Path,
         raise WsbenchError(f"{missing[0].kind} '{missing[0].name}': {missing[0].missing()[0]} is missing; "
                            "run: make setup")
     plan = Plan(servers, clients, chosen, spec.repetitions, None, Settings(min_seconds=spec.min_seconds))
-    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"gate-wall-{stamp}.json"
+    files = report_files(out_dir, "gate-wall")
+    path = files.json
     run = new_run(plan, catalog, argv)
     note.note(f"gate: wall-clock run: {', '.join(names)} x {', '.join(c.name for c in clients)} against "
               f"{spec.server}, {spec.repetitions} repetitions")
-    execute(plan, run, out_dir / "logs" / f"gate-{stamp}", lambda r: write_json(r, path, summaries=False), note)
+    execute(plan, run, out_dir / "logs" / f"gate-{files.stamp}", lambda r: write_json(r, path, summaries=False), note)
     run.complete = True
     write_json(run, path)
     return run, path

@@ -14,5 +14,5 @@
 - render: the Markdown of profiles and start-up.
 
 Layering: these modules import the harness's lower modules (procs, measure, server,
-catalog, results, doc), never cli; within the package, cell and startup sit on top.
+catalog, results, doc), never cli or commands; within the package, cell and startup sit on top.
 """

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Iterable
 
 from ..doc import Grid
+from ..records import SideBreakdown, TopFrame
 from .classify import CATEGORIES, classify, frame_label
 from .stacks import Sample
 
@@ -32,9 +33,9 @@ class Breakdown:
         """(frame, category, samples, percent) of the ``n`` commonest self frames."""
         return [(f, self.frame_category[f], k, 100.0 * k / self.samples) for f, k in self.by_frame.most_common(n)]
 
-    def to_json(self) -> dict[str, Any]:
-        return {"samples": self.samples, "shares": self.shares(),
-                "top": [{"frame": f, "category": c, "samples": k, "percent": p} for f, c, k, p in self.top()]}
+    def record(self) -> SideBreakdown:
+        """As the run's profiles section records it."""
+        return SideBreakdown(self.samples, self.shares(), [TopFrame(f, c, k, p) for f, c, k, p in self.top()])
 
 
 def build(samples: Iterable[Sample]) -> Breakdown:
@@ -58,8 +59,8 @@ def shares_grid(shares: dict[str, float]) -> Grid:
     return grid
 
 
-def top_grid(top: list[dict[str, Any]]) -> Grid:
+def top_grid(top: list[TopFrame]) -> Grid:
     grid = Grid(["#", "self frame", "category", "samples", "share"], right={0, 3, 4})
     for i, t in enumerate(top, 1):
-        grid.add([str(i), f"`{t['frame']}`", t["category"], str(t["samples"]), f"{t['percent']:.1f} %"])
+        grid.add([str(i), f"`{t.frame}`", t.category, str(t.samples), f"{t.percent:.1f} %"])
     return grid

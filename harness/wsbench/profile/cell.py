@@ -33,8 +33,10 @@ from typing import Any
 from .. import procs
 from ..catalog import Program
 from ..errors import WsbenchError
-from ..measure import Sample, Settings, run_client
+from ..measure import run_client
 from ..paths import ROOT, relative
+from ..records import OverheadRuns, PassResult, ProfileCell
+from ..results import Sample, Settings
 from ..server import RunningServer, start_server
 from ..workloads import Workload
 from . import breakdown, cpuprofile, flamegraph, jitdump, stacks, variants
@@ -106,7 +108,7 @@ class _Observer:
 
 
 def profile_cell(plan: CellPlan, out_root: Path, settings: Settings, perf: str,
-                 frequency: int = DEFAULT_FREQUENCY, note: Any = print, overhead_runs: int = 1) -> dict[str, Any]:
+                 frequency: int = DEFAULT_FREQUENCY, note: Any = print, overhead_runs: int = 1) -> ProfileCell:
     """Profile one cell; returns its entry of the results' ``profiles`` section. A pass
     that fails leaves ``error`` set (the files so far stay). ``overhead_runs``: the
     unprofiled and perf passes alternate that many times (the overhead compares their
@@ -114,32 +116,30 @@ def profile_cell(plan: CellPlan, out_root: Path, settings: Settings, perf: str,
     out = out_root / plan.workload.name / plan.server.name / plan.client.name
     logs = out / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    entry: dict[str, Any] = {
-        "workload": plan.workload.name, "server": plan.server.name, "client": plan.client.name,
-        "sides": list(plan.sides), "dir": relative(out), "files": {}, "breakdown": {}, "notes": [],
-        "frequency_hz": frequency, "error": None, "overhead_runs": {"unprofiled": [], "profiled": []}}
+    runs = OverheadRuns()
+    entry = ProfileCell(plan.workload.name, plan.server.name, plan.client.name, list(plan.sides), relative(out),
+                        frequency_hz=frequency, overhead_runs=runs)
     try:
         for run in range(overhead_runs):
             last = run == overhead_runs - 1
-            _unprofiled(plan, settings, logs, entry)
-            entry["overhead_runs"]["unprofiled"].append(entry["unprofiled"].get("msgs_per_s"))
-            note(f"  {plan.key}: unprofiled {entry['unprofiled'].get('msgs_per_s') or 0:,.0f} msgs/s")
-            _perf_pass(plan, settings, perf, frequency, out, logs, entry, symbolize=last)
-            entry["overhead_runs"]["profiled"].append(entry["profiled"].get("msgs_per_s"))
+            unprofiled = _unprofiled(plan, settings, logs, entry)
+            runs.unprofiled.append(unprofiled.msgs_per_s)
+            note(f"  {plan.key}: unprofiled {unprofiled.msgs_per_s or 0:,.0f} msgs/s")
+            runs.profiled.append(_perf_pass(plan, settings, perf, frequency, out, logs, entry, symbolize=last).msgs_per_s)
         _cpu_prof_pass(plan, settings, out, logs, entry)
     except WsbenchError as exc:
-        entry["error"] = str(exc)
-    _overhead(entry)
+        entry.error = str(exc)
+    entry.overhead = overhead(runs)
     (out / "breakdown.md").write_text(cell_markdown(entry))
-    entry["files"]["breakdown"] = relative(out / "breakdown.md")
+    entry.files["breakdown"] = relative(out / "breakdown.md")
     return entry
 
 
-def _sample_json(sample: Sample) -> dict[str, Any]:
-    return {"msgs_per_s": sample.msgs_per_s, "seconds": sample.seconds, "messages": sample.messages,
-            "client_cpu_s": sample.client_cpu_s, "server_cpu_s": sample.server_cpu_s, "error": sample.error,
-            # the kind's own figures (delivery_ms of a large message, latency percentiles, ...)
-            "extra": {k: v for k, v in sample.extra.items() if isinstance(v, (int, float, dict))}}
+def _pass_result(sample: Sample) -> PassResult:
+    return PassResult(sample.msgs_per_s, sample.seconds, sample.messages, sample.client_cpu_s, sample.server_cpu_s,
+                      sample.error,
+                      # the kind's own figures (delivery_ms of a large message, latency percentiles, ...)
+                      {k: v for k, v in sample.extra.items() if isinstance(v, (int, float, dict))})
 
 
 def _with_server(program: Program, logs: Path, body: Any) -> Any:
@@ -152,16 +152,17 @@ def _with_server(program: Program, logs: Path, body: Any) -> Any:
             raise WsbenchError(f"server '{program.name}' could not be stopped: {problem}")
 
 
-def _unprofiled(plan: CellPlan, settings: Settings, logs: Path, entry: dict[str, Any]) -> None:
+def _unprofiled(plan: CellPlan, settings: Settings, logs: Path, entry: ProfileCell) -> PassResult:
     sample = _with_server(plan.server, logs / "unprofiled", lambda server: run_client(
         plan.client, server, plan.workload, 1, logs / "unprofiled", settings))
-    entry["unprofiled"] = _sample_json(sample)
+    entry.unprofiled = _pass_result(sample)
     if sample.error:
         raise WsbenchError(f"unprofiled pass: {sample.error}")
+    return entry.unprofiled
 
 
 def _perf_pass(plan: CellPlan, settings: Settings, perf: str, frequency: int, out: Path, logs: Path,
-               entry: dict[str, Any], symbolize: bool = True) -> None:
+               entry: ProfileCell, symbolize: bool = True) -> PassResult:
     with tempfile.TemporaryDirectory(prefix="wsbench-jitdump-") as tmp:
         dumps = Path(tmp)
         chosen = {side: variants.for_perf(program, dumps, logs / f"{side}-v8.log") if side in plan.sides else None
@@ -173,7 +174,7 @@ def _perf_pass(plan: CellPlan, settings: Settings, perf: str, frequency: int, ou
                     raise WsbenchError(f"{side} '{variant.program.name}': {missing[0]} (the profiling build) "
                                        "is missing; run: make setup")
                 if variant.jit.note:
-                    entry["notes"].append(f"{side}: {variant.jit.note}.")
+                    entry.notes.append(f"{side}: {variant.jit.note}.")
         server_program = chosen["server"].program if chosen["server"] else plan.server
         client_program = chosen["client"].program if chosen["client"] else plan.client
         pass_logs = logs / "perf"
@@ -190,7 +191,7 @@ def _perf_pass(plan: CellPlan, settings: Settings, perf: str, frequency: int, ou
                 problems = observer.stop()
                 if observer.client_pid is not None:
                     pids["client"] = observer.client_pid
-            entry["recorded_s"] = {side: rec.enabled_s for side, rec in observer.recorders.items()}
+            entry.recorded_s = {side: rec.enabled_s for side, rec in observer.recorders.items()}
             if problems:
                 raise WsbenchError(f"perf: {problems[0]}")
             return sample
@@ -198,7 +199,7 @@ def _perf_pass(plan: CellPlan, settings: Settings, perf: str, frequency: int, ou
         pass_logs.mkdir(parents=True, exist_ok=True)
         try:
             sample = _with_server(server_program, pass_logs, body)
-            entry["profiled"] = _sample_json(sample)
+            entry.profiled = _pass_result(sample)
             if sample.error:
                 raise WsbenchError(f"perf pass: {sample.error}")
             for side in plan.sides if symbolize else ():
@@ -208,10 +209,11 @@ def _perf_pass(plan: CellPlan, settings: Settings, perf: str, frequency: int, ou
         finally:  # also on failure or Ctrl-C: no perf map of ours is left in /tmp
             for pid in pids.values():
                 (MAP_DIR / f"perf-{pid}.map").unlink(missing_ok=True)
+    return entry.profiled
 
 
 def _symbolize_and_draw(plan: CellPlan, side: str, variant: variants.Variant, pid: int, dumps: Path,
-                        perf: str, out: Path, logs: Path, entry: dict[str, Any]) -> None:
+                        perf: str, out: Path, logs: Path, entry: ProfileCell) -> None:
     perf_map = MAP_DIR / f"perf-{pid}.map"
     try:
         if variant.jit.method == "jitdump":
@@ -219,13 +221,13 @@ def _symbolize_and_draw(plan: CellPlan, side: str, variant: variants.Variant, pi
                 made, regions = jitdump.write_perf_map(dumps, pid, MAP_DIR)
             except (jitdump.JitdumpError, OSError) as exc:
                 raise WsbenchError(f"{side}: Bun's jitdump could not be read: {exc}") from None
-            entry["notes"].append(f"{side}: {regions} JIT code regions named from Bun's jitdump"
+            entry.notes.append(f"{side}: {regions} JIT code regions named from Bun's jitdump"
                                   if made else f"{side}: Bun wrote no jitdump; its JIT frames stay unnamed")
         if perf_map.is_file():
             shutil.copyfile(perf_map, out / f"{side}.perf.map")
-            entry["files"][f"{side}_perf_map"] = relative(out / f"{side}.perf.map")
+            entry.files[f"{side}_perf_map"] = relative(out / f"{side}.perf.map")
         elif variant.jit.method == "perf-map":
-            entry["notes"].append(f"{side}: the runtime wrote no /tmp/perf-{pid}.map; its JIT frames stay unnamed")
+            entry.notes.append(f"{side}: the runtime wrote no /tmp/perf-{pid}.map; its JIT frames stay unnamed")
         script = out / f"{side}.perf.txt"
         try:
             code = procs.run([perf, "script", "-i", str(out / f"{side}.perf.data")], cwd=ROOT,
@@ -238,7 +240,7 @@ def _symbolize_and_draw(plan: CellPlan, side: str, variant: variants.Variant, pi
     finally:
         perf_map.unlink(missing_ok=True)  # /tmp/perf-PID.map: ours (Bun) or the runtime's
     table = breakdown.build(stacks.read(script))
-    entry["breakdown"][side] = table.to_json()
+    entry.breakdown[side] = table.record()
     folded = out / f"{side}.folded"
     flamegraph.collapse_perf(script, folded, logs / "inferno.log")
     script.unlink()
@@ -246,12 +248,12 @@ def _symbolize_and_draw(plan: CellPlan, side: str, variant: variants.Variant, pi
     program = plan.client if side == "client" else plan.server
     flamegraph.svg(folded, svg, f"{plan.key}: {side} ({program.label}), perf, measured phase",
                    logs / "inferno.log", subtitle=f"{table.samples} samples of cpu-clock")
-    entry["files"][f"{side}_perf_data"] = relative(out / f"{side}.perf.data")
-    entry["files"][f"{side}_folded"] = relative(folded)
-    entry["files"][f"{side}_svg"] = relative(svg)
+    entry.files[f"{side}_perf_data"] = relative(out / f"{side}.perf.data")
+    entry.files[f"{side}_folded"] = relative(folded)
+    entry.files[f"{side}_svg"] = relative(svg)
 
 
-def _cpu_prof_pass(plan: CellPlan, settings: Settings, out: Path, logs: Path, entry: dict[str, Any]) -> None:
+def _cpu_prof_pass(plan: CellPlan, settings: Settings, out: Path, logs: Path, entry: ProfileCell) -> None:
     dirs = {side: out / f"cpuprofile-{side}" for side in plan.sides}
     chosen = {side: variants.for_cpu_prof(program, dirs[side]) if side in plan.sides else None
               for side, program in (("client", plan.client), ("server", plan.server))}
@@ -263,7 +265,7 @@ def _cpu_prof_pass(plan: CellPlan, settings: Settings, out: Path, logs: Path, en
     pass_logs = logs / "cpu-prof"
     sample = _with_server(chosen["server"] or plan.server, pass_logs, lambda server: run_client(
         chosen["client"] or plan.client, server, plan.workload, 1, pass_logs, settings))
-    entry["cpu_prof_pass"] = _sample_json(sample)
+    entry.cpu_prof_pass = _pass_result(sample)
     if sample.error:
         raise WsbenchError(f"cpu-prof pass: {sample.error}")
     for side, program in chosen.items():
@@ -271,7 +273,7 @@ def _cpu_prof_pass(plan: CellPlan, settings: Settings, out: Path, logs: Path, en
             continue
         found = sorted(dirs[side].glob("*.cpuprofile"), key=lambda p: p.stat().st_mtime)
         if not found:
-            entry["notes"].append(f"{side}: --cpu-prof wrote no .cpuprofile")
+            entry.notes.append(f"{side}: --cpu-prof wrote no .cpuprofile")
             continue
         target = out / f"{side}.cpuprofile"
         os.replace(found[-1], target)
@@ -279,25 +281,23 @@ def _cpu_prof_pass(plan: CellPlan, settings: Settings, out: Path, logs: Path, en
         try:
             lines = cpuprofile.folded(cpuprofile.read(target))
         except cpuprofile.CpuProfileError as exc:
-            entry["notes"].append(f"{side}: {exc}")
+            entry.notes.append(f"{side}: {exc}")
             continue
         folded = out / f"{side}.cpuprofile.folded"
         folded.write_text("".join(line + "\n" for line in lines))
         svg = out / f"{side}.cpuprofile.svg"
         flamegraph.svg(folded, svg, f"{plan.key}: {side} ({program.label}), --cpu-prof, whole process",
                        logs / "inferno.log")
-        entry["files"][f"{side}_cpuprofile"] = relative(target)
-        entry["files"][f"{side}_cpuprofile_svg"] = relative(svg)
+        entry.files[f"{side}_cpuprofile"] = relative(target)
+        entry.files[f"{side}_cpuprofile_svg"] = relative(svg)
     for d in dirs.values():
         shutil.rmtree(d, ignore_errors=True)
 
 
-def _overhead(entry: dict[str, Any]) -> None:
+def overhead(runs: OverheadRuns) -> float | None:
     """The drop in msgs/s from the unprofiled passes to the perf passes (their medians)."""
-    runs = entry["overhead_runs"]
-    before = [v for v in runs["unprofiled"] if v]
-    after = [v for v in runs["profiled"] if v]
+    before = [v for v in runs.unprofiled if v]
+    after = [v for v in runs.profiled if v]
     if not before or not after or len(before) != len(after):
-        entry["overhead"] = None
-        return
-    entry["overhead"] = 1.0 - statistics.median(after) / statistics.median(before)
+        return None
+    return 1.0 - statistics.median(after) / statistics.median(before)

@@ -7,22 +7,22 @@ and it never shares a run with timing.
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import environment
+from .. import runs
 from ..catalog import Catalog, Program
 from ..errors import WsbenchError
-from ..measure import Settings
 from ..paths import relative
-from ..results import ProgramRecord, Run
+from ..records import Profiles, Startup, StartupTime
+from ..results import Run, Settings
 from ..server import start_server
-from ..workloads import Workload
+from ..workloads import Workload, WorkloadSet
 from . import render, startup, tools
 from .cell import CellPlan, profile_cell
 
 MATRIX_WORKLOADS = ("text_11", "bin_64k")
+DEFAULT_MIN_SECONDS = 2.0  # the measured phase of a profiled pass
 
 
 def sides_for(choice: str, server: Program, client: Program, catalog: Catalog) -> tuple[str, ...]:
@@ -58,36 +58,71 @@ def matrix(catalog: Catalog, workloads: list[Workload], clients: list[Program], 
     return plans
 
 
+def plans(catalog: Catalog, workloads: WorkloadSet, names: list[str] | None, client_names: list[str] | None,
+          server_names: list[str] | None, side: str, whole_matrix: bool
+          ) -> tuple[list[CellPlan], list[Program], list[Program]]:
+    """The cells ``wsbench profile`` was asked for (one cell per workload, server and
+    client named, or ``matrix``), with the clients and servers selected."""
+    names = names or (list(MATRIX_WORKLOADS) if whole_matrix else None)
+    if not names:
+        raise WsbenchError("name the cell: -w WORKLOAD -c CLIENT -s SERVER (or --matrix)")
+    _, chosen = workloads.select(None, names)
+    if not whole_matrix and (not client_names or not server_names):
+        raise WsbenchError("name the cell: -w WORKLOAD -c CLIENT -s SERVER (or --matrix)")
+    clients = catalog.select("client", client_names, None)
+    servers = catalog.select("server", server_names, None)
+    if whole_matrix:
+        out = matrix(catalog, chosen, clients, servers, side)
+    else:
+        out = []
+        for w in chosen:
+            for s in servers:
+                for c in clients:
+                    why = s.cannot(w.kind, w.server_features) or c.cannot(w.kind, w.client_features)
+                    if why:
+                        raise WsbenchError(f"{w.name}/{s.name}/{c.name} cannot be run: {why}")
+                    out.append(CellPlan(w, s, c, sides_for(side, s, c, catalog)))
+    if not out:
+        raise WsbenchError("no cell to profile")
+    return out, clients, servers
+
+
+def startup_programs(catalog: Catalog, client_names: list[str] | None,
+                     server_names: list[str] | None) -> tuple[list[Program], list[Program]]:
+    """The clients and servers ``wsbench startup`` times: those named, every default one
+    when neither side is named, and none of a side when only the other is named."""
+    clients = catalog.select("client", client_names, None)
+    servers = catalog.select("server", server_names, None)
+    if client_names and not server_names:
+        servers = []
+    if server_names and not client_names:
+        clients = []
+    return clients, servers
+
+
 def new_run(catalog: Catalog, plans: list[CellPlan], clients: list[Program], servers: list[Program],
             argv: list[str], settings: dict[str, Any]) -> Run:
-    programs = {p.name: p for p in [*servers, *clients] + [x for pl in plans for x in (pl.server, pl.client)]}
-    runtimes = sorted({p.runtime for p in programs.values()})
-    rec = lambda p: ProgramRecord(p.name, p.label, p.runtime, list(p.command))  # noqa: E731
     server_set = {pl.server.name: pl.server for pl in plans} | {s.name: s for s in servers}
     client_set = {pl.client.name: pl.client for pl in plans} | {c.name: c for c in clients}
-    return Run(created=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), command=argv,
-               suite=None, repetitions=1, environment=environment.collect(catalog.runtimes[r] for r in runtimes),
-               workloads={pl.workload.name: pl.workload.to_json() for pl in plans},
-               servers={k: rec(v) for k, v in server_set.items()},
-               clients={k: rec(v) for k, v in client_set.items()}, cells=[],
-               settings={"profiled": True, **settings})
+    return runs.new_run(catalog, argv, server_set.values(), client_set.values(), {"profiled": True, **settings},
+                        workloads=[pl.workload for pl in plans])
 
 
 def profile_all(run: Run, plans: list[CellPlan], out_root: Path, settings: Settings, frequency: int,
                 note: Callable[[str], None], checkpoint: Callable[[Run], None], overhead_runs: int = 1) -> None:
     perf = tools.require(*tools.PROFILE_TOOLS)["perf"]
-    run.profiles = {"dir": relative(out_root), "cells": []}
+    run.profiles = Profiles(relative(out_root))
     for i, plan in enumerate(plans, 1):
         note(f"[{i}/{len(plans)}] profiling {plan.key} ({' and '.join(plan.sides)})")
         entry = profile_cell(plan, out_root, settings, perf, frequency, note, overhead_runs)
-        run.profiles["cells"].append(entry)
-        if entry["error"]:
-            note(f"! {plan.key}: {entry['error']}")
+        run.profiles.cells.append(entry)
+        if entry.error:
+            note(f"! {plan.key}: {entry.error}")
         else:
-            over = entry["overhead"]
-            for side, data in entry["breakdown"].items():
-                top = data["top"][0]["frame"] if data["top"] else "–"
-                note(f"  {side}: {data['samples']} samples, top self frame {top}; "
+            over = entry.overhead
+            for side, data in entry.breakdown.items():
+                top = data.top[0].frame if data.top else "–"
+                note(f"  {side}: {data.samples} samples, top self frame {top}; "
                      f"overhead {'–' if over is None else format(100 * over, '.1f') + ' %'}")
         checkpoint(run)
 
@@ -99,29 +134,32 @@ def startup_all(run: Run, catalog: Catalog, clients: list[Program], servers: lis
     ref = catalog.servers.get(catalog.reference_server or "")
     if ref is None:
         raise WsbenchError("the catalog names no reference server ([reference] in runtimes.toml)")
-    run.startup = {"what": startup.WHAT.format(warmup=warmup, runs=runs), "tool": startup.hyperfine_version(
-        hyperfine, out_dir), "warmup": warmup, "runs": runs, "dir": relative(out_dir), "clients": {}, "servers": {}}
+    times = run.startup = Startup(startup.WHAT.format(warmup=warmup, runs=runs),
+                                  startup.hyperfine_version(hyperfine, out_dir), warmup, runs, relative(out_dir))
     if clients:
         live = start_server(ref, out_dir / "logs")
         try:
             for c in clients:
-                missing = c.missing()
-                if missing:
-                    run.startup["clients"][c.name] = {"error": f"{missing[0]} is missing; run: make setup"}
-                    continue
-                note(f"start-up: client {c.name}")
-                run.startup["clients"][c.name] = startup.time_client(hyperfine, c, live, warmup, runs, out_dir)
-                checkpoint(run)
+                if _timed(times.clients, c, note, lambda p: startup.time_client(hyperfine, p, live, warmup, runs,
+                                                                                 out_dir)):
+                    checkpoint(run)
         finally:
             live.stop()
     for s in servers:
-        missing = s.missing()
-        if missing:
-            run.startup["servers"][s.name] = {"error": f"{missing[0]} is missing; run: make setup"}
-            continue
-        note(f"start-up: server {s.name}")
-        run.startup["servers"][s.name] = startup.time_server(hyperfine, s, warmup, runs, out_dir)
-        checkpoint(run)
+        if _timed(times.servers, s, note, lambda p: startup.time_server(hyperfine, p, warmup, runs, out_dir)):
+            checkpoint(run)
+
+
+def _timed(table: dict[str, StartupTime], program: Program, note: Callable[[str], None],
+           time: Callable[[Program], StartupTime]) -> bool:
+    """Time ``program`` into ``table``; False (with the error there) when it is not built."""
+    missing = program.missing()
+    if missing:
+        table[program.name] = StartupTime(error=f"{missing[0]} is missing; run: make setup")
+        return False
+    note(f"start-up: {program.kind} {program.name}")
+    table[program.name] = time(program)
+    return True
 
 
 def markdown(run: Run) -> str:

@@ -21,13 +21,13 @@ import os
 import shlex
 import time
 from pathlib import Path
-from typing import Any
 
 from .. import procfs, procs
 from ..measure import GO_LINE, START_LINE, parse_result
 from ..catalog import Program
 from ..errors import WsbenchError
 from ..paths import ROOT
+from ..records import Figures, StartupTime
 from ..server import RunningServer
 
 DEFAULT_WARMUP = 3
@@ -50,7 +50,8 @@ def server_script(server: Program) -> str:
 
 
 def _hyperfine(hyperfine: str, name: str, command: str, env: dict[str, str], warmup: int, runs: int,
-               out_json: Path, log: Path, shell: bool) -> dict[str, Any]:
+               out_json: Path, log: Path, shell: bool) -> StartupTime:
+    """hyperfine's figures of ``command``, or why there are none (the entry's error)."""
     argv = [hyperfine, "--warmup", str(warmup), "--runs", str(runs), "--export-json", str(out_json),
             "--command-name", name, "--style", "basic"]
     argv += ["--shell", "bash"] if shell else ["-N"]
@@ -58,17 +59,17 @@ def _hyperfine(hyperfine: str, name: str, command: str, env: dict[str, str], war
         code = procs.run([*argv, command], cwd=ROOT, timeout_s=TIMEOUT_S, stdout_path=log, stderr_path=log,
                          env={**os.environ, **env})
     except TimeoutError as exc:
-        return {"error": str(exc)}
+        return StartupTime(command, error=str(exc))
     except OSError as exc:
         raise WsbenchError(f"cannot run hyperfine: {exc.strerror}") from None
     if code != 0:
-        return {"error": f"hyperfine exited with code {code} (log: {log})"}
+        return StartupTime(command, error=f"hyperfine exited with code {code} (log: {log})")
     try:
         result = json.loads(out_json.read_text())["results"][0]
     except (OSError, ValueError, KeyError, IndexError) as exc:
-        return {"error": f"hyperfine's {out_json.name} is unreadable ({exc})"}
-    return {"mean_s": result["mean"], "stddev_s": result.get("stddev") or 0.0, "median_s": result["median"],
-            "min_s": result["min"], "max_s": result["max"], "runs": len(result.get("times", [])) or runs}
+        return StartupTime(command, error=f"hyperfine's {out_json.name} is unreadable ({exc})")
+    return StartupTime(command, Figures(result["mean"], result.get("stddev") or 0.0, result["median"], result["min"],
+                                        result["max"], len(result.get("times", [])) or runs))
 
 
 def peak_rss_kib(argv: list[str], env: dict[str, str], timeout_s: float = 30.0) -> int | None:
@@ -95,25 +96,20 @@ def peak_rss_kib(argv: list[str], env: dict[str, str], timeout_s: float = 30.0) 
 
 
 def time_client(hyperfine: str, client: Program, server: RunningServer, warmup: int, runs: int,
-                out_dir: Path) -> dict[str, Any]:
+                out_dir: Path) -> StartupTime:
     argv = client_argv(client, server)
     command = " ".join(shlex.quote(x) for x in argv)
-    entry = {"command": command, **_hyperfine(hyperfine, client.name, command, client.env, warmup, runs,
-                                              out_dir / f"client-{client.name}.json",
-                                              out_dir / f"client-{client.name}.log", shell=False)}
-    entry.setdefault("error", None)
-    if entry["error"] is None:
-        entry["peak_rss_kib"] = peak_rss_kib(argv, client.env)
+    entry = _hyperfine(hyperfine, client.name, command, client.env, warmup, runs,
+                       out_dir / f"client-{client.name}.json", out_dir / f"client-{client.name}.log", shell=False)
+    if entry.error is None:
+        entry.peak_rss_kib, entry.held_run = peak_rss_kib(argv, client.env), True
     return entry
 
 
-def time_server(hyperfine: str, server: Program, warmup: int, runs: int, out_dir: Path) -> dict[str, Any]:
+def time_server(hyperfine: str, server: Program, warmup: int, runs: int, out_dir: Path) -> StartupTime:
     script = server_script(server)
-    entry = {"command": script, **_hyperfine(hyperfine, server.name, script, server.env, warmup, runs,
-                                             out_dir / f"server-{server.name}.json",
-                                             out_dir / f"server-{server.name}.log", shell=True)}
-    entry.setdefault("error", None)
-    return entry
+    return _hyperfine(hyperfine, server.name, script, server.env, warmup, runs,
+                      out_dir / f"server-{server.name}.json", out_dir / f"server-{server.name}.log", shell=True)
 
 
 def hyperfine_version(hyperfine: str, out_dir: Path) -> str:

@@ -1,6 +1,8 @@
 """Reports of a run: Markdown, self-contained HTML with charts, CSV and JSON
 (``wsbench report``, ``make report``).
 
+- table: the ranked Markdown tables of a run (printed by ``wsbench run`` and written beside
+  its JSON), and the pieces of them the report reuses;
 - model: derived figures (QuickJS scoreboard, geometric-mean scores, efficiency views);
 - sources, claims: the source documents' published figures beside ours;
 - document: the sections of a report, the same for every format;

@@ -20,7 +20,7 @@ from ..metrics import METRICS
 from ..profile import render as profile_render
 from ..ranking import factor, label
 from ..results import Run
-from ..table import check_cost, environment, failures, fmt_factor, notes_section, workload_section
+from .table import check_cost, environment, failures, fmt_factor, notes_section, workload_section
 from . import claims, model
 
 

@@ -10,14 +10,14 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from .conformance import report as conformance_report
-from .doc import Bullets, Grid, Section
-from .metrics import COLUMNS, METRICS, Metric
-from .ranking import (CV_WARN, SATURATED, RankedRow, bound_side, label, median_of, rank, ranked, unmeasured, values,
+from ..conformance import report as conformance_report
+from ..doc import Bullets, Grid, Section
+from ..metrics import COLUMNS, METRICS, Metric
+from ..ranking import (CV_WARN, SATURATED, RankedRow, bound_side, label, median_of, rank, ranked, unmeasured, values,
                       workload_metric)
-from .results import Cell, Run
-from .stats import ratio_of_medians
-from .target import EXTERNAL
+from ..results import Cell, Run
+from ..stats import ratio_of_medians
+from ..target import EXTERNAL
 
 __all__ = ["bound_side", "rank", "render_markdown"]
 
@@ -40,7 +40,7 @@ def environment(run: Run) -> list[str]:
            f"kernel {env.get('kernel')}, {env.get('os')}"]
     if run.conformance is not None and not run.workloads:
         section = run.conformance
-        out.append(f"conformance: {len(section.get('cases', []))} cases x {len(section.get('verdicts', {}))} "
+        out.append(f"conformance: {len(section.cases)} cases x {len(section.verdicts)} "
                    f"clients, {run.settings.get('jobs', 1)} client processes at a time; {commit}")
     else:
         out.append(f"suite: {run.suite or '(ad hoc)'}, {run.repetitions} interleaved repetitions per cell; {commit}")

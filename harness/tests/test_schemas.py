@@ -1,0 +1,157 @@
+"""A results file of every schema version still loads (results.py, records.py): one test
+per version on a representative file of it (fixtures/schemas/, README there), checking
+what it holds, and for the current version a round trip: loaded and written again, every
+file is the same to the byte, and loads equal."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from wsbench import report
+from wsbench.gate import baseline
+from wsbench.records import GateBaseline, GateReport
+from wsbench.report.table import render_markdown
+from wsbench.results import READABLE_VERSIONS, SCHEMA_VERSION, Run, read_json, write_json
+from wsbench_testkit import FIXTURES, ROOT
+
+SCHEMAS = FIXTURES / "schemas"
+
+
+def load(name: str, version: int) -> Run:
+    path = SCHEMAS / name
+    assert json.loads(path.read_text())["schema_version"] == version
+    return read_json(path)
+
+
+def rewritten(run: Run, tmp_path: Path) -> dict:
+    """The JSON this wsbench writes for a loaded run."""
+    write_json(run, tmp_path / "again.json")
+    return json.loads((tmp_path / "again.json").read_text())
+
+
+def test_every_readable_version_has_a_file() -> None:
+    found = {json.loads(p.read_text())["schema_version"] for p in SCHEMAS.glob("*.json")}
+    assert found == set(READABLE_VERSIONS) and max(found) == SCHEMA_VERSION
+
+
+def test_version_1_run(tmp_path: Path) -> None:
+    run = load("v1-run.json", 1)
+    cell = next(c for c in run.cells if c.client == "quickjs")
+    assert cell.key == "bin_4k/lws/quickjs" and cell.status == "ok" and len(cell.samples) == 3
+    first = cell.samples[0]
+    assert first.messages == 10000 and first.msgs_per_s == pytest.approx(224840.7, rel=1e-6)
+    assert first.reading_errors == [] and first.barrier_s is None  # fields of version 2
+    assert run.settings == {} and run.conformance is None and run.profiles is None and run.gate is None
+    summary = cell.summary("msgs_per_s")
+    assert summary is not None and summary.n == 3
+    assert "schema 1 run: no floor, no barrier" in render_markdown(run)
+    assert rewritten(run, tmp_path)["schema_version"] == SCHEMA_VERSION
+
+
+def test_version_2_run_with_unchecked_twins() -> None:
+    run = load("v2-run.json", 2)
+    assert run.settings["verify"] == "both" and run.settings["pinning"] == {"client": [0], "server": [1]}
+    assert run.clients["quickjs"].echo_checks and not run.clients["quickjs/unchecked"].echo_checks
+    checked = next(c for c in run.cells if c.client == "quickjs")
+    assert len(checked.samples) == 6 and checked.samples[0].extra["checked"] == checked.samples[0].messages
+    assert all(s.barrier_s is not None for s in checked.samples)
+    assert run.servers["lws"].target is None and run.servers["lws"].readings is None  # fields of version 6
+    assert "## Cost of the echo checks" in render_markdown(run)
+
+
+def test_version_3_conformance_run() -> None:
+    run = load("v3-conformance.json", 3)
+    assert run.conformance is not None and run.profiles is None and run.startup is None and run.gate is None
+    case = run.conformance.cases[0]
+    assert (case.id, case.section, case.expect, case.strict) == ("rsv1-text", "5.2", "fail", "close 1002")
+    verdict = run.conformance.verdicts["loadgen"]["rsv1-text"]
+    assert verdict.verdict == "strict" and verdict.detail.startswith("closed 1002")
+    assert run.settings == {"jobs": 4} and run.servers == {} and run.cells == []
+    assert "| `rsv1-text` | 5.2 |" in render_markdown(run)
+
+
+def test_version_4_profile_run_as_first_written(tmp_path: Path) -> None:
+    run = load("v4-profile.json", 4)
+    assert run.settings["profiled"] and run.profiles is not None and run.startup is None
+    cell = run.profiles.cells[0]
+    assert cell.key == "text_11/lws/loadgen" and cell.sides == ["client", "server"] and cell.error is None
+    client = cell.breakdown["client"]
+    assert client.shares["kernel"] == pytest.approx(57.46, abs=0.01)
+    assert sum(client.shares.values()) == pytest.approx(100.0) and client.top[0].samples > 0
+    assert cell.overhead_runs is None and cell.unprofiled is not None and cell.unprofiled.extra == {}
+    assert cell.profiled is not None and cell.profiled.msgs_per_s and cell.recorded_s
+    written = rewritten(run, tmp_path)["profiles"]["cells"][0]
+    assert "overhead_runs" not in written and "cpu_prof_pass" not in written  # never written: still absent
+    assert "Where the time goes (profiles)" in report.render(run, SCHEMAS / "v4-profile.json", "md")
+
+
+def test_version_4_startup_run(tmp_path: Path) -> None:
+    run = load("v4-startup.json", 4)
+    assert run.startup is not None and run.profiles is None and not run.startup.failed()
+    client, server = run.startup.clients["loadgen"], run.startup.servers["lws"]
+    assert client.figures is not None and client.figures.median_s == pytest.approx(0.005283718)
+    assert client.figures.runs == 2 and client.peak_rss_kib == 5924 and client.held_run
+    assert server.figures is not None and server.figures.median_s == pytest.approx(0.00407961772)
+    assert not server.held_run and server.command and server.command.startswith("coproc S")
+    written = rewritten(run, tmp_path)["startup"]
+    assert written["clients"]["loadgen"]["peak_rss_kib"] == 5924 and "peak_rss_kib" not in written["servers"]["lws"]
+    assert "Start-up (hyperfine)" in report.render(run, SCHEMAS / "v4-startup.json", "md")
+
+
+def test_version_5_gate_baseline_and_report() -> None:
+    path = SCHEMAS / "v5-gate-baseline.json"
+    assert json.loads(path.read_text())["schema_version"] == 5
+    base = baseline.load(path)
+    assert base is not None and isinstance(base.gate, GateBaseline)
+    det, wall = baseline.deterministic(base), baseline.wall(base)
+    assert det is not None and wall is not None
+    assert det.counts["quick"]["loadgen/text_11"].per_message == 571.8 and det.rise == 0.03
+    assert det.machine["cpu_model"] == "AMD EPYC"
+    assert len(wall.ratios["text_11/quickjs/msgs_per_s"]) == 5 and wall.spec["reference"] == "node22"
+    assert wall.thresholds["min_effect"]["throughput"] == 0.298
+    assert [c.client for c in base.cells] == ["node22", "quickjs", "loadgen"]  # the wall run it came from
+    report_run = load("v5-gate-report.json", 5)
+    assert isinstance(report_run.gate, GateReport) and report_run.gate.exit_code == 0
+    finding = report_run.gate.outcomes[0].findings[0]
+    assert (finding.gate, finding.cell, finding.verdict, finding.baseline) == (
+        "deterministic", "loadgen/text_11", "same", 571.8)
+    assert "## Regression gate" in report.render(report_run, SCHEMAS / "v5-gate-report.json", "md")
+
+
+V6 = ["v6-run.json", "v6-conformance.json", "v6-profile.json", "v6-startup.json", "v6-gate-report.json"]
+
+
+@pytest.mark.parametrize("path", [SCHEMAS / name for name in V6] + [ROOT / "baselines" / "gate.json"],
+                         ids=[*V6, "baselines/gate.json"])
+def test_version_6_round_trip(path: Path, tmp_path: Path) -> None:
+    run = read_json(path)
+    write_json(run, tmp_path / "again.json")
+    assert (tmp_path / "again.json").read_text() == path.read_text()
+    assert read_json(tmp_path / "again.json") == run
+
+
+def test_version_6_content() -> None:
+    run = load("v6-run.json", 6)
+    cell = next(c for c in run.cells if c.client == "loadgen")
+    assert cell.status == "ok" and cell.samples[0].messages and cell.samples[0].client_cpu_method == "clock"
+    assert run.servers["lws"].readings and run.settings["shard"] is None
+    conf = load("v6-conformance.json", 6).conformance
+    assert conf is not None and conf.verdicts["loadgen"]["rsv1-text"].verdict == "strict"
+    prof = load("v6-profile.json", 6).profiles
+    assert prof is not None and prof.cells[0].overhead_runs is not None
+    assert sum(prof.cells[0].breakdown["server"].shares.values()) == pytest.approx(100.0)
+    up = load("v6-startup.json", 6).startup
+    assert up is not None and up.clients["loadgen"].figures is not None and up.dir
+    gate = load("v6-gate-report.json", 6).gate
+    assert isinstance(gate, GateReport) and gate.outcomes[0].findings[0].metric == "instructions/message"
+
+
+def test_a_section_of_the_wrong_shape_is_one_line(tmp_path: Path) -> None:
+    data = json.loads((SCHEMAS / "v6-startup.json").read_text())
+    data["startup"] = ["not", "an", "object"]
+    (tmp_path / "bad.json").write_text(json.dumps(data))
+    with pytest.raises(Exception, match="malformed run file"):
+        read_json(tmp_path / "bad.json")

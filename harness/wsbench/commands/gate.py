@@ -1,0 +1,16 @@
+"""``wsbench gate``: the regression gate (gate/): exit 0 pass, 1 regression, 2 cannot run."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..catalog import load_catalog
+from ..gate import session
+from ..workloads import load_workloads
+
+
+def main(args: argparse.Namespace, argv: list[str]) -> int:
+    opts = session.Options(baseline=args.baseline, update=args.update, only=args.only, quick=args.quick,
+                           cells=args.cell, calibrate=args.calibrate, wall_run=args.wall_run,
+                           out=args.out, quiet=args.quiet)
+    return session.run(opts, load_catalog(args.catalog), load_workloads(args.workloads_dir), argv)

@@ -1,0 +1,33 @@
+"""``wsbench list``: the runtimes, servers, clients, workloads, suites and conformance cases."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..catalog import load_catalog
+from ..conformance import cases
+from ..workloads import load_workloads
+
+
+def main(args: argparse.Namespace, argv: list[str]) -> int:
+    catalog = load_catalog(args.catalog)
+    workloads = load_workloads(args.workloads_dir)
+    print("runtimes:")
+    for rt in catalog.runtimes.values():
+        print(f"  {rt.name:<18} {rt.label}")
+    for kind, table in (("servers", catalog.servers), ("clients", catalog.clients)):
+        print(f"{kind}:")
+        for p in table.values():
+            state = "ready" if not p.missing() else f"not built ({p.missing()[0]}; run: make setup)"
+            extra = "" if p.default else " (only when named)"
+            print(f"  {p.name:<18} {p.label:<44} {state}{extra}")
+    print("workloads:")
+    for w in workloads.workloads.values():
+        print(f"  {w.name:<18} {w.description}")
+    print("suites:")
+    for s in workloads.suites.values():
+        print(f"  {s.name:<18} {s.description}")
+    print("conformance cases (wsbench conformance --case ID):")
+    for case in cases.CASES:
+        print(f"  {case.id:<24} {case.section:<6} {case.title}")
+    return 0

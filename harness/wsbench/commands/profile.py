@@ -1,0 +1,77 @@
+"""``wsbench profile``: perf flamegraphs, CPU profiles and where-the-time-goes tables of
+cells (profile/), optionally with start-up times; or, with ``--diff``, a differential
+flamegraph of two profiles."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .. import runs
+from ..catalog import load_catalog
+from ..errors import WsbenchError
+from ..paths import relative, report_files
+from ..profile import session, startup, tools
+from ..profile.flamegraph import diff_svg
+from ..progress import Progress
+from ..results import Settings
+from ..workloads import load_workloads
+from . import EXIT_FAILED, Checkpoint, record_and_report
+
+
+def main(args: argparse.Namespace, argv: list[str]) -> int:
+    if args.diff:
+        return _diff(args)
+    catalog = load_catalog(args.catalog)
+    plans, clients, servers = session.plans(catalog, load_workloads(args.workloads_dir), args.workload, args.client,
+                                            args.server, args.side, args.matrix)
+    if not 0 <= args.min_seconds <= 600:
+        raise WsbenchError(f"--min-seconds must be between 0 and 600, got {args.min_seconds:g}")
+    if not 1 <= args.overhead_runs <= 20:
+        raise WsbenchError(f"--overhead-runs must be between 1 and 20, got {args.overhead_runs}")
+    if not 1 <= args.frequency <= 20000:
+        raise WsbenchError(f"--frequency must be between 1 and 20000, got {args.frequency}")
+    tools.require(*tools.PROFILE_TOOLS, *(("hyperfine",) if args.startup else ()))
+    files = report_files(args.reports, "profile")
+    out_root = args.out / files.stamp
+    settings = Settings(min_seconds=args.min_seconds)
+    run = session.new_run(catalog, plans, clients if args.startup else [], servers if args.startup else [],
+                          argv, {"min_seconds": args.min_seconds, "verify": "on", "pinning": None,
+                                 "frequency_hz": args.frequency, "overhead_runs": args.overhead_runs})
+    progress = Progress(total=0, quiet=args.quiet)
+    progress.note(f"wsbench profile: {len(plans)} cells; profiles: {relative(out_root)}; results: "
+                  f"{relative(files.json)}")
+
+    def body(save: Checkpoint) -> None:
+        try:
+            session.profile_all(run, plans, out_root, settings, args.frequency, progress.note, save,
+                                args.overhead_runs)
+            if args.startup:
+                session.startup_all(run, catalog, clients, servers, startup.DEFAULT_WARMUP, startup.DEFAULT_RUNS,
+                                    out_root / "startup", progress.note, save)
+            run.complete = True
+        finally:
+            run.finished = runs.now()
+
+    record_and_report(body, run, files, session.markdown)
+    return EXIT_FAILED if run.profiles and any(c.error for c in run.profiles.cells) else 0
+
+
+def _diff(args: argparse.Namespace) -> int:
+    side = "client" if args.side in ("auto", "both") else args.side
+
+    def folded(path: Path) -> Path:
+        candidate = path / f"{side}.folded" if path.is_dir() else path
+        if not candidate.is_file():
+            raise WsbenchError(f"{candidate}: no folded stacks there (a cell directory of wsbench profile, "
+                               "or a .folded file)")
+        return candidate
+
+    a, b = folded(args.diff[0]), folded(args.diff[1])
+    out = args.output or b.parent / f"diff-{side}.svg"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    diff_svg(a, b, out, f"{side}: {relative(a)} → {relative(b)} (red: more, blue: less)",
+             out.parent / "inferno-diff.log")
+    print(f"wsbench: wrote {relative(out)}", file=sys.stderr)
+    return 0
