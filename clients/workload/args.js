@@ -4,7 +4,7 @@ const USAGE =
   '--url ws://127.0.0.1:PORT/ [--kind echo|latency|openloop|buffered|request|handshake|observe] ' +
   '--type text|binary --size BYTES --count N [--warmup N] [--mode burst|window|pingpong] ' +
   '[--window W] [--text ascii|mixed] [--connections C] [--transfer] [--rate R] ' +
-  '[--duration-ms D] [--polls P] [--expect text|close] [--expect-length L] [--min-ms MS] ' +
+  '[--duration-ms D] [--polls P] [--expect text|close] [--expect-length L] [--min-ms MS] [--tls-resume] ' +
   '[--verify on|off] [--timeout-ms MS] ' +
   '(see clients/README.md)';
 
@@ -27,10 +27,12 @@ export const KINDS = {
     options: ['type', 'size', 'count', 'warmup', 'expect', 'expect-length', 'min-ms'],
     required: ['expect'],
   },
-  handshake: { options: ['type', 'size', 'count', 'warmup', 'min-ms'], required: ['count'] },
+  // --tls-resume: the runtime may resume the TLS session of an earlier connection; the JS
+  // runtimes that do (Node 22, Deno) do it by themselves, always (clients/README.md)
+  handshake: { options: ['type', 'size', 'count', 'warmup', 'min-ms', 'tls-resume'], required: ['count'] },
   observe: { options: ['type', 'size'], required: [] },
 };
-const FLAGS = ['transfer']; // options without a value
+const FLAGS = ['transfer', 'tls-resume']; // options without a value
 
 function intArg(name, value, min) {
   if (typeof value !== 'string' || !/^[0-9]+$/.test(value)) {

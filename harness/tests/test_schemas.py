@@ -122,15 +122,39 @@ def test_version_5_gate_baseline_and_report() -> None:
 
 
 V6 = ["v6-run.json", "v6-conformance.json", "v6-profile.json", "v6-startup.json", "v6-gate-report.json"]
+V7 = ["v7-run-tls.json", "v7-conformance.json", "v7-profile.json", "v7-startup.json", "v7-gate-report.json"]
 
 
-@pytest.mark.parametrize("path", [SCHEMAS / name for name in V6] + [ROOT / "baselines" / "gate.json"],
-                         ids=[*V6, "baselines/gate.json"])
-def test_version_6_round_trip(path: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", V7)
+def test_version_7_round_trip(name: str, tmp_path: Path) -> None:
+    path = SCHEMAS / name
     run = read_json(path)
     write_json(run, tmp_path / "again.json")
     assert (tmp_path / "again.json").read_text() == path.read_text()
     assert read_json(tmp_path / "again.json") == run
+
+
+@pytest.mark.parametrize("path", [SCHEMAS / name for name in V6] + [ROOT / "baselines" / "gate.json"],
+                         ids=[*V6, "baselines/gate.json"])
+def test_version_6_loads_and_is_written_as_the_current_version(path: Path, tmp_path: Path) -> None:
+    run = read_json(path)
+    again = rewritten(run, tmp_path)
+    assert again["schema_version"] == SCHEMA_VERSION
+    assert all(p["tls"] is None for side in ("servers", "clients") for p in again[side].values())
+    assert read_json(tmp_path / "again.json") == run
+
+
+def test_version_7_tls_run() -> None:
+    run = load("v7-run-tls.json", 7)
+    assert run.settings["tls"]["mode"] == "both" and run.settings["tls"]["key_type"] == "ECDSA P-256"
+    assert run.servers["lws/wss"].tls is not None and run.servers["lws"].tls is None
+    secure = next(c for c in run.cells if c.key == "smoke_text/lws/wss/loadgen")
+    extra = secure.samples[0].extra
+    assert extra["tls"]["version"] == "TLSv1.3" and extra["server_tls"]["connections"] >= 1
+    bun = next(c for c in run.cells if c.key == "smoke_text/lws/wss/bun").samples[0].extra
+    assert bun["tls"]["cannot_tell"] and bun["server_tls"]["group"]
+    text = render_markdown(run)
+    assert "TLS: servers over ws:// and wss://" in text
 
 
 def test_version_6_content() -> None:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import tomlfile
+from . import tls as tlsfiles, tomlfile
 from .errors import WsbenchError
 from .paths import ROOT, RUNTIMES_FILE, relative
 
@@ -16,6 +16,18 @@ class Runtime:
     name: str
     label: str
     version_cmd: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TlsSpec:
+    """How a program speaks TLS (runtimes.toml's ``tls`` table; placeholders ``{ca}``,
+    ``{cert}``, ``{key}``, see tls.py): ``command`` replaces the program's command line
+    where flags must come before its script (Deno's permissions and ``--cert``), ``args``
+    are appended, ``env`` is added (``NODE_EXTRA_CA_CERTS``)."""
+
+    command: tuple[str, ...] | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -35,6 +47,9 @@ class Program:
     notes: dict[str, str] = field(default_factory=dict)  # why a kind or feature is missing
     default: bool = True  # part of the matrix unless named explicitly (ablation variants are not)
     echo_checks: bool = True  # clients: check the echoes (False only for the twins of --verify both)
+    tls: TlsSpec | None = None  # how it speaks TLS (None: it cannot)
+    secure: bool = False  # this instance runs over TLS (a server's "/wss" twin, a client in its cells)
+    twin_of: str | None = None  # a twin's catalog name (NAME/wss, NAME/unchecked): scopes treat it as NAME
 
     def cannot(self, kind: str, features: tuple[str, ...]) -> str | None:
         """Why this program cannot take part in a workload, or None if it can."""
@@ -48,7 +63,30 @@ class Program:
     def unchecked_twin(self) -> "Program":
         """The same client with its echo checks off, to measure what they cost."""
         return replace(self, name=f"{self.name}/unchecked", label=f"{self.label} (echoes unchecked)",
-                       echo_checks=False)
+                       echo_checks=False, twin_of=self.twin_of or self.name)
+
+    def cannot_tls(self) -> str | None:
+        """Why this program cannot take part over wss://, or None if it can."""
+        if self.tls is None:
+            return self.notes.get("tls", "cannot speak TLS (no tls entry in harness/runtimes.toml)")
+        return None
+
+    def over_tls(self, values: dict[str, str]) -> "Program":
+        """This program speaking TLS with the certificates ``values`` name (tls.Certs.values):
+        a server becomes its twin ``NAME/wss``; a client keeps its name."""
+        assert self.tls is not None
+        spec = self.tls
+        command = tlsfiles.expand(spec.command or self.command, values) + tlsfiles.expand(spec.args, values)
+        env = {**self.env, **{k: tlsfiles.expand((v,), values)[0] for k, v in spec.env.items()}}
+        if self.kind == "server":
+            return replace(self, name=f"{self.name}/wss", label=f"{self.label} over TLS", command=command,
+                           env=env, secure=True, twin_of=self.twin_of or self.name)
+        return replace(self, command=command, env=env, secure=True)
+
+    @property
+    def catalog_name(self) -> str:
+        """The name in runtimes.toml (a twin's is its original's)."""
+        return self.twin_of or self.name
 
     def missing(self) -> list[str]:
         """Files this program needs that are not there (not built yet)."""
@@ -107,7 +145,7 @@ def _runtime(where: str, name: str, table: Any) -> Runtime:
 def _program(where: str, name: str, kind: str, table: Any, runtimes: dict[str, Runtime]) -> Program:
     tomlfile.expect(where, table, dict, "the entry")
     tomlfile.check_keys(where, table, {"runtime", "label", "command"},
-                        {"env", "requires", "ready_timeout_s", "features", "kinds", "notes", "default"})
+                        {"env", "requires", "ready_timeout_s", "features", "kinds", "notes", "default", "tls"})
     runtime = tomlfile.expect(where, table["runtime"], str, "runtime")
     if runtime not in runtimes:
         raise WsbenchError(f"{where}: unknown runtime '{runtime}'")
@@ -125,4 +163,21 @@ def _program(where: str, name: str, kind: str, table: Any, runtimes: dict[str, R
         notes={str(k): tomlfile.expect(where, v, str, f"notes.{k}")
                for k, v in tomlfile.expect(where, table.get("notes", {}), dict, "notes").items()},
         default=tomlfile.expect(where, table.get("default", True), bool, "default"),
+        tls=_tls(f"{where}: tls", table["tls"]) if "tls" in table else None,
     )
+
+
+def _tls(where: str, table: Any) -> TlsSpec:
+    tomlfile.expect(where, table, dict, "the table")
+    tomlfile.check_keys(where, table, set(), {"command", "args", "env"})
+    env = tomlfile.expect(where, table.get("env", {}), dict, "env")
+    spec = TlsSpec(
+        command=tuple(tomlfile.strings(where, table["command"], "command", allow_empty=False))
+        if "command" in table else None,
+        args=tuple(tomlfile.strings(where, table.get("args", []), "args")),
+        env={str(k): tomlfile.expect(where, v, str, f"env.{k}") for k, v in env.items()})
+    used = " ".join((*(spec.command or ()), *spec.args, *spec.env.values()))
+    if not any(p in used for p in tlsfiles.PLACEHOLDERS):
+        raise WsbenchError(f"{where}: names no certificate ({', '.join(tlsfiles.PLACEHOLDERS)}): how would it "
+                           "trust the test CA or present the server certificate?")
+    return spec

@@ -22,7 +22,8 @@ from .gate.cells import CELLS as GATE_CELLS
 from .paths import PROFILES_DIR, REPORTS_DIR, RUNTIMES_FILE, WORKLOADS_DIR
 from .profile import session as profile_session, startup
 from .profile.record import DEFAULT_FREQUENCY
-from .workloads import DEFAULT_MIN_SECONDS
+from .tls import DEFAULT_KEY_TYPE, KEY_TYPES
+from .workloads import DEFAULT_MIN_SECONDS, TLS_MODES
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -43,6 +44,15 @@ def _results(parser: argparse.ArgumentParser, flag: str = "--out",
     parser.add_argument(flag, type=Path, default=REPORTS_DIR, help=help)
     if quiet:
         parser.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+
+
+def _tls(parser: argparse.ArgumentParser, default: str | None = None) -> None:
+    """--tls off|on|both (every server over ws://, over wss:// as NAME/wss, or both) and --tls-key."""
+    parser.add_argument("--tls", choices=TLS_MODES, default=default,
+                        help="the servers over ws://, over wss:// (their twins NAME/wss), or both interleaved "
+                             "(default: " + (default or "the suite's, else off") + "; certificates: build/tls/)")
+    parser.add_argument("--tls-key", choices=tuple(KEY_TYPES), default=DEFAULT_KEY_TYPE,
+                        help=f"the server certificate's key (default {DEFAULT_KEY_TYPE}: ECDSA P-256; rsa: RSA-2048)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -83,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--shard", metavar="I/N",
                      help="this run is shard I of N load generators run at the same time against one server "
                           "(recorded; combine the files with wsbench merge; docs/scaling.md)")
+    _tls(run)
     _results(run)
 
     mrg = add("merge", help="merge the shards of one plan (wsbench run --shard I/N): throughputs sum")
@@ -90,7 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     mrg.add_argument("-o", "--out", type=Path, required=True, metavar="FILE", help="the merged run file (.json)")
 
     add("list", help="show runtimes, servers, clients, workloads and suites")
-    _names(add("verify", help="start servers and check them against the echo contract"), "server")
+    verify = add("verify", help="start servers and check them against the echo contract")
+    _names(verify, "server")
+    _tls(verify, "off")
 
     rep = add("report", help="render a saved run: Markdown, HTML with charts, CSV or JSON")
     rep.add_argument("file", type=Path, help="a reports/*.json file")

@@ -34,6 +34,7 @@ from .logs import last_line
 from .paths import ROOT
 from .results import Sample, Settings
 from .server import ServerHandle
+from .tls import tls_summary
 from .workloads import Workload
 
 START_LINE = "WSBENCH-START"
@@ -114,6 +115,7 @@ def run_client(client: Program, server: ServerHandle, workload: Workload, rep: i
     rss_reset = procfs.reset_peak_rss(server_pid) if server_pid is not None else None
     if rss_reset:
         sample.reading_errors.append(f"server peak RSS: {rss_reset}")
+    tls_mark = server.tls_mark()
     began = time.monotonic()
     try:
         proc = procs.spawn(argv, cwd=ROOT, env={**os.environ, "WSBENCH_HOLD": "1", **client.env},
@@ -197,6 +199,9 @@ def run_client(client: Program, server: ServerHandle, workload: Workload, rep: i
     for key in RESULT_KEYS:
         setattr(sample, key, result[key])
     sample.extra = {k: v for k, v in result.items() if k not in RESULT_KEYS}
+    server_tls = tls_summary(server.tls_lines(tls_mark))
+    if server_tls is not None:
+        sample.extra["server_tls"] = server_tls
     if result["errors"]:
         sample.error = f"{culprit}: {result['errors']} echoes did not match what was sent"
         return sample

@@ -51,6 +51,18 @@ Schema history:
   ([I, N] of ``wsbench run --shard I/N``, else null); a run of ``wsbench merge`` has
   ``settings.merged_shards`` (N) and ``environment.shards`` (per shard its file, times, load
   and commit). Versions 1 to 5 are still read (no target, no readings, no shard).
+- version 7: the TLS track (``wsbench run --tls on|both``). ``settings.tls``: null, or the
+  axis (``mode``: on or both) and the certificate the servers present (``certificate``, its
+  ``key_type``, ``names`` and ``file``, and the ``ca`` every client trusts); a server in TLS
+  mode is the twin ``NAME/wss`` of the catalog's server, and its record's ``tls`` holds that
+  certificate (null for every other server and for clients). Per sample, ``extra.tls`` is
+  what the client tells of its first wss:// connection (``version``, ``cipher``, ``group``,
+  ``library``, each null where it cannot tell, and ``cannot_tell`` with the reason), and
+  ``extra.server_tls`` what the server printed for the sample's connections
+  (servers/README.md, WSBENCH-TLS: ``connections``, ``resumed``, ``version``, ``cipher``,
+  ``group``, ``library``; absent where the server prints nothing). Workloads carry
+  ``tls_only`` (true: measured over wss:// only, e.g. session resumption). Versions 1 to 6
+  are still read (no TLS).
 
 The side sections are read and written through their records (records.py), key for key as
 above; tests/test_schemas.py loads a file of every version (tests/fixtures/schemas/).
@@ -73,9 +85,9 @@ if TYPE_CHECKING:
     from .pinning import Pinning
 
 SCHEMA = "wsbench-run"
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 T = TypeVar("T")
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6)
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7)
 
 
 @dataclass(frozen=True)
@@ -86,10 +98,11 @@ class Settings:
     verify: str = "on"  # "off": clients check no echo; "both": every client also runs unchecked
     # (as "<name>/unchecked"), to measure what the checks cost
     pinning: Pinning | None = None  # client and server on separate cores
+    tls: dict[str, Any] | None = None  # the TLS axis and the servers' certificate (schema 7)
 
     def to_json(self) -> dict[str, Any]:
         return {"min_seconds": self.min_seconds, "verify": self.verify,
-                "pinning": self.pinning.to_json() if self.pinning else None}
+                "pinning": self.pinning.to_json() if self.pinning else None, "tls": self.tls}
 
 
 @dataclass
@@ -194,6 +207,7 @@ class ProgramRecord:
     echo_checks: bool = True  # clients: False for the unchecked twins of --verify both
     target: str | None = None  # servers: the URL of a server wsbench did not start (--target)
     readings: str | None = None  # servers: where its CPU and RSS were read, or "n/a (external)"
+    tls: dict[str, Any] | None = None  # servers over wss:// (NAME/wss): the certificate presented
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)

@@ -17,8 +17,8 @@ from .results import Cell, ProgramRecord, Run, Settings
 from .server import ServerHandle, start_server
 from .target import ExternalServer, is_target
 from .verify import verify_echo
-from .workloads import DEFAULT_SUITE, Suite, Workload, WorkloadSet, suite_defaults
-from . import environment, merge, pinning, runs, target
+from .workloads import DEFAULT_SUITE, TLS_MODES, Suite, Workload, WorkloadSet, suite_defaults
+from . import environment, merge, pinning, runs, target, tls as tlsfiles
 
 
 @dataclass
@@ -32,6 +32,7 @@ class Plan:
     target_pids: dict[str, int] = field(default_factory=dict)  # --target-pid: targets' processes here
     environment_extra: dict[str, Any] = field(default_factory=dict)  # added to the run's environment
     shard: tuple[int, int] | None = None  # --shard I/N: one of N load generators (wsbench merge)
+    tls_values: dict[str, str] | None = None  # the certificates' placeholders (tls.py), with --tls
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,8 @@ class Request:
     allow_remote: bool = False
     environment_from: Path | None = None
     shard: str | None = None
+    tls: str | None = None
+    tls_key: str = tlsfiles.DEFAULT_KEY_TYPE
 
 
 def plan(request: Request, catalog: Catalog, workloads: WorkloadSet) -> tuple[Plan, Catalog]:
@@ -79,13 +82,46 @@ def plan(request: Request, catalog: Catalog, workloads: WorkloadSet) -> tuple[Pl
     if not servers or not clients:
         raise WsbenchError("the filters leave no " + ("server" if not servers else "client") + " to run")
     reps, min_seconds = suite_defaults(suite, request.repetitions, request.min_seconds)
+    servers, tls_settings, tls_values = _tls_axis(request, suite, servers)
     settings = Settings(min_seconds=min_seconds, verify=request.verify,
-                        pinning=pinning.plan() if request.pin else None)
+                        pinning=pinning.plan() if request.pin else None, tls=tls_settings)
     if request.verify == "both":
         clients = [twin for c in clients for twin in (c, c.unchecked_twin())]
     extra = _environment_from(request.environment_from) if request.environment_from else {}
     shard = merge.parse_shard(request.shard) if request.shard else None
-    return Plan(servers, clients, chosen, reps, suite, settings, target_pids, extra, shard), catalog
+    return Plan(servers, clients, chosen, reps, suite, settings, target_pids, extra, shard, tls_values), catalog
+
+
+def _tls_axis(request: Request, suite: Suite | None,
+              servers: list[Program]) -> tuple[list[Program], dict[str, Any] | None, dict[str, str] | None]:
+    """The run's TLS axis: --tls, else the suite's, else off (a --target runs as it is)."""
+    mode = request.tls or (suite.tls if suite and suite.tls else "off")
+    if mode != "off" and request.target:
+        raise WsbenchError("--tls measures servers wsbench starts in TLS mode; a --target is measured as it "
+                           "runs (ws://)")
+    return tls_axis(mode, request.tls_key, servers)
+
+
+def tls_axis(mode: str, key_type: str,
+             servers: list[Program]) -> tuple[list[Program], dict[str, Any] | None, dict[str, str] | None]:
+    """The servers over the TLS axis: each as it is (off), its TLS twin NAME/wss instead
+    (on), or both side by side (both); with what the run records of it (settings.tls) and
+    the certificates' placeholders for the clients of the twins."""
+    if mode not in TLS_MODES:
+        raise WsbenchError(f"--tls must be one of {', '.join(TLS_MODES)}, got '{mode}'")
+    if mode == "off":
+        return servers, None, None
+    entry = tlsfiles.key_entry(key_type)
+    certs = tlsfiles.load_certs()
+    values = certs.values(entry)
+    twins = []
+    for server in servers:
+        why = server.cannot_tls()
+        if why:
+            raise WsbenchError(f"server '{server.name}' {why}")
+        twins.append(server.over_tls(values))
+    chosen = twins if mode == "on" else [s for pair in zip(servers, twins) for s in pair]
+    return chosen, {"mode": mode, **certs.describe(entry)}, values
 
 
 def _environment_from(path: Path) -> dict[str, object]:
@@ -117,7 +153,7 @@ def in_scope(workload: Workload, server: Program, client: Program, scoped: bool,
     """Whether the pair belongs to the workload's matrix in this suite."""
     if not scoped or workload.scope is None:
         return True
-    versus_reference_server = server.name == catalog.reference_server
+    versus_reference_server = server.catalog_name == catalog.reference_server
     driven_by_reference_client = client.name == catalog.reference_client
     if workload.scope == "clients":
         return versus_reference_server
@@ -131,17 +167,18 @@ def not_applicable(workload: Workload, server: Program, client: Program) -> str 
     why = server.cannot(workload.kind, workload.server_features)
     if why:
         return f"server {server.name} {why}"
-    why = client.cannot(workload.kind, workload.client_features)
+    why = client.cannot(workload.kind, workload.client_features) or (client.cannot_tls() if server.secure else None)
     return f"client {client.name} {why}" if why else None
 
 
 def make_cells(plan: Plan, catalog: Catalog) -> list[Cell]:
     """The pairs of each workload; scopes apply within a scoped suite only (a run that names
-    workloads without a suite gets every selected pair)."""
+    workloads without a suite gets every selected pair). A workload that means something over
+    wss:// only (tls_only: session resumption) has cells with the servers' TLS twins only."""
     scoped = plan.suite.scoped if plan.suite else False
     return [Cell(w.name, s.name, c.name, na=not_applicable(w, s, c))
             for w in plan.workloads for s in plan.servers for c in plan.clients
-            if in_scope(w, s, c, scoped, catalog)]
+            if in_scope(w, s, c, scoped, catalog) and (s.secure or not w.tls_only)]
 
 
 def new_run(plan: Plan, catalog: Catalog, argv: list[str]) -> Run:
@@ -158,6 +195,8 @@ def new_run(plan: Plan, catalog: Catalog, argv: list[str]) -> Run:
 
 def _server_record(p: Program, plan: Plan) -> ProgramRecord:
     record = runs.record(p)
+    if p.secure:
+        record.tls = plan.settings.tls and {k: v for k, v in plan.settings.tls.items() if k != "mode"}
     if is_target(p):
         record.target = p.command[0]
         record.readings = ExternalServer(p, Path(), plan.target_pids.get(p.name)).readings
@@ -191,6 +230,8 @@ def execute(plan: Plan, run: Run, log_dir: Path, checkpoint: Callable[[Run], Non
                     if cell.client == client.name and not cell.blocked:
                         cell.blocked = f"client '{client.name}': {missing[0]} is missing; run: make setup"
         clients = {c.name: c for c in plan.clients}
+        secure_clients = {c.name: c.over_tls(plan.tls_values) for c in plan.clients
+                          if plan.tls_values is not None and c.tls is not None}
         workloads = {w.name: w for w in plan.workloads}
         todo = [(rep, c) for rep, c in interleaved(run.cells, plan.repetitions)
                 if not c.blocked and not c.na]
@@ -199,7 +240,9 @@ def execute(plan: Plan, run: Run, log_dir: Path, checkpoint: Callable[[Run], Non
             progress.step(f"{cell.workload} server={cell.server} client={cell.client}", rep, plan.repetitions)
             workload = workloads[cell.workload]
             measure = run_sweep if workload.sweep else run_client
-            sample = measure(clients[cell.client], running[cell.server], workload, rep, log_dir, plan.settings)
+            server = running[cell.server]
+            client = (secure_clients if server.program.secure else clients)[cell.client]
+            sample = measure(client, server, workload, rep, log_dir, plan.settings)
             cell.samples.append(sample)
             if sample.error:
                 progress.note(f"! {sample.error}")
@@ -235,7 +278,7 @@ def _start_verified(server: Program, record: ProgramRecord, log_dir: Path,
             progress.note(f"! {exc}")
             return None
         where = f"ready on port {live.port}"
-    check = verify_echo(live.url())
+    check = verify_echo(live.url(), tlsfiles.client_context(tlsfiles.load_certs()) if server.secure else None)
     record.checks = check.checks
     if not check.ok:
         live.stop()

@@ -1,14 +1,17 @@
-"""Starting an echo server and waiting for its readiness line (servers/README.md)."""
+"""Starting an echo server, waiting for its readiness line, and reading what it prints
+afterwards (servers/README.md): the ``WSBENCH-TLS`` line of every TLS connection. Its
+stdout is read until it exits, so a server that prints per connection never blocks."""
 
 from __future__ import annotations
 
 import os
 import re
+import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from subprocess import Popen
-from typing import Iterable, Protocol
+from typing import Any, Iterable, Protocol
 
 from . import procs
 from .logs import last_line
@@ -17,6 +20,9 @@ from .errors import WsbenchError
 from .paths import ROOT
 
 READY = re.compile(r"^WSBENCH-READY port=(\d+)\s*$")
+TLS_LINE = re.compile(r'^WSBENCH-TLS version=(\S+) cipher=(\S+) group=(\S+) resumed=(yes|no|\?) '
+                      r'library=("[^"]*"|\?)$')
+SETTLE_S = 0.05  # after a client's result: for the reader to take what the server printed last
 
 
 class ServerHandle(Protocol):
@@ -36,6 +42,59 @@ class ServerHandle(Protocol):
 
     def stop(self) -> str | None: ...
 
+    def tls_mark(self) -> int: ...
+
+    def tls_lines(self, since: int) -> list[dict[str, Any]]: ...
+
+
+def parse_tls_line(line: str) -> dict[str, Any] | None:
+    """A WSBENCH-TLS line as a dict (``?`` fields None), or None for any other line."""
+    m = TLS_LINE.match(line.strip())
+    if not m:
+        return None
+    version, cipher, group, resumed, library = (None if v == "?" else v for v in m.groups())
+    return {"version": version, "cipher": cipher, "group": group,
+            "resumed": None if resumed is None else resumed == "yes",
+            "library": library.strip('"') if library else None}
+
+
+@dataclass
+class StdoutTail:
+    """Reads a server's stdout after its readiness line, in a thread, until it exits;
+    keeps the WSBENCH-TLS lines."""
+
+    reader: procs.LineReader
+    lines: list[dict[str, Any]] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def start(self) -> None:
+        threading.Thread(target=self._run, name="server-stdout", daemon=True).start()
+
+    def _run(self) -> None:
+        try:
+            while True:
+                line = self.reader.readline(time.monotonic() + 3600)
+                if line is None:
+                    if self.reader.eof:
+                        return
+                    continue
+                parsed = parse_tls_line(line)
+                if parsed is not None:
+                    with self._lock:
+                        self.lines.append(parsed)
+        except (OSError, ValueError):
+            return  # the server is being stopped: its stdout was closed under us
+        finally:
+            self.reader.close()
+
+    def mark(self) -> int:
+        with self._lock:
+            return len(self.lines)
+
+    def since(self, mark: int) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self.lines[mark:])
+
 
 @dataclass
 class RunningServer:
@@ -43,13 +102,24 @@ class RunningServer:
     proc: Popen[bytes]
     port: int
     log: Path
+    tail: StdoutTail | None = None
 
     @property
     def pid(self) -> int:
         return self.proc.pid
 
     def url(self, path: str = "/") -> str:
-        return f"ws://127.0.0.1:{self.port}{path}"
+        return f"{'wss' if self.program.secure else 'ws'}://127.0.0.1:{self.port}{path}"
+
+    def tls_mark(self) -> int:
+        return self.tail.mark() if self.tail else 0
+
+    def tls_lines(self, since: int) -> list[dict[str, Any]]:
+        """The WSBENCH-TLS lines printed since ``tls_mark()`` returned ``since``."""
+        if self.tail is None or not self.program.secure:
+            return []
+        time.sleep(SETTLE_S)
+        return self.tail.since(since)
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -66,7 +136,7 @@ def start_server(program: Program, log_dir: Path, cpus: Iterable[int] | None = N
     if missing:
         raise WsbenchError(f"server '{program.name}': {missing[0]} is missing; run: make setup")
     log_dir.mkdir(parents=True, exist_ok=True)
-    log = log_dir / f"server-{program.name}.log"
+    log = log_dir / f"server-{program.name}.log".replace("/", "~")
     env = {**os.environ, **program.env}
     try:
         proc = procs.spawn([*program.command, "--port", "0"], cwd=ROOT, env=env, stderr_path=log, cpus=cpus)
@@ -75,16 +145,16 @@ def start_server(program: Program, log_dir: Path, cpus: Iterable[int] | None = N
     reader = procs.LineReader(proc)
     ready_timeout_s = program.ready_timeout_s
     deadline = time.monotonic() + ready_timeout_s
-    try:
-        while True:
-            line = reader.readline(deadline)
-            if line is None:
-                break
-            match = READY.match(line)
-            if match:
-                return RunningServer(program, proc, int(match.group(1)), log)
-    finally:
-        reader.close()
+    while True:
+        line = reader.readline(deadline)
+        if line is None:
+            break
+        match = READY.match(line)
+        if match:
+            tail = StdoutTail(reader)
+            tail.start()
+            return RunningServer(program, proc, int(match.group(1)), log, tail)
+    reader.close()
     procs.terminate(proc)
     if reader.eof:
         why = f"exited with code {proc.returncode} before its readiness line"

@@ -7,6 +7,7 @@ never vouched for by a client of the same runtime.
 from __future__ import annotations
 
 import random
+import ssl
 from dataclasses import dataclass, field
 
 from websockets.exceptions import WebSocketException
@@ -43,12 +44,13 @@ def binary_payload(size: int, seed: int = 11) -> bytes:
     return random.Random(seed).randbytes(size)
 
 
-def verify_echo(url: str, timeout_s: float = 10.0) -> Verification:
-    """Byte-exact echo of text and binary at every size in SIZES, types preserved."""
+def verify_echo(url: str, tls: ssl.SSLContext | None = None, timeout_s: float = 10.0) -> Verification:
+    """Byte-exact echo of text and binary at every size in SIZES, types preserved; over
+    wss:// with ``tls`` (tls.client_context: the certificate and the host name checked)."""
     result = Verification(ok=False)
     try:
         with connect(url, max_size=None, compression=None, open_timeout=timeout_s,
-                     close_timeout=2) as ws:
+                     close_timeout=2, ssl=tls) as ws:
             for size in SIZES:
                 for kind, payload in (("text", text_payload(size)), ("binary", binary_payload(size))):
                     ws.send(payload)

@@ -20,6 +20,9 @@ from .paths import WORKLOADS_DIR, relative
 DEFAULT_SUITE = "quick"  # wsbench run that names neither a suite nor a workload
 DEFAULT_REPETITIONS = 3  # per cell, without a suite
 DEFAULT_MIN_SECONDS = 1.0  # the floor on measured phases, unless the suite or --min-seconds sets one
+# The TLS axis of a run (wsbench run --tls, a suite's `tls`): every server over ws:// only,
+# over wss:// only, or both, each server beside its TLS twin in the same interleaved run.
+TLS_MODES = ("off", "on", "both")
 
 MODES = ("burst", "window", "pingpong")
 TYPES = ("text", "binary")
@@ -67,7 +70,7 @@ KINDS: dict[str, dict[str, tuple[bool, Check]]] = {
     "buffered": {"size": (True, _int(1)), "count": (True, _int(1)), "polls": (True, _int(1))},
     "request": {"count": (True, _int(1)), "expect": (True, _choice(EXPECTS)),
                 "expect_length": (True, _int(0))},
-    "handshake": {"count": (True, _int(1))},
+    "handshake": {"count": (True, _int(1)), "tls_resume": (False, _flag)},
 }
 
 # Kinds whose measured phase repeats its rounds until --min-seconds has passed, and kinds
@@ -76,7 +79,7 @@ FLOOR_KINDS = ("echo", "buffered", "request", "handshake")
 VERIFY_KINDS = ("echo", "latency", "openloop", "buffered")
 
 WORKLOAD_KEYS = {"description", "kind", "metric", "timeout_s", "path", "server_features",
-                 "client_features", "scope", "sweep"}
+                 "client_features", "scope", "sweep", "tls_only"}
 
 # Scopes narrow a workload's matrix in scoped suites (see Suite.scoped):
 # "clients": every client against the reference server (compares clients);
@@ -108,6 +111,7 @@ class Workload:
     client_features: tuple[str, ...] = ()
     scope: str | None = None  # see SCOPES
     sweep: Sweep | None = None
+    tls_only: bool = False  # means something over wss:// only (TLS session resumption): n/a over ws://
 
     def client_args(self, override: dict[str, Any] | None = None, min_seconds: float = 0.0,
                     verify: bool = True) -> list[str]:
@@ -146,7 +150,7 @@ class Workload:
                 "client_features": list(self.client_features),
                 "scope": self.scope,
                 "sweep": {"rates": list(self.sweep.rates), "p99_us": self.sweep.p99_us} if self.sweep else None,
-                "source": self.source}
+                "tls_only": self.tls_only, "source": self.source}
 
 
 @dataclass(frozen=True)
@@ -161,6 +165,7 @@ class Suite:
     servers: tuple[str, ...] | None = None  # the suite's own choice of programs, used when
     clients: tuple[str, ...] | None = None  # the command line names none
     min_seconds: float | None = None  # the suite's floor on measured phases (None: the default)
+    tls: str | None = None  # the suite's TLS axis (TLS_MODES; None: off unless --tls says otherwise)
 
     def programs(self, kind: str, known: Container[str]) -> list[str] | None:
         """The servers or clients (``kind``) the suite names for itself, each checked
@@ -255,7 +260,7 @@ def _workload(where: str, name: str, table: Any, source: str) -> Workload:
     return Workload(
         name=name, description=tomlfile.expect(where, table["description"], str, "description"),
         kind=kind, params=params, metric="max_rate" if sweep else metric, timeout_s=float(timeout),
-        source=source, path=path,
+        source=source, path=path, tls_only=tomlfile.expect(where, table.get("tls_only", False), bool, "tls_only"),
         server_features=tuple(tomlfile.strings(where, table.get("server_features", []), "server_features")),
         client_features=tuple(tomlfile.strings(where, table.get("client_features", []), "client_features")),
         scope=_choice(SCOPES)(where, table["scope"], "scope") if "scope" in table else None,
@@ -289,7 +294,8 @@ def _sweep(where: str, table: Any, kind: str) -> Sweep:
 def _suite(where: str, name: str, table: Any, source: str) -> Suite:
     tomlfile.expect(where, table, dict, "the entry")
     tomlfile.check_keys(where, table, {"description"},
-                        {"workloads", "repetitions", "scoped", "extends", "servers", "clients", "min_seconds"})
+                        {"workloads", "repetitions", "scoped", "extends", "servers", "clients", "min_seconds",
+                         "tls"})
     names = tomlfile.strings(where, table.get("workloads", []), "workloads")
     reps = _int(1)(where, table.get("repetitions", 3), "repetitions")
     min_seconds = None
@@ -303,7 +309,8 @@ def _suite(where: str, name: str, table: Any, source: str) -> Suite:
                  extends=tuple(tomlfile.strings(where, table.get("extends", []), "extends")),
                  servers=tuple(tomlfile.strings(where, table["servers"], "servers")) if "servers" in table else None,
                  clients=tuple(tomlfile.strings(where, table["clients"], "clients")) if "clients" in table else None,
-                 min_seconds=min_seconds)
+                 min_seconds=min_seconds,
+                 tls=_choice(TLS_MODES)(where, table["tls"], "tls") if "tls" in table else None)
 
 
 def _resolve_suites(suites: dict[str, Suite], workloads: dict[str, Workload]) -> dict[str, Suite]:

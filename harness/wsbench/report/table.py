@@ -10,6 +10,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from . import tls as tls_report
 from ..conformance import report as conformance_report
 from ..doc import Bullets, Grid, Section
 from ..metrics import COLUMNS, METRICS, Metric
@@ -50,6 +51,7 @@ def environment(run: Run) -> list[str]:
         out.append(_settings(run))
     if isinstance(env.get("docker"), dict):
         out.append(_containers(env["docker"]))
+    out += tls_report.header(run)
     if run.settings and run.settings.get("verify") in ("off", False):
         out.append("**echo contents NOT verified** (`--verify off`): for measuring what the checks cost, "
                    "not for publishing")
