@@ -1,8 +1,12 @@
 """The conformance peer: a WebSocket server on raw bytes (asyncio streams, no WebSocket
-library), on 127.0.0.1 and a port the kernel picks.
+library), on 127.0.0.1 and a port the kernel picks; with TLS contexts (``wsbench
+conformance --tls``) every connection is TLS, done by hand (wire.py).
 
-A client connects to ``ws://127.0.0.1:PORT/<case>/<token>``; the token was registered
-with ``expect()`` beforehand and names the case to play. The peer answers the upgrade
+A client connects to ``ws://127.0.0.1:PORT/<case>/<token>`` (``wss://``); the token was
+registered with ``expect()`` beforehand and names the case to play. A case of the
+TLS-failure set (a ``certificate`` of its own) gets a listener of its own instead, on
+another port, whose first connection is that client's: a client that refuses the
+certificate never sends the request the token is in. The peer answers the upgrade
 (with the right Sec-WebSocket-Accept, or a wrong one if the case says so), plays the
 case's steps, and records everything the client does: every frame it sends (unmasked,
 with the time), and whether and when it ended the TCP connection. A close frame from the
@@ -18,14 +22,17 @@ can start client processes and wait for an observation with ``Pending.wait()``.
 from __future__ import annotations
 
 import asyncio
+import ssl
 import threading
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
-from .cases import Case, Closes, Pause
+from .cases import Case, Closes, Fault, Pause
 from .frames import CLOSE, PONG, ClientFrame, accept_for, close_payload, read_client_frame, server_frame
+from .wire import TlsWire, Wire, ssl_reason
 
-HEAD_LIMIT = 16384
+HANDSHAKE_S = 10.0  # for the client's TLS handshake
 SETTLE_S = 0.05  # between the 101 and the first step, so the client has taken the response alone
 CLOSE_LINGER_S = 0.05  # after our answering close frame: does the client end TCP itself?
 
@@ -44,6 +51,10 @@ class Observation:
     tcp_end: str | None = None  # "client-eof", "client-reset", "peer" (after a close), "peer-gave-up"
     tcp_end_t: float | None = None
     notes: list[str] = field(default_factory=list)
+    tls_handshake: str | None = None  # TLS: "done", or how it failed ("the client's alert: unknown ca")
+    tls_end: str | None = None  # TLS: how the client ended the session (wire.py)
+    fault: str | None = None  # what the peer did to the TLS session (cases.Fault), in words
+    fault_t: float | None = None
 
     @property
     def client_dropped(self) -> bool:
@@ -69,16 +80,20 @@ class Observation:
                         "length": len(f.payload), "close_code": f.close_code()} for t, f in self.frames],
             "script_done_t": self.script_done_t, "peer_close_t": self.peer_close_t,
             "tcp_end": self.tcp_end, "tcp_end_t": self.tcp_end_t, "notes": self.notes,
+            "tls_handshake": self.tls_handshake, "tls_end": self.tls_end, "fault": self.fault,
+            "fault_t": self.fault_t,
         }
 
 
 class Pending:
     """An observation that is complete once the connection is over."""
 
-    def __init__(self, case: Case) -> None:
+    def __init__(self, case: Case, url: str = "") -> None:
         self.case = case
+        self.url = url  # where the client connects
         self.observation = Observation(case.id)
         self._done = threading.Event()
+        self.listener: asyncio.AbstractServer | None = None  # a listener of its own (TLS-failure set)
 
     def finish(self) -> None:
         self._done.set()
@@ -94,33 +109,59 @@ def sendable(code: int | None) -> bool:
 
 
 class Peer:
-    """The server and its thread; ``start()`` returns the port."""
+    """The server and its thread; ``start()`` returns the port. ``contexts``: TLS, a server
+    context per certificate the peer may present (tls.py's manifest entries; ``server``
+    for the shared listener)."""
 
-    def __init__(self) -> None:
+    def __init__(self, contexts: dict[str, ssl.SSLContext] | None = None) -> None:
+        self._contexts = contexts
         self._pending: dict[str, Pending] = {}
         self._lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="conformance-peer", daemon=True)
         self._server: asyncio.AbstractServer | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._listeners: list[asyncio.AbstractServer] = []  # the TLS-failure cases' own
         self.port = 0
 
     def start(self) -> int:
         self._thread.start()
-        self._server = asyncio.run_coroutine_threadsafe(
-            asyncio.start_server(self._serve, "127.0.0.1", 0), self._loop).result(10)
+        context = self._contexts["server"] if self._contexts else None
+        self._server = self._listen(partial(self._serve, context=context))
         self.port = self._server.sockets[0].getsockname()[1]
         return self.port
 
-    def url(self, case: Case, token: str) -> str:
-        return f"ws://127.0.0.1:{self.port}/{case.id}/{token}"
+    def _listen(self, serve: Any) -> asyncio.AbstractServer:
+        return asyncio.run_coroutine_threadsafe(asyncio.start_server(serve, "127.0.0.1", 0), self._loop).result(10)
+
+    @property
+    def scheme(self) -> str:
+        return "wss" if self._contexts else "ws"
+
+    def url(self, case: Case, token: str, port: int | None = None) -> str:
+        return f"{self.scheme}://127.0.0.1:{port or self.port}/{case.id}/{token}"
 
     def expect(self, token: str, case: Case) -> Pending:
-        """Register the next connection for ``token``: it plays ``case``."""
+        """Register the next connection for ``token``: it plays ``case`` (``pending.url``
+        says where; a case with a certificate of its own gets its own listener)."""
+        if case.certificate is None:
+            pending = Pending(case, self.url(case, token))
+            with self._lock:
+                self._pending[token] = pending
+            return pending
+        if not self._contexts or case.certificate not in self._contexts:
+            raise ValueError(f"case '{case.id}' needs the TLS certificate '{case.certificate}'")
         pending = Pending(case)
-        with self._lock:
-            self._pending[token] = pending
+        pending.listener = self._listen(partial(self._serve, context=self._contexts[case.certificate],
+                                                pending=pending))
+        self._listeners.append(pending.listener)
+        pending.url = self.url(case, token, pending.listener.sockets[0].getsockname()[1])
         return pending
+
+    def release(self, pending: Pending) -> None:
+        """Close the listener of its own, if it has one."""
+        if pending.listener is not None and self._thread.is_alive():
+            self._loop.call_soon_threadsafe(pending.listener.close)
 
     def stop(self) -> None:
         if not self._thread.is_alive():
@@ -131,8 +172,9 @@ class Peer:
         self._loop.close()
 
     async def _shutdown(self) -> None:
-        if self._server is not None:
-            self._server.close()
+        for server in (self._server, *self._listeners):
+            if server is not None:
+                server.close()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -144,33 +186,63 @@ class Peer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                     context: ssl.SSLContext | None = None, pending: Pending | None = None) -> None:
+        """One connection: on the shared listener (``pending`` None: the request's token
+        says which case), or on a case's own listener (its first connection only)."""
         task = asyncio.current_task()
         assert task is not None
         self._tasks.add(task)
         try:
-            await self._connection(reader, writer)
+            if pending is not None:
+                if pending.observation.tls_handshake is not None:
+                    return  # a second connection: not the one this listener waited for
+                pending.observation.tls_handshake = "started"
+                assert pending.listener is not None
+                pending.listener.close()
+            wire = await self._open(reader, writer, context, pending)
+            if wire is not None:
+                await self._connection(wire, pending)
         except asyncio.CancelledError:
             pass  # stopping: end quietly (asyncio would log a cancelled connection task)
         finally:
             self._tasks.discard(task)
             writer.transport.abort()
+            if pending is not None:
+                pending.finish()
 
-    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _open(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                    context: ssl.SSLContext | None, pending: Pending | None) -> Wire | None:
+        """The connection's wire: plain, or TLS once the handshake is done (None if it failed)."""
+        if context is None:
+            return Wire(reader, writer)
+        wire = TlsWire(reader, writer, context)
         try:
-            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, asyncio.TimeoutError, ConnectionError):
+            await asyncio.wait_for(wire.handshake(), HANDSHAKE_S)
+        except (ssl.SSLError, OSError, asyncio.IncompleteReadError, asyncio.TimeoutError) as exc:
+            if pending is not None:
+                pending.observation.tls_handshake = f"failed: {ssl_reason(exc)}"
+            return None
+        if pending is not None:
+            pending.observation.tls_handshake = "done"
+        return wire
+
+    async def _connection(self, wire: Wire, pending: Pending | None) -> None:
+        try:
+            head = await asyncio.wait_for(wire.readuntil(b"\r\n\r\n"), 10)
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, asyncio.TimeoutError, OSError):
             return
         request_line, headers = _parse_head(head)
         parts = request_line.split(" ")
         token = parts[1].rsplit("/", 1)[-1] if len(parts) >= 2 else ""
-        with self._lock:
-            pending = self._pending.pop(token, None)
         if pending is None:
-            writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-            return
+            with self._lock:
+                pending = self._pending.pop(token, None)
+            if pending is None:
+                wire.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                return
         try:
-            await Session(pending, reader, writer, headers).run()
+            await Session(pending, wire, headers).run()
         finally:
             pending.finish()
 
@@ -178,13 +250,12 @@ class Peer:
 class Session:
     """One connection playing one case."""
 
-    def __init__(self, pending: Pending, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                 headers: dict[str, str]) -> None:
+    def __init__(self, pending: Pending, wire: Wire, headers: dict[str, str]) -> None:
         self.case = pending.case
         self.obs = pending.observation
         self.obs.connected = True
         self.obs.request = headers
-        self.reader, self.writer = reader, writer
+        self.wire = wire
         self.headers = headers
         # the client sent a close frame or the TCP connection is over: the script stops
         self.stop = asyncio.Event()
@@ -202,7 +273,7 @@ class Session:
         key = self.headers.get("sec-websocket-key")
         if not key:
             self.obs.notes.append("upgrade request without Sec-WebSocket-Key")
-            self.writer.write(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            self.wire.write(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
             return
         accept = accept_for(key + "-wrong" if self.case.wrong_accept else key)
         response = ("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -213,7 +284,7 @@ class Session:
             step = steps.pop(0)
             first = step.data if isinstance(step, Closes) else step  # type: ignore[union-attr]
         self.t0 = asyncio.get_running_loop().time()
-        self.writer.write(response + first)
+        self.wire.write(response + first)
         if first:
             self.obs.step_t.append(0.0)
         reading = asyncio.create_task(self.read())
@@ -234,7 +305,8 @@ class Session:
             for task in (reading, script, stopped):
                 task.cancel()
             await asyncio.gather(reading, script, stopped, return_exceptions=True)
-            self.writer.transport.abort()
+            self.obs.tls_end = self.wire.tls_end
+            self.wire.abort()
 
     async def play(self, steps: list[Any], settle: bool) -> None:
         """Write the steps; stop once the client has closed or the connection is over."""
@@ -249,6 +321,10 @@ class Session:
                 except asyncio.TimeoutError:
                     pass
                 continue
+            if isinstance(step, Fault):
+                self.obs.fault_t = round(self.now(), 4)
+                self.obs.fault = await self.wire.fault(step.kind)
+                continue
             data = step.data if isinstance(step, Closes) else step
             self.obs.step_t.append(round(self.now(), 4))
             if isinstance(step, Closes):
@@ -258,11 +334,11 @@ class Session:
         self.obs.script_done_t = round(self.now(), 4)
 
     async def send(self, data: bytes) -> bool:
-        if self.writer.transport.is_closing():
+        if self.wire.closing():
             return False
         try:
-            self.writer.write(data)
-            await self.writer.drain()
+            self.wire.write(data)
+            await self.wire.drain()
         except (ConnectionError, OSError):
             self.end("client-reset")
             return False
@@ -272,7 +348,7 @@ class Session:
         """Record the client's frames until it ends the connection or our close is done."""
         try:
             while True:
-                f = await read_client_frame(self.reader)
+                f = await read_client_frame(self.wire)
                 self.obs.frames.append((round(self.now(), 4), f))
                 if f.opcode == CLOSE:
                     self.stop.set()
@@ -295,7 +371,7 @@ class Session:
         # the client may end TCP itself in the meantime (RFC 6455 7.1.1: the server
         # should close first, but a client may too)
         try:
-            rest = await asyncio.wait_for(self.reader.read(1), CLOSE_LINGER_S)
+            rest = await asyncio.wait_for(self.wire.read(1), CLOSE_LINGER_S)
             if not rest:
                 self.end("client-eof")
                 return
@@ -306,7 +382,7 @@ class Session:
             self.end("client-reset")
             return
         self.end("peer")
-        self.writer.transport.close()
+        self.wire.close()
 
 
 def _parse_head(head: bytes) -> tuple[str, dict[str, str]]:
