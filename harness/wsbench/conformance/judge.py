@@ -132,7 +132,7 @@ def _delivering(case: Case, obs: Observation, events: list[dict[str, Any]] | Non
     delivered = _messages(events)
     if delivered is None:
         return Verdict(FAIL, "the client reported no events" + (f": {problem}" if problem else ""))
-    wrong = _compare(delivered, [digest(m) for m in case.expect.messages])
+    wrong = compare_messages(delivered, [digest(m) for m in case.expect.messages])
     if wrong:
         return Verdict(FAIL, wrong)
     pongs = obs.pongs()
@@ -179,10 +179,10 @@ def _rejecting(obs: Observation, events: list[dict[str, Any]] | None) -> Verdict
 
 
 def _same_prefix(delivered: list[dict[str, Any]], allowed: list[dict[str, Any]]) -> bool:
-    return len(delivered) >= len(allowed) and _compare(delivered[:len(allowed)], allowed) is None
+    return len(delivered) >= len(allowed) and compare_messages(delivered[:len(allowed)], allowed) is None
 
 
-def _compare(delivered: list[dict[str, Any]], expected: list[dict[str, Any]]) -> str | None:
+def compare_messages(delivered: list[dict[str, Any]], expected: list[dict[str, Any]]) -> str | None:
     """None if the deliveries match, else what differs first (one line)."""
     for i, want in enumerate(expected):
         if i >= len(delivered):
