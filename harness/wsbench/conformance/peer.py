@@ -241,6 +241,8 @@ class Peer:
             if pending is None:
                 wire.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
                 return
+            if isinstance(wire, TlsWire):
+                pending.observation.tls_handshake = "done"
         try:
             await Session(pending, wire, headers).run()
         finally:
