@@ -7,6 +7,7 @@ import os
 import re
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import textwrap
@@ -94,3 +95,40 @@ def interrupt(proc: subprocess.Popen[str]) -> tuple[str, str]:
     leftovers = subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True)
     assert leftovers.stdout.strip() == ""
     return stdout, stderr
+
+
+def raw_client(url: str, key: str = "dGhlIHNhbXBsZSBub25jZQ==", context: ssl.SSLContext | None = None,
+               ragged_eofs: bool = True) -> tuple[socket.socket, bytes]:
+    """Upgrade by hand (over TLS for a wss:// URL, with ``context``); returns the socket
+    and the response head (plus any frames after it)."""
+    host_port, path = url.split("://", 1)[1].split("/", 1)
+    host, port = host_port.split(":")
+    s = socket.create_connection((host, int(port)), timeout=5)
+    if url.startswith("wss://"):
+        assert context is not None
+        s = context.wrap_socket(s, server_hostname=host, suppress_ragged_eofs=ragged_eofs)
+    s.sendall((f"GET /{path} HTTP/1.1\r\nHost: {host_port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+               f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        head += chunk
+    return s, head
+
+
+def observe_catalog(path: Path, clients: dict[str, str], tls: dict[str, str] | None = None) -> Path:
+    """A runtimes file whose clients are the observe fixture (FAKE_CLIENT = the behaviour
+    given); ``tls``: per client that speaks TLS, its fixture file (it trusts the test CA
+    by --ca); the others cannot (notes.tls)."""
+    lines = ['[runtimes.python]', 'label = "Python"', f'version = ["{PY}", "--version"]', "", "[servers]", ""]
+    for name, behaviour in clients.items():
+        script = (tls or {}).get(name, "observe_client.py")
+        lines += [f"[clients.{name}]", 'runtime = "python"', f'label = "{name}"',
+                  f"command = {json.dumps([PY, str(FIXTURES / script)])}",
+                  f'env = {{ FAKE_CLIENT = "{behaviour}" }}',
+                  'tls = { args = ["--ca", "{ca}"] }' if tls and name in tls
+                  else 'notes = { tls = "a plain test client" }', ""]
+    path.write_text("\n".join(lines))
+    return path
