@@ -5,21 +5,18 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from wsbench.conformance import cases, judge as J
-from wsbench.conformance.frames import CLOSE, PONG, TEXT, ClientFrame, accept_for, apply_mask, close_payload
+from wsbench.conformance.frames import CLOSE, PONG, TEXT, ClientFrame, accept_for, close_payload
 from wsbench.conformance.peer import Observation, Peer
 from wsbench.results import read_json
-from wsbench_testkit import ROOT, interrupt, observe_catalog, raw_client, wsbench
+from wsbench_testkit import ROOT, interrupt, masked_close, observe_catalog, raw_client, started, wsbench
 
 BUILT = (ROOT / "build/prefix/bin/qjs").exists() and (ROOT / "build/quickjs-websocket/lws.so").exists()
 needs_build = pytest.mark.skipif(not BUILT, reason="qjs or quickjs-websocket not built (make setup)")
@@ -164,11 +161,6 @@ def test_digest_counts_utf16_units() -> None:
 
 # --- the peer against trivial clients
 
-def masked_close(code: int) -> bytes:
-    key = b"\x01\x02\x03\x04"
-    return bytes((0x80 | CLOSE, 0x80 | 2)) + key + apply_mask(close_payload(code), key)
-
-
 def test_peer_plays_records_and_answers_a_close() -> None:
     case = cases.BY_ID["rsv1-text"]
     with Peer() as peer:
@@ -283,18 +275,8 @@ def test_fake_clients_every_case_gets_a_verdict(tmp_path: Path) -> None:
 def test_interrupt_leaves_nothing_behind(tmp_path: Path) -> None:
     catalog = observe_catalog(tmp_path / "rt.toml", {"hang": "hang"})
     out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "wsbench", "--catalog", str(catalog), "conformance",
-                             "--case", "text-16mib", "--out", str(out)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-    try:
-        assert proc.stderr is not None
-        first = proc.stderr.readline()  # the run has started: the handlers are in place
-        assert first.startswith("wsbench conformance:"), first
-        time.sleep(2.0)  # the hanging client is connected now
-    except BaseException:
-        os.killpg(proc.pid, signal.SIGKILL)
-        raise
+    proc = started("--catalog", str(catalog), "conformance", "--case", "text-16mib", "--out", str(out),
+                   first_line="wsbench conformance:")  # the hanging client is connected after 2 s
     interrupt(proc)
     [path] = out.glob("conformance-*.json")
     assert json.loads(path.read_text())["complete"] is False

@@ -9,6 +9,7 @@ import json
 import socket
 import ssl
 import struct
+import subprocess
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -17,10 +18,10 @@ import pytest
 
 from wsbench import tls
 from wsbench.conformance import cases, judge as J, tls_cases, tls_judge, tls_setup
-from wsbench.conformance.frames import CLOSE, TEXT, apply_mask, close_payload
+from wsbench.conformance.frames import CLOSE, TEXT
 from wsbench.conformance.peer import Observation, Peer, Pending
 from wsbench.results import read_json
-from wsbench_testkit import ROOT, observe_catalog, raw_client, wsbench
+from wsbench_testkit import ROOT, interrupt, masked_close, observe_catalog, raw_client, started, wsbench
 
 HAVE_CERTS = (ROOT / "build/tls/manifest.json").exists()
 needs_certs = pytest.mark.skipif(not HAVE_CERTS, reason="build/tls missing (make setup)")
@@ -121,11 +122,6 @@ def peer() -> Iterator[Peer]:
 
 def client_ctx() -> ssl.SSLContext:
     return tls.client_context(tls.load_certs())
-
-
-def masked_close(code: int) -> bytes:
-    key = b"\x01\x02\x03\x04"
-    return bytes((0x80 | CLOSE, 0x80 | 2)) + key + apply_mask(close_payload(code), key)
 
 
 def play(peer: Peer, case_id: str, token: str, ragged_eofs: bool = True) -> tuple[Pending, ssl.SSLSocket, bytes]:
@@ -325,3 +321,19 @@ def test_a_second_connection_to_a_case_listener_is_not_the_clients(peer: Peer) -
             socket.create_connection(("127.0.0.1", port), timeout=2).recv(1)
     o = pending.wait(5)
     assert o is not None and o.tls_handshake == "failed: the client closed TCP"
+
+
+@needs_certs
+def test_interrupt_over_tls_leaves_nothing_behind(tmp_path: Path) -> None:
+    """Ctrl-C while a client hangs on an open TLS connection: exit 130, the run saved as
+    incomplete, the client's process gone, the peer's listeners closed."""
+    catalog = observe_catalog(tmp_path / "rt.toml", {"hang": "hang"}, tls={"hang": "observe_client.py"})
+    out = tmp_path / "out"
+    proc = started("--catalog", str(catalog), "conformance", "--tls", "--case", "tls-truncation", "--out", str(out),
+                   first_line="wsbench conformance:")  # the hanging client is connected after 2 s
+    mine = "observe_client.py --ca .* --url wss://127.0.0.1:[0-9]*/tls-truncation/hang[.]"
+    clients = subprocess.run(["pgrep", "-f", mine], capture_output=True, text=True).stdout.split()
+    interrupt(proc)
+    [path] = out.glob("conformance-*.json")
+    assert json.loads(path.read_text())["complete"] is False
+    assert clients and all(not Path(f"/proc/{pid}").exists() for pid in clients)

@@ -11,8 +11,11 @@ import ssl
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
+
+from wsbench.conformance.frames import CLOSE, apply_mask, close_payload
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -81,6 +84,23 @@ def listening(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
+def started(*args: str, first_line: str, settle_s: float = 2.0) -> subprocess.Popen[str]:
+    """A wsbench started in its own session (for ``interrupt``), returned once it has
+    printed ``first_line`` on stderr (its handlers are in place then) and ``settle_s``
+    more have passed."""
+    proc = subprocess.Popen([PY, "-m", "wsbench", *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        assert proc.stderr is not None
+        first = proc.stderr.readline()
+        assert first.startswith(first_line), first
+        time.sleep(settle_s)
+    except BaseException:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
+    return proc
+
+
 def interrupt(proc: subprocess.Popen[str]) -> tuple[str, str]:
     """Ctrl-C a wsbench started in its own session: it must exit 130 without a traceback
     and leave no process of its group behind. Returns its stdout and stderr."""
@@ -132,3 +152,9 @@ def observe_catalog(path: Path, clients: dict[str, str], tls: dict[str, str] | N
                   else 'notes = { tls = "a plain test client" }', ""]
     path.write_text("\n".join(lines))
     return path
+
+
+def masked_close(code: int) -> bytes:
+    """A client's close frame with ``code``, masked as a client must."""
+    key = b"\x01\x02\x03\x04"
+    return bytes((0x80 | CLOSE, 0x80 | 2)) + key + apply_mask(close_payload(code), key)
