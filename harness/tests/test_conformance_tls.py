@@ -182,6 +182,18 @@ def test_the_peer_over_tls_answers_a_close_and_ends_with_close_notify(peer: Peer
     s.close()
 
 
+@needs_certs
+def test_a_client_that_fails_the_handshake_of_a_case_is_told_apart(peer: Peer) -> None:
+    """Over TLS every case has a listener of its own: a handshake that fails is that
+    client's, in that case (here a client that trusts only the system's CAs)."""
+    pending = peer.expect("no-trust", cases.BY_ID["rsv1-text"])
+    with pytest.raises(ssl.SSLCertVerificationError):
+        raw_client(pending.url, context=ssl.create_default_context())
+    v = J.judge(cases.BY_ID["rsv1-text"], pending.wait(5), None, None)
+    assert (v.verdict, v.detail) == ("fail", "never connected to the peer: the TLS handshake failed: the client's "
+                                             "alert: unknown ca")
+
+
 def read_to_the_end(s: ssl.SSLSocket) -> tuple[bytes, BaseException | None]:
     data = b""
     try:

@@ -52,7 +52,9 @@ def judge(case: Case, obs: Observation | None, report: dict[str, Any] | None, pr
     client run itself went wrong, if it did (crash, error line, timeout)."""
     suffix = f" (client: {problem})" if problem else ""
     if obs is None or not obs.connected:
-        return Verdict(FAIL, "never connected to the peer" + suffix)
+        failed = obs.tls_handshake if obs is not None and obs.tls_handshake else ""
+        how = f": the TLS handshake {failed}" if failed.startswith("failed") else ""
+        return Verdict(FAIL, f"never connected to the peer{how}" + suffix)
     unmasked = [f for _, f in obs.frames if not f.masked]
     if unmasked:
         return Verdict(FAIL, f"sent an unmasked {OPCODE_NAMES.get(unmasked[0].opcode, 'frame')} frame "

@@ -1,14 +1,16 @@
 """The conformance peer: a WebSocket server on raw bytes (asyncio streams, no WebSocket
-library), on 127.0.0.1 and a port the kernel picks; with TLS contexts (``wsbench
+library), on 127.0.0.1 and ports the kernel picks; with TLS contexts (``wsbench
 conformance --tls``) every connection is TLS, done by hand (wire.py).
 
-A client connects to ``ws://127.0.0.1:PORT/<case>/<token>`` (``wss://``); the token was
-registered with ``expect()`` beforehand and names the case to play. A case of the
-TLS-failure set (a ``certificate`` of its own) gets a listener of its own instead, on
-another port, whose first connection is that client's: a client that refuses the
-certificate never sends the request the token is in. A ``Session`` (session.py) then
-plays the case and records everything the client does: every frame it sends (unmasked,
-with the time), and whether and when it ended the TCP connection (observation.py).
+Over plain TCP a client connects to ``ws://127.0.0.1:PORT/<case>/<token>`` on the shared
+listener; the token was registered with ``expect()`` beforehand and names the case to
+play. Over TLS every expected connection gets a listener of its own instead
+(``wss://127.0.0.1:PORT2/...``, ``Pending.url``), whose first connection is that
+client's: the TLS handshake comes before the request that holds the token, and a client
+that refuses the certificate (the TLS-failure set) never sends it, so only the port can
+tell whose handshake it was. A ``Session`` (session.py) then plays the case and records
+everything the client does: every frame it sends (unmasked, with the time), and whether
+and when it ended the TCP connection (observation.py).
 
 The server runs its own event loop in a background thread, so the synchronous runner
 can start client processes and wait for an observation with ``Pending.wait()``.
@@ -20,7 +22,6 @@ import asyncio
 import ssl
 import threading
 from functools import partial
-from typing import Any
 
 from .cases import Case
 from .observation import Observation, Pending, sendable
@@ -33,9 +34,9 @@ HANDSHAKE_S = 10.0  # for the client's TLS handshake
 
 
 class Peer:
-    """The server and its thread; ``start()`` returns the port. ``contexts``: TLS, a server
-    context per certificate the peer may present (tls.py's manifest entries; ``server``
-    for the shared listener)."""
+    """The server and its thread; ``start()`` returns the shared listener's port (0 over
+    TLS). ``contexts``: TLS, a server context per certificate the peer may present (tls.py's
+    manifest entries; ``server`` for every case without a certificate of its own)."""
 
     def __init__(self, contexts: dict[str, ssl.SSLContext] | None = None) -> None:
         self._contexts = contexts
@@ -45,18 +46,17 @@ class Peer:
         self._thread = threading.Thread(target=self._loop.run_forever, name="conformance-peer", daemon=True)
         self._server: asyncio.AbstractServer | None = None
         self._tasks: set[asyncio.Task[None]] = set()
-        self._listeners: list[asyncio.AbstractServer] = []  # the TLS-failure cases' own
+        self._listeners: set[asyncio.AbstractServer] = set()  # over TLS, each expected connection's own
         self.port = 0
 
     def start(self) -> int:
         self._thread.start()
-        context = self._contexts["server"] if self._contexts else None
-        self._server = self._listen(partial(self._serve, context=context))
-        self.port = self._server.sockets[0].getsockname()[1]
+        if not self._contexts:
+            self._server = asyncio.run_coroutine_threadsafe(
+                asyncio.start_server(self._serve, "127.0.0.1", 0), self._loop).result(10)
+            self.port = self._server.sockets[0].getsockname()[1]
         return self.port
 
-    def _listen(self, serve: Any) -> asyncio.AbstractServer:
-        return asyncio.run_coroutine_threadsafe(asyncio.start_server(serve, "127.0.0.1", 0), self._loop).result(10)
 
     @property
     def scheme(self) -> str:
@@ -67,25 +67,36 @@ class Peer:
 
     def expect(self, token: str, case: Case) -> Pending:
         """Register the next connection for ``token``: it plays ``case`` (``pending.url``
-        says where; a case with a certificate of its own gets its own listener)."""
-        if case.certificate is None:
+        says where: over TLS, a listener of its own presenting the case's certificate)."""
+        if not self._contexts:
+            if case.certificate is not None:
+                raise ValueError(f"case '{case.id}' runs only over TLS")
             pending = Pending(case, self.url(case, token))
             with self._lock:
                 self._pending[token] = pending
             return pending
-        if not self._contexts or case.certificate not in self._contexts:
+        context = self._contexts.get(case.certificate or "server")
+        if context is None:
             raise ValueError(f"case '{case.id}' needs the TLS certificate '{case.certificate}'")
         pending = Pending(case)
-        pending.listener = self._listen(partial(self._serve, context=self._contexts[case.certificate],
-                                                pending=pending))
-        self._listeners.append(pending.listener)
+        pending.listener = asyncio.run_coroutine_threadsafe(self._own_listener(pending, context), self._loop).result(10)
         pending.url = self.url(case, token, pending.listener.sockets[0].getsockname()[1])
         return pending
 
+    async def _own_listener(self, pending: Pending, context: ssl.SSLContext) -> asyncio.AbstractServer:
+        server = await asyncio.start_server(partial(self._serve, context=context, pending=pending), "127.0.0.1", 0)
+        self._listeners.add(server)  # in the loop's thread, as every change to the set
+        return server
+
     def release(self, pending: Pending) -> None:
-        """Close the listener of its own, if it has one."""
-        if pending.listener is not None and self._thread.is_alive():
-            self._loop.call_soon_threadsafe(pending.listener.close)
+        """Close the listener of its own, if it has one (the runner, after the client run)."""
+        listener = pending.listener
+        if listener is not None and self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self._close_listener, listener)
+
+    def _close_listener(self, listener: asyncio.AbstractServer) -> None:
+        listener.close()
+        self._listeners.discard(listener)
 
     def stop(self) -> None:
         if not self._thread.is_alive():
@@ -96,7 +107,7 @@ class Peer:
         self._loop.close()
 
     async def _shutdown(self) -> None:
-        for server in (self._server, *self._listeners):
+        for server in (self._server, *list(self._listeners)):
             if server is not None:
                 server.close()
         for task in list(self._tasks):
@@ -113,7 +124,7 @@ class Peer:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                      context: ssl.SSLContext | None = None, pending: Pending | None = None) -> None:
         """One connection: on the shared listener (``pending`` None: the request's token
-        says which case), or on a case's own listener (its first connection only)."""
+        says which case), or on a listener of its own (its first connection only)."""
         task = asyncio.current_task()
         assert task is not None
         self._tasks.add(task)
@@ -165,8 +176,6 @@ class Peer:
             if pending is None:
                 wire.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
                 return
-            if isinstance(wire, TlsWire):
-                pending.observation.tls_handshake = "done"
         try:
             await Session(pending, wire, headers).run()
         finally:
