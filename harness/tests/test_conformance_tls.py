@@ -298,6 +298,7 @@ def test_fake_clients_over_tls(tmp_path: Path) -> None:
         assert "## Conformance — RFC 6455 sections 4-8, raw-frame peer over TLS (wss://)" in text
         assert "## TLS failures" in text and "| `tls-alert-mid-message` | 8446 6.2 |" in text
         assert "| plain | – | n/a | a plain test client |" in text
+        assert "| plain (plain) | 0 | 0 | 0 | 2 | 0 |" in text and "| plain (plain) | 0 | 0 | 0 | 6 | 0 |" in text
     assert read_json(path).conformance is not None
 
 

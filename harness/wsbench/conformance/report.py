@@ -10,7 +10,7 @@ from ..records import CaseRecord, Verdict
 from ..results import Run
 
 MARKS = {"strict": "S", "non-strict": "n", "fail": "F", "n/a": "n/a"}
-JUDGED = ("strict", "non-strict", "fail")
+JUDGED = ("strict", "non-strict", "fail")  # counted per client; "n/a" too where a client has it
 TLS_GROUP = "tls-failure"
 LEGEND = ("**S** strict: the close code RFC 6455 asks for (for valid input: every message delivered, "
           "every ping ponged, the close answered with its code); **n** non-strict: the connection failed "
@@ -72,12 +72,14 @@ def _matrix(run: Run, cases: list[CaseRecord], legend: str) -> list[Block]:
     table = Grid(["case", "RFC", "what the peer sends", "a strict client", *clients])
     for case in cases:
         table.add([f"`{case.id}`", case.section, case.title, case.strict, *(mark(c, case) for c in clients)])
-    counts = Grid(["client", "strict", "non-strict", "fail", "not run"], right={1, 2, 3, 4})
+    shown = (*JUDGED, "n/a") if any(v.verdict == "n/a" for by_case in verdicts.values()
+                                    for v in by_case.values()) else JUDGED
+    counts = Grid(["client", *shown, "not run"], right=set(range(1, len(shown) + 2)))
     findings = Grid(["client", "case", "verdict", "what happened"])
     for c in clients:
         got = {case.id: found(c, case) for case in cases}
-        tally = {k: sum(1 for v in got.values() if v and v.verdict == k) for k in JUDGED}
-        counts.add([_label(run, c), *(str(tally[k]) for k in JUDGED), str(len(cases) - sum(tally.values()))])
+        tally = {k: sum(1 for v in got.values() if v and v.verdict == k) for k in shown}
+        counts.add([_label(run, c), *(str(tally[k]) for k in shown), str(len(cases) - sum(tally.values()))])
         record = run.clients.get(c)
         na = next((v for v in got.values() if v and v.verdict == "n/a"), None)
         problems = [(cid, v) for cid, v in got.items() if v and v.verdict in ("non-strict", "fail")]
