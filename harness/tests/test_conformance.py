@@ -5,22 +5,18 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from wsbench.conformance import cases, judge as J
-from wsbench.conformance.frames import CLOSE, PONG, TEXT, ClientFrame, accept_for, apply_mask, close_payload
+from wsbench.conformance.frames import CLOSE, PONG, TEXT, ClientFrame, accept_for, close_payload
 from wsbench.conformance.peer import Observation, Peer
 from wsbench.results import read_json
-from wsbench_testkit import FIXTURES, PY, ROOT, interrupt, wsbench
+from wsbench_testkit import ROOT, interrupt, masked_close, observe_catalog, raw_client, started, wsbench
 
 BUILT = (ROOT / "build/prefix/bin/qjs").exists() and (ROOT / "build/quickjs-websocket/lws.so").exists()
 needs_build = pytest.mark.skipif(not BUILT, reason="qjs or quickjs-websocket not built (make setup)")
@@ -165,27 +161,6 @@ def test_digest_counts_utf16_units() -> None:
 
 # --- the peer against trivial clients
 
-def raw_client(url: str, key: str = "dGhlIHNhbXBsZSBub25jZQ==") -> tuple[socket.socket, bytes]:
-    """Upgrade by hand; returns the socket and the response head (plus any frames after it)."""
-    host_port, path = url[len("ws://"):].split("/", 1)
-    host, port = host_port.split(":")
-    s = socket.create_connection((host, int(port)), timeout=5)
-    s.sendall((f"GET /{path} HTTP/1.1\r\nHost: {host_port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-               f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
-    head = b""
-    while b"\r\n\r\n" not in head:
-        chunk = s.recv(4096)
-        if not chunk:
-            break
-        head += chunk
-    return s, head
-
-
-def masked_close(code: int) -> bytes:
-    key = b"\x01\x02\x03\x04"
-    return bytes((0x80 | CLOSE, 0x80 | 2)) + key + apply_mask(close_payload(code), key)
-
-
 def test_peer_plays_records_and_answers_a_close() -> None:
     case = cases.BY_ID["rsv1-text"]
     with Peer() as peer:
@@ -244,16 +219,6 @@ def test_peer_with_a_library_client() -> None:
 
 # --- the command
 
-def fake_observe_catalog(path: Path, clients: dict[str, str]) -> Path:
-    lines = ['[runtimes.python]', 'label = "Python"', f'version = ["{PY}", "--version"]', "", "[servers]", ""]
-    for name, behaviour in clients.items():
-        lines += [f"[clients.{name}]", 'runtime = "python"', f'label = "{name}"',
-                  f"command = {json.dumps([PY, str(FIXTURES / 'observe_client.py')])}",
-                  f'env = {{ FAKE_CLIENT = "{behaviour}" }}', ""]
-    path.write_text("\n".join(lines))
-    return path
-
-
 def one_line_error(proc: subprocess.CompletedProcess[str], needle: str) -> None:
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
@@ -264,10 +229,24 @@ def test_bad_names_give_one_line() -> None:
     one_line_error(wsbench("conformance", "-c", "netcat"), "unknown client 'netcat'")
     one_line_error(wsbench("conformance", "--case", "rsv9"), "unknown case 'rsv9'")
     one_line_error(wsbench("conformance", "--jobs", "0"), "--jobs")
+    one_line_error(wsbench("conformance", "--case", "tls-truncation"),
+                   "case 'tls-truncation' is a TLS-failure case: it runs only with --tls")
+    one_line_error(wsbench("conformance", "--tls", "--case", "tls-nothing"), "unknown case 'tls-nothing'")
+
+
+def test_missing_certificates_are_one_line(tmp_path: Path) -> None:
+    """--tls without build/tls (make setup): one line, nothing started."""
+    code = ("import sys, pathlib; import wsbench.tls as t; t.TLS_DIR = pathlib.Path(sys.argv[1]); "
+            "from wsbench.cli import main; sys.exit(main(sys.argv[2:]))")
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "tls"), "conformance", "--tls", "--case",
+                           "rsv1-text", "--out", str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60, stdin=subprocess.DEVNULL)
+    one_line_error(proc, "manifest.json is missing: the TLS certificates are made by make setup")
+    assert not (tmp_path / "out").exists()
 
 
 def test_fake_clients_every_case_gets_a_verdict(tmp_path: Path) -> None:
-    catalog = fake_observe_catalog(tmp_path / "rt.toml", {"lib": "ok", "crash": "crash"})
+    catalog = observe_catalog(tmp_path / "rt.toml", {"lib": "ok", "crash": "crash"})
     out = tmp_path / "out"
     chosen = ["rsv1-text", "utf8-split-valid", "close-code-3000", "accept-wrong"]
     proc = wsbench("--catalog", str(catalog), "conformance", "--out", str(out), "-q",
@@ -294,20 +273,10 @@ def test_fake_clients_every_case_gets_a_verdict(tmp_path: Path) -> None:
 
 
 def test_interrupt_leaves_nothing_behind(tmp_path: Path) -> None:
-    catalog = fake_observe_catalog(tmp_path / "rt.toml", {"hang": "hang"})
+    catalog = observe_catalog(tmp_path / "rt.toml", {"hang": "hang"})
     out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "wsbench", "--catalog", str(catalog), "conformance",
-                             "--case", "text-16mib", "--out", str(out)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-    try:
-        assert proc.stderr is not None
-        first = proc.stderr.readline()  # the run has started: the handlers are in place
-        assert first.startswith("wsbench conformance:"), first
-        time.sleep(2.0)  # the hanging client is connected now
-    except BaseException:
-        os.killpg(proc.pid, signal.SIGKILL)
-        raise
+    proc = started("--catalog", str(catalog), "conformance", "--case", "text-16mib", "--out", str(out),
+                   first_line="wsbench conformance:")  # the hanging client is connected after 2 s
     interrupt(proc)
     [path] = out.glob("conformance-*.json")
     assert json.loads(path.read_text())["complete"] is False

@@ -122,7 +122,8 @@ def test_version_5_gate_baseline_and_report() -> None:
 
 
 V6 = ["v6-run.json", "v6-conformance.json", "v6-profile.json", "v6-startup.json", "v6-gate-report.json"]
-V7 = ["v7-run-tls.json", "v7-conformance.json", "v7-profile.json", "v7-startup.json", "v7-gate-report.json"]
+V7 = ["v7-run-tls.json", "v7-conformance.json", "v7-conformance-tls.json", "v7-profile.json", "v7-startup.json",
+      "v7-gate-report.json"]
 
 
 @pytest.mark.parametrize("name", V7)
@@ -155,6 +156,19 @@ def test_version_7_tls_run() -> None:
     assert bun["tls"]["cannot_tell"] and bun["server_tls"]["group"]
     text = render_markdown(run)
     assert "TLS: servers over ws:// and wss://" in text
+
+
+def test_version_7_conformance_over_tls() -> None:
+    """The TLS-failure set is version 7's conformance section with another group and two
+    more expectations (refuse, fault), and n/a verdicts: both tables render."""
+    run = load("v7-conformance-tls.json", 7)
+    assert run.settings["tls"]["mode"] == "on" and run.conformance is not None
+    groups = {c.id: (c.group, c.expect) for c in run.conformance.cases}
+    assert groups["tls-expired"] == ("tls-failure", "refuse") and groups["tls-truncation"] == ("tls-failure", "fault")
+    assert run.conformance.verdicts["loadgen"]["tls-alert-mid-message"].verdict == "strict"
+    assert {v.verdict for v in run.conformance.verdicts["quickjs"].values()} == {"n/a"}
+    text = render_markdown(run)
+    assert "over TLS (wss://)" in text and "## TLS failures" in text and "| quickjs | – | n/a |" in text
 
 
 def test_version_6_content() -> None:

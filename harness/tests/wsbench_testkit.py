@@ -7,11 +7,15 @@ import os
 import re
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
+
+from wsbench.conformance.frames import CLOSE, apply_mask, close_payload
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -80,6 +84,23 @@ def listening(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
+def started(*args: str, first_line: str, settle_s: float = 2.0) -> subprocess.Popen[str]:
+    """A wsbench started in its own session (for ``interrupt``), returned once it has
+    printed ``first_line`` on stderr (its handlers are in place then) and ``settle_s``
+    more have passed."""
+    proc = subprocess.Popen([PY, "-m", "wsbench", *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        assert proc.stderr is not None
+        first = proc.stderr.readline()
+        assert first.startswith(first_line), first
+        time.sleep(settle_s)
+    except BaseException:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
+    return proc
+
+
 def interrupt(proc: subprocess.Popen[str]) -> tuple[str, str]:
     """Ctrl-C a wsbench started in its own session: it must exit 130 without a traceback
     and leave no process of its group behind. Returns its stdout and stderr."""
@@ -94,3 +115,46 @@ def interrupt(proc: subprocess.Popen[str]) -> tuple[str, str]:
     leftovers = subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True)
     assert leftovers.stdout.strip() == ""
     return stdout, stderr
+
+
+def raw_client(url: str, key: str = "dGhlIHNhbXBsZSBub25jZQ==", context: ssl.SSLContext | None = None,
+               ragged_eofs: bool = True) -> tuple[socket.socket, bytes]:
+    """Upgrade by hand (over TLS for a wss:// URL, with ``context``); returns the socket
+    and the response head (plus any frames after it)."""
+    host_port, path = url.split("://", 1)[1].split("/", 1)
+    host, port = host_port.split(":")
+    s = socket.create_connection((host, int(port)), timeout=5)
+    if url.startswith("wss://"):
+        assert context is not None
+        s = context.wrap_socket(s, server_hostname=host, suppress_ragged_eofs=ragged_eofs)
+    s.sendall((f"GET /{path} HTTP/1.1\r\nHost: {host_port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+               f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        head += chunk
+    return s, head
+
+
+def observe_catalog(path: Path, clients: dict[str, str], tls: dict[str, str] | None = None) -> Path:
+    """A runtimes file whose clients are the observe fixture (FAKE_CLIENT = the behaviour
+    given); ``tls``: per client that speaks TLS, its fixture file (it trusts the test CA
+    by --ca); the others cannot (notes.tls)."""
+    lines = ['[runtimes.python]', 'label = "Python"', f'version = ["{PY}", "--version"]', "", "[servers]", ""]
+    for name, behaviour in clients.items():
+        script = (tls or {}).get(name, "observe_client.py")
+        lines += [f"[clients.{name}]", 'runtime = "python"', f'label = "{name}"',
+                  f"command = {json.dumps([PY, str(FIXTURES / script)])}",
+                  f'env = {{ FAKE_CLIENT = "{behaviour}" }}',
+                  'tls = { args = ["--ca", "{ca}"] }' if tls and name in tls
+                  else 'notes = { tls = "a plain test client" }', ""]
+    path.write_text("\n".join(lines))
+    return path
+
+
+def masked_close(code: int) -> bytes:
+    """A client's close frame with ``code``, masked as a client must."""
+    key = b"\x01\x02\x03\x04"
+    return bytes((0x80 | CLOSE, 0x80 | 2)) + key + apply_mask(close_payload(code), key)

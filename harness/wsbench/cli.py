@@ -131,6 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
     conf.add_argument("--case", action="append", help="case id (repeatable; default: all; `wsbench list` shows them)")
     conf.add_argument("--jobs", "-j", type=int, default=DEFAULT_JOBS,
                       help=f"client processes at a time (default {DEFAULT_JOBS})")
+    conf.add_argument("--tls", action="store_true",
+                      help="the peer behind TLS, every client over wss:// (certificates: build/tls/), and the "
+                           "TLS-failure cases too")
     _results(conf)
 
     prof = add("profile", help="perf flamegraphs, CPU profiles and where-the-time-goes tables of cells "

@@ -37,7 +37,7 @@ class CaseRecord:
     section: str  # of RFC 6455
     group: str
     title: str
-    expect: str  # fail, deliver or reject
+    expect: str  # fail, deliver or reject; the TLS-failure set: refuse or fault
     strict: str  # what a strict client does
     why: str
 
@@ -53,8 +53,8 @@ class CaseRecord:
 
 @dataclass(frozen=True)
 class Verdict:
-    verdict: str  # strict, non-strict or fail
-    detail: str  # one line
+    verdict: str  # strict, non-strict or fail; n/a: the client cannot run the case (over TLS)
+    detail: str  # one line (n/a: why)
 
     def to_json(self) -> dict[str, str]:
         return {"verdict": self.verdict, "detail": self.detail}

@@ -62,7 +62,13 @@ Schema history:
   (servers/README.md, WSBENCH-TLS: ``connections``, ``resumed``, ``version``, ``cipher``,
   ``group``, ``library``; absent where the server prints nothing). Workloads carry
   ``tls_only`` (true: measured over wss:// only, e.g. session resumption). Versions 1 to 6
-  are still read (no TLS).
+  are still read (no TLS). A conformance run (``wsbench conformance --tls``) has the same
+  shape: ``settings.tls`` (mode "on", the peer's certificate, and
+  ``failure_certificates``: per failure-set entry its file), and its ``conformance``
+  section may hold cases of group ``tls-failure`` whose ``expect`` is ``refuse`` (a
+  certificate to refuse) or ``fault`` (a TLS session ended mid-message), and verdicts
+  ``n/a`` (the client cannot speak TLS; the detail says why). Plain conformance runs
+  record ``settings.tls`` null.
 
 The side sections are read and written through their records (records.py), key for key as
 above; tests/test_schemas.py loads a file of every version (tests/fixtures/schemas/).

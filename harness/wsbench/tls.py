@@ -100,6 +100,19 @@ def client_context(certs: Certs) -> ssl.SSLContext:
     return ctx
 
 
+def server_context(certs: Certs, entry: str = "server") -> ssl.SSLContext:
+    """What a Python server of the harness (the conformance peer) presents: ``entry``'s
+    certificate and key (a failure-set entry for a server that must be refused)."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    try:
+        ctx.load_cert_chain(str(certs.file(entry, "cert")), str(certs.file(entry, "key")))
+    except ssl.SSLError as exc:
+        raise WsbenchError(f"{relative(certs.file(entry, 'cert'))}: cannot be loaded ({exc.reason}); "
+                           "run: make setup") from None
+    return ctx
+
+
 def tls_summary(lines: list[dict[str, Any]]) -> dict[str, Any] | None:
     """What a server printed of the connections of one sample (server.parse_tls_line):
     how many, how many resumed, and each field's value (``"mixed: a, b"`` where the

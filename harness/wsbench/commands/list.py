@@ -1,11 +1,12 @@
-"""``wsbench list``: the runtimes, servers, clients, workloads, suites and conformance cases."""
+"""``wsbench list``: the runtimes, servers, clients, workloads, suites and conformance cases
+(the RFC 6455 cases and the TLS-failure set)."""
 
 from __future__ import annotations
 
 import argparse
 
 from ..catalog import load_catalog
-from ..conformance import cases
+from ..conformance import cases, tls_cases
 from ..workloads import load_workloads
 
 
@@ -30,4 +31,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     print("conformance cases (wsbench conformance --case ID):")
     for case in cases.CASES:
         print(f"  {case.id:<24} {case.section:<6} {case.title}")
+    print("TLS-failure cases (wsbench conformance --tls; --case ID):")
+    for case in tls_cases.TLS_CASES:
+        print(f"  {case.id:<24} {case.section:<12} {case.title}")
     return 0

@@ -1,8 +1,12 @@
 """``wsbench conformance``: a raw-frame RFC 6455 peer, the case table, the judge and the
-runner that plays every case against every client (README.md, "Conformance").
+runner that plays every case against every client (docs/conformance.md); with ``--tls``
+behind TLS, plus the TLS-failure set.
 
 One concern per module: ``frames`` (the wire format, both directions), ``cases`` (the
-case table, as data), ``peer`` (the asyncio server that plays a case and records what the
-client does), ``judge`` (a verdict per case), ``runner`` (every client x case) and
-``report`` (the table, from the results file alone).
+case table, as data), ``tls_cases`` (the TLS-failure set, as data, and choosing cases),
+``wire`` (the byte stream to a client: plain TCP, or TLS by hand, with its faults),
+``peer`` (the asyncio server: listeners, routing, the TLS handshake), ``session`` (one
+connection playing one case), ``observation`` (what the peer saw), ``judge`` and
+``tls_judge`` (a verdict per case), ``tls_setup`` (certificates and the clients' trust),
+``runner`` (every client x case) and ``report`` (the tables, from the results file alone).
 """

@@ -20,6 +20,7 @@ expectation:
   Connection_"); the connection is never established, so there is no close frame to
   send. Strict: no ``open`` event, TCP dropped. Non-strict: a close frame sent first.
   Fail: ``open`` fired or data sent, or no reaction.
+- ``refuse`` and ``fault``: the TLS-failure set (tls_cases.py, judged by tls_judge.py).
 """
 
 from __future__ import annotations
@@ -49,7 +50,15 @@ class Closes:
     data: bytes
 
 
-Step = Union[bytes, Closes, Pause]
+@dataclass(frozen=True)
+class Fault:
+    """The peer ends the TLS session in the middle of the stream (wire.py, FAULTS):
+    ``truncate``, ``alert`` or ``close-notify``; nothing is played after it."""
+
+    kind: str
+
+
+Step = Union[bytes, Closes, Pause, Fault]
 
 
 @dataclass(frozen=True)
@@ -66,12 +75,13 @@ class Message:
 
 @dataclass(frozen=True)
 class Expect:
-    verdict: Literal["fail", "deliver", "reject"]
+    verdict: Literal["fail", "deliver", "reject", "refuse", "fault"]
     codes: tuple[int, ...] = ()  # fail: the close codes a strict client sends
     messages: tuple[Message, ...] = ()  # deliver: in order; fail: allowed before the failure
     pongs: tuple[bytes, ...] = ()  # deliver: the payloads the client's pongs must carry, in order
     close_reply: tuple[int | None, ...] = (1000,)  # deliver: strict answers to our close (None: no code)
     before_end: bool = False  # fail: strict only if the close comes before the script's last step
+    error_required: bool = True  # fault: no error event before close fails (else it is non-strict)
 
     def describe(self) -> str:
         """One line: what a strict client does."""
@@ -80,6 +90,12 @@ class Expect:
             return f"close {codes}" + (" before the message ends" if self.before_end else "")
         if self.verdict == "reject":
             return "never open; drop TCP"
+        if self.verdict == "refuse":
+            return "never open: error, then close 1006 (not clean)"
+        if self.verdict == "fault":
+            n = len(self.messages)
+            return (f"deliver the {n} complete message{'s' if n != 1 else ''}, not the partial one; "
+                    f"error{'' if self.error_required else ' (non-strict without)'}, then close 1006 (not clean)")
         n = len(self.messages)
         parts = [f"deliver {n} message{'s' if n != 1 else ''}"] if n else []
         if self.pongs:
@@ -101,6 +117,7 @@ class Case:
     wrong_accept: bool = False  # answer the upgrade with a wrong Sec-WebSocket-Accept
     with_101: bool = False  # the first step goes out in the same write as the 101 response
     react_s: float = REACT_S
+    certificate: str | None = None  # the TLS-failure set: what the peer presents (tls.py's manifest entry)
 
     def steps(self) -> tuple[Step, ...]:
         return _steps(self)

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import hashlib
 import struct
 from dataclasses import dataclass
+from typing import Protocol
 
 CONT, TEXT, BINARY, CLOSE, PING, PONG = 0x0, 0x1, 0x2, 0x8, 0x9, 0xA
 OPCODE_NAMES = {CONT: "continuation", TEXT: "text", BINARY: "binary", CLOSE: "close", PING: "ping",
@@ -74,7 +74,13 @@ class ClientFrame:
 MAX_CLIENT_PAYLOAD = 1 << 20  # the observe client sends nothing big; more is a broken client
 
 
-async def read_client_frame(reader: asyncio.StreamReader) -> ClientFrame:
+class ByteSource(Protocol):
+    """What frames are read from: an asyncio.StreamReader, or the peer's wire (wire.py)."""
+
+    async def readexactly(self, n: int) -> bytes: ...
+
+
+async def read_client_frame(reader: ByteSource) -> ClientFrame:
     """The next frame from the client; raises asyncio.IncompleteReadError at end of stream
     and ValueError for a frame too long to be anything the peer expects."""
     b0, b1 = await reader.readexactly(2)

@@ -52,7 +52,9 @@ def judge(case: Case, obs: Observation | None, report: dict[str, Any] | None, pr
     client run itself went wrong, if it did (crash, error line, timeout)."""
     suffix = f" (client: {problem})" if problem else ""
     if obs is None or not obs.connected:
-        return Verdict(FAIL, "never connected to the peer" + suffix)
+        failed = obs.tls_handshake if obs is not None and obs.tls_handshake else ""
+        how = f": the TLS handshake {failed}" if failed.startswith("failed") else ""
+        return Verdict(FAIL, f"never connected to the peer{how}" + suffix)
     unmasked = [f for _, f in obs.frames if not f.masked]
     if unmasked:
         return Verdict(FAIL, f"sent an unmasked {OPCODE_NAMES.get(unmasked[0].opcode, 'frame')} frame "
@@ -132,7 +134,7 @@ def _delivering(case: Case, obs: Observation, events: list[dict[str, Any]] | Non
     delivered = _messages(events)
     if delivered is None:
         return Verdict(FAIL, "the client reported no events" + (f": {problem}" if problem else ""))
-    wrong = _compare(delivered, [digest(m) for m in case.expect.messages])
+    wrong = compare_messages(delivered, [digest(m) for m in case.expect.messages])
     if wrong:
         return Verdict(FAIL, wrong)
     pongs = obs.pongs()
@@ -179,10 +181,10 @@ def _rejecting(obs: Observation, events: list[dict[str, Any]] | None) -> Verdict
 
 
 def _same_prefix(delivered: list[dict[str, Any]], allowed: list[dict[str, Any]]) -> bool:
-    return len(delivered) >= len(allowed) and _compare(delivered[:len(allowed)], allowed) is None
+    return len(delivered) >= len(allowed) and compare_messages(delivered[:len(allowed)], allowed) is None
 
 
-def _compare(delivered: list[dict[str, Any]], expected: list[dict[str, Any]]) -> str | None:
+def compare_messages(delivered: list[dict[str, Any]], expected: list[dict[str, Any]]) -> str | None:
     """None if the deliveries match, else what differs first (one line)."""
     for i, want in enumerate(expected):
         if i >= len(delivered):

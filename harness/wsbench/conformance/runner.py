@@ -5,6 +5,10 @@ group, started with ``procs.spawn`` and killed by PID whatever happens: after it
 on a timeout, on an error and on Ctrl-C (``procs.kill_all`` in the CLI). The peer plays
 the case; the judge turns what the peer saw and what the client reported into a verdict,
 which goes into the run's ``conformance`` section as soon as it is known.
+
+With ``--tls`` (tls_setup.py) the peer speaks TLS and every client runs over ``wss://``
+with its catalog trust; a client that cannot speak TLS gets ``n/a`` for every case, with
+the catalog's reason. The TLS-failure cases are judged by tls_judge.py.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ from ..results import Run
 from .cases import Case
 from .judge import FAIL, Verdict, judge
 from .peer import Peer
+from .tls_judge import judge_tls
+from .tls_setup import TlsPlan, unable
 
 CLIENT_SLACK_S = 3.0  # beyond the script and the reaction time: the client's own --timeout-ms
 STARTUP_S = 15.0  # beyond --timeout-ms: runtime start-up, printing, exiting
@@ -38,6 +44,7 @@ CONNECT_WAIT_S = 1.0  # after the client is gone, for a connection that never ca
 POLL_S = 0.25  # how often a waiting runner thread looks whether the run is being stopped
 KIND = "observe"
 DEFAULT_JOBS = 4  # client processes at a time
+NOT_APPLICABLE = "n/a"
 
 
 @dataclass(frozen=True)
@@ -48,14 +55,17 @@ class ClientRun:
     problem: str | None  # crashed, timed out, printed an error, ...
 
 
-def new_run(clients: list[Program], cases: list[Case], catalog: Catalog, argv: list[str], jobs: int) -> Run:
-    return runs.new_run(catalog, argv, [], clients, {"jobs": jobs},
+def new_run(clients: list[Program], cases: list[Case], catalog: Catalog, argv: list[str], jobs: int,
+            tls: TlsPlan | None = None) -> Run:
+    """``clients`` as they run (tls_setup.over_tls); ``settings.tls``: null, or the
+    certificates (mode "on")."""
+    return runs.new_run(catalog, argv, [], clients, {"jobs": jobs, "tls": tls.settings if tls else None},
                         conformance=Conformance([CaseRecord.from_json(c.to_json()) for c in cases],
                                                 {c.name: {} for c in clients}))
 
 
 def execute(clients: list[Program], cases: list[Case], run: Run, log_dir: Path, jobs: int,
-            progress: Progress, checkpoint: Callable[[Run], None]) -> Run:
+            progress: Progress, checkpoint: Callable[[Run], None], tls: TlsPlan | None = None) -> Run:
     """Fill ``run.conformance.verdicts``; ``checkpoint`` after every verdict."""
     assert run.conformance is not None
     verdicts = run.conformance.verdicts
@@ -67,13 +77,19 @@ def execute(clients: list[Program], cases: list[Case], run: Run, log_dir: Path, 
             run.clients[client.name].status, run.clients[client.name].error = "failed", why
             progress.note(f"! client '{client.name}': {why}")
             continue
+        why = unable(client, tls)
+        if why:
+            run.clients[client.name].status = NOT_APPLICABLE
+            verdicts[client.name] = {case.id: Verdict(NOT_APPLICABLE, why) for case in cases}
+            progress.note(f"- client '{client.name}': n/a over TLS: {why}")
+            continue
         todo += [(client, case) for case in cases]
     # the slow cases first, so they do not end up alone at the end
     todo.sort(key=lambda cc: -(cc[1].script_seconds() + cc[1].react_s))
     progress.total = len(todo)
     pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="conformance")
     stop = threading.Event()  # set on the way out (Ctrl-C): clients still running are killed
-    peer = Peer()
+    peer = Peer(tls.contexts if tls else None)
     try:
         peer.start()
         running: dict[Future[Verdict], tuple[Program, Case]] = {
@@ -115,13 +131,17 @@ def play(peer: Peer, client: Program, case: Case, log_dir: Path, stop: threading
     token = f"{client.name}.{uuid.uuid4().hex[:12]}"
     pending = peer.expect(token, case)
     timeout_s = case.script_seconds() + case.react_s + CLIENT_SLACK_S
-    argv = [*client.command, "--kind", KIND, "--url", peer.url(case, token), "--timeout-ms", str(int(timeout_s * 1000))]
+    argv = [*client.command, "--kind", KIND, "--url", pending.url, "--timeout-ms", str(int(timeout_s * 1000))]
     log = log_dir / f"conformance-{client.name}-{case.id}.log"
-    outcome = run_client(argv, client.env, log, timeout_s + STARTUP_S, stop)
-    obs = pending.wait(CONNECT_WAIT_S) or (pending.wait(case.react_s + 2.0) if pending.observation.connected
-                                           else None)
     try:
-        return judge(case, obs, outcome.report, outcome.problem)
+        outcome = run_client(argv, client.env, log, timeout_s + STARTUP_S, stop)
+        seen = pending.observation.connected or pending.observation.tls_handshake is not None
+        obs = pending.wait(CONNECT_WAIT_S) or (pending.wait(case.react_s + 2.0) if seen else None)
+    finally:
+        peer.release(pending)
+    verdict_of = judge_tls if case.expect.verdict in ("refuse", "fault") else judge
+    try:
+        return verdict_of(case, obs, outcome.report, outcome.problem)
     except Exception as exc:  # a verdict for every case, even if the judge trips over odd input
         return Verdict(FAIL, f"could not be judged: {type(exc).__name__}: {exc}")
 

@@ -41,8 +41,9 @@ def environment(run: Run) -> list[str]:
            f"kernel {env.get('kernel')}, {env.get('os')}"]
     if run.conformance is not None and not run.workloads:
         section = run.conformance
+        over = " over TLS (wss://)" if run.settings.get("tls") else ""
         out.append(f"conformance: {len(section.cases)} cases x {len(section.verdicts)} "
-                   f"clients, {run.settings.get('jobs', 1)} client processes at a time; {commit}")
+                   f"clients{over}, {run.settings.get('jobs', 1)} client processes at a time; {commit}")
     else:
         out.append(f"suite: {run.suite or '(ad hoc)'}, {run.repetitions} interleaved repetitions per cell; {commit}")
     versions = "; ".join(f"{name}: {v['version']}" for name, v in env.get("runtimes", {}).items())

@@ -26,6 +26,11 @@ def header(run: Run) -> list[str]:
     tls = run.settings.get("tls")
     if not tls:
         return []
+    if run.conformance is not None and not run.workloads:
+        failing = tls.get("failure_certificates") or {}
+        return [f"TLS: the conformance peer over wss://, certificate {tls.get('certificate')} ({tls.get('key_type')}, "
+                f"for {', '.join(tls.get('names') or [])}), signed by the test CA {tls.get('ca')}, the only CA the "
+                "clients trust" + (f"; the TLS-failure cases present {', '.join(failing.values())}" if failing else "")]
     agreed = sorted({_negotiated(c)[0] for c in run.cells if c.server.endswith(TWIN) and c.ok_samples} - {"–"})
     return [f"TLS: servers over {'ws:// and wss://, interleaved' if tls.get('mode') == 'both' else 'wss://'}; "
             f"certificate {tls.get('certificate')} ({tls.get('key_type')}, for {', '.join(tls.get('names') or [])}), "
