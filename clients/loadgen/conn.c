@@ -232,6 +232,22 @@ void conn_fail(struct conn *c, int code, const char *why)
 	conn_close(c, code);
 }
 
+/* The server ended the connection (TCP FIN, or TLS close_notify) without a close frame:
+ * for a kind that reports events, error and then close 1006 (not clean), as a browser's
+ * WebSocket does; after our close frame, or for the other kinds, just the end. */
+static void ended(struct conn *c, const char *how)
+{
+	char why[160];
+
+	if (c->state != C_OPEN || !c->ops->on_error) {
+		finish(c);
+		return;
+	}
+	snprintf(why, sizeof(why), "the server ended the connection without a close frame (%s)", how);
+	c->ops->on_error(c, why);
+	finish(c);
+}
+
 /* The socket (or its TLS) failed under us: fail the run, or report it and finish. */
 static void lost(struct conn *c, const char *what, int err)
 {
@@ -501,7 +517,7 @@ static void on_readable(struct conn *c)
 			return;
 		}
 		if (r == 0) {
-			finish(c);
+			ended(c, "TCP FIN");
 			return;
 		}
 		feed(c, rbuf, (size_t)r);
@@ -583,8 +599,10 @@ static void tls_on_readable(struct conn *c)
 			continue;
 		if (st == TLS_BLOCKED)
 			tls_events(c);
-		else if (st == TLS_CLOSED || c->state == C_CLOSING)
+		else if (c->state == C_CLOSING)
 			finish(c);
+		else if (st == TLS_CLOSED)
+			ended(c, "TLS close_notify");
 		else
 			lost(c, "recv", EPROTO);
 		break;

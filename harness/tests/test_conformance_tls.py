@@ -318,8 +318,6 @@ def test_loadgen_over_tls_is_strict(loadgen_verdicts: dict[str, dict[str, str]],
     assert loadgen_verdicts[case_id]["verdict"] == "strict", loadgen_verdicts[case_id]
 
 
-@pytest.mark.xfail(strict=True, reason="finding (reported): loadgen ends a session closed by close_notify without "
-                                       "a WebSocket close with close 1006 but no error event (tls.c: TLS_CLOSED)")
 def test_loadgen_fires_error_after_a_close_notify(loadgen_verdicts: dict[str, dict[str, str]]) -> None:
     assert loadgen_verdicts["tls-close-notify"]["verdict"] == "strict", loadgen_verdicts["tls-close-notify"]
 
