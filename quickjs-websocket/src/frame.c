@@ -450,12 +450,8 @@ static size_t fr_own_buffered(struct tp *t)
 }
 
 const struct framer fr_own = {
-    .send = fr_own_send,
-    .close = fr_own_close,
-    .abort = fr_own_abort,
-    .fail = fr_own_fail,
-    .clean = fr_own_clean,
-    .buffered = fr_own_buffered,
+    .send = fr_own_send, .close = fr_own_close, .abort = fr_own_abort,
+    .fail = fr_own_fail, .clean = fr_own_clean, .buffered = fr_own_buffered,
 };
 
 uint64_t fr_writes(void)

@@ -107,15 +107,9 @@ JSValue js_connect(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst
         goto done;
     }
 
-    obj = JS_NewObjectClass(ctx, (int)js_lws_conn_class_id);
+    obj = jsb_new_object(ctx, js_lws_conn_class_id, sizeof(*c), (void **)&c);
     if (JS_IsException(obj))
         goto done;
-    c = js_mallocz(ctx, sizeof(*c));
-    if (!c) {
-        JS_FreeValue(ctx, obj);
-        obj = JS_EXCEPTION;
-        goto done;
-    }
     /* our socket, our handshake and our framing, or libwebsockets' */
     own = upg_wanted(secure);
     c->jsctx = ctx;

@@ -17,16 +17,19 @@ static inline int jsconn_count(void)
 {
     return jsconn_n;
 }
-/* the connection is over: let go of the WebSocket and of the conn object
- * (sm_up.detach; may free s) */
-void conn_detach_sm(struct sm *s);
 
+/* connect(secure, host, port, path, protocols, ws) -> conn, and the conn
+ * object's methods */
 JSValue js_connect(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
 JSValue js_conn_send(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
 JSValue js_conn_close(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
 JSValue js_conn_fail(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
 JSValue js_conn_buffered(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
 JSValue js_conn_watch(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
+
+/* the connection is over: let go of the WebSocket and of the conn object
+ * (sm_up.detach; may free s) */
+void conn_detach_sm(struct sm *s);
 
 #pragma GCC visibility pop
 

@@ -37,6 +37,19 @@ void jsb_destroy(JSRuntime *rt)
     JSB.ctx = NULL;
 }
 
+JSValue jsb_new_object(JSContext *ctx, JSClassID cls, size_t size, void **opaque)
+{
+    JSValue obj = JS_NewObjectClass(ctx, (int)cls);
+    if (JS_IsException(obj))
+        return obj;
+    *opaque = js_mallocz(ctx, size);
+    if (!*opaque) {
+        JS_FreeValue(ctx, obj);
+        return JS_EXCEPTION;
+    }
+    return obj;
+}
+
 void call_js(JSContext *ctx, JSValueConst fn, JSValueConst this_val, int argc, JSValueConst *argv)
 {
     JSValue r = JS_Call(ctx, fn, this_val, argc, argv);

@@ -28,6 +28,10 @@ void jsb_init(JSContext *ctx, JSValueConst evfn, JSValueConst msgfn);
 void jsb_mark(JSRuntime *rt, JS_MarkFunc *mark_func);
 void jsb_destroy(JSRuntime *rt);
 
+/* a new object of class cls and a zeroed block of size bytes for its opaque
+ * (*opaque; the caller sets it); JS_EXCEPTION if either cannot be made */
+JSValue jsb_new_object(JSContext *ctx, JSClassID cls, size_t size, void **opaque);
+
 void call_js(JSContext *ctx, JSValueConst fn, JSValueConst this_val, int argc, JSValueConst *argv);
 /* one event to JS (this = the connection's WebSocket), then, outermost, the
  * microtask checkpoint */

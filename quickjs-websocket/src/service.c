@@ -53,17 +53,12 @@ static const struct loop_up loop_up = { .notify = poll_notify };
 static const struct tp_up tp_up = { .io = own_io, .gone = sm_tp_gone };
 
 static const struct lws_up lws_up = {
-    .status = sm_tp_status,
-    .close_body = sm_tp_close_body,
-    .established = sm_tp_established,
-    .opened = sm_tp_opened,
-    .receive = rx_lws_receive,
-    .peer_close = sm_tp_peer_close,
-    .error = sm_tp_error,
-    .closed = sm_tp_closed,
-    .destroyed = sm_tp_destroyed,
-    .writable = fr_writable,
-    .take = fr_take,
+    /* the state machine */
+    .status = sm_tp_status, .close_body = sm_tp_close_body, .established = sm_tp_established,
+    .opened = sm_tp_opened, .peer_close = sm_tp_peer_close, .error = sm_tp_error,
+    .closed = sm_tp_closed, .destroyed = sm_tp_destroyed,
+    /* the receive path, our framing */
+    .receive = rx_lws_receive, .writable = fr_writable, .take = fr_take,
 };
 
 static const struct fr_up fr_up = { .rx = conn_rx };
@@ -71,10 +66,7 @@ static const struct fr_up fr_up = { .rx = conn_rx };
 static const struct upg_up upg_up = { .opened = sm_fr_opened, .rx = conn_rx };
 
 static const struct sm_up sm_up = {
-    .open = ev_sm_open,
-    .error = ev_sm_error,
-    .close = ev_sm_close,
-    .detach = conn_detach_sm,
+    .open = ev_sm_open, .error = ev_sm_error, .close = ev_sm_close, .detach = conn_detach_sm,
 };
 
 void service_init(void)
@@ -139,14 +131,9 @@ JSValue js_init(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *a
 
     pool_init();
 
-    obj = JS_NewObjectClass(ctx, (int)js_lws_handle_class_id);
+    obj = jsb_new_object(ctx, js_lws_handle_class_id, sizeof(*hd), (void **)&hd);
     if (JS_IsException(obj))
         return obj;
-    hd = js_mallocz(ctx, sizeof(*hd));
-    if (!hd) {
-        JS_FreeValue(ctx, obj);
-        return JS_EXCEPTION;
-    }
     hd->pollfn = JS_DupValue(ctx, argv[0]);
     jsb_init(ctx, argv[1], argv[2]);
     JS_SetOpaque(obj, hd);
@@ -179,6 +166,16 @@ static JSValue service_end(JSContext *ctx)
     return service_done(ctx, r);
 }
 
+/* the start of service() and tick(): 0 if not initialised */
+static inline int service_begin(uint64_t *count)
+{
+    if (!tp_lws_ready())
+        return 0;
+    (*count)++;
+    loop_enter();
+    return 1;
+}
+
 /* service(): batch mode wakeup; services every ready socket */
 JSValue js_service(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
 {
@@ -186,10 +183,8 @@ JSValue js_service(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst
     UNUSED(this_val);
     UNUSED(argc);
     UNUSED(argv);
-    if (!tp_lws_ready())
+    if (!service_begin(&g_services))
         return JS_FALSE;
-    g_services++;
-    loop_enter();
     tp_lws_connected();
     for (round = 0;; round++) {
         int r;
@@ -233,14 +228,13 @@ JSValue js_tick(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *a
     UNUSED(this_val);
     UNUSED(argc);
     UNUSED(argv);
-    if (!tp_lws_ready())
-        return JS_FALSE;
-    g_ticks++;
-    loop_enter();
-    fr_read_all();
-    loop_expire();
-    tp_lws_service_timers();
-    return service_end(ctx);
+    if (service_begin(&g_ticks)) {
+        fr_read_all(); /* before lws' own poll() */
+        loop_expire();
+        tp_lws_service_timers();
+        return service_end(ctx);
+    }
+    return JS_FALSE;
 }
 
 /* active(): number of live connections */

@@ -13,10 +13,12 @@
 extern JSClassID js_lws_handle_class_id;
 extern JSClassDef handle_class;
 
+/* init(pollfn, evfn, msgfn) -> handle */
+JSValue js_init(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
 /* at module load: the callback tables of the layers below */
 void service_init(void);
 
-JSValue js_init(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
+/* the service entry points (websocket.js, from the qjs loop), active() */
 JSValue js_service(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
 JSValue js_service_fd(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
 JSValue js_tick(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);

@@ -127,24 +127,24 @@ struct tp_up {
     void (*gone)(struct tp *t, const char *why);
 };
 
-/* plain socket I/O, for the transports whose bytes go straight to the socket */
-static inline ssize_t tp_sock_read(int fd, void *buf, size_t n)
+/* read, write, writev of the transports whose bytes go straight to the socket t->fd */
+static inline ssize_t tp_fd_read(struct tp *t, void *buf, size_t n)
 {
-    return recv(fd, buf, n, MSG_DONTWAIT);
+    return recv(t->fd, buf, n, MSG_DONTWAIT);
 }
 
-static inline ssize_t tp_sock_write(int fd, const void *buf, size_t n)
+static inline ssize_t tp_fd_write(struct tp *t, const void *buf, size_t n)
 {
-    return send(fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    return send(t->fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
-static inline ssize_t tp_sock_writev(int fd, const struct iovec *iov, int n)
+static inline ssize_t tp_fd_writev(struct tp *t, const struct iovec *iov, int n)
 {
     struct msghdr mh;
     memset(&mh, 0, sizeof(mh));
     mh.msg_iov = (struct iovec *)(uintptr_t)iov;
     mh.msg_iovlen = (size_t)n;
-    return sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+    return sendmsg(t->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 #pragma GCC visibility pop

@@ -225,12 +225,8 @@ static size_t fr_lws_buffered(struct tp *t)
 }
 
 const struct framer fr_lws = {
-    .send = fr_lws_send,
-    .close = fr_lws_close,
-    .abort = lws_kill_async,
-    .fail = fr_lws_fail,
-    .clean = fr_lws_clean,
-    .buffered = fr_lws_buffered,
+    .send = fr_lws_send, .close = fr_lws_close, .abort = lws_kill_async,
+    .fail = fr_lws_fail, .clean = fr_lws_clean, .buffered = fr_lws_buffered,
 };
 
 /* ------------------------------------------------------------------ */
@@ -549,21 +545,6 @@ static const struct lws_protocols protocols[] = {
 /* ------------------------------------------------------------------ */
 /* our framing over lws' socket (after the hand-over)                    */
 
-static ssize_t tp_lws_read(struct tp *t, void *buf, size_t n)
-{
-    return tp_sock_read(t->fd, buf, n);
-}
-
-static ssize_t tp_lws_write(struct tp *t, const void *buf, size_t n)
-{
-    return tp_sock_write(t->fd, buf, n);
-}
-
-static ssize_t tp_lws_writev(struct tp *t, const struct iovec *iov, int n)
-{
-    return tp_sock_writev(t->fd, iov, n);
-}
-
 /* lws watches the socket for us: POLLOUT is its writable callback */
 static void tp_lws_poll(struct tp *t, int events)
 {
@@ -602,20 +583,12 @@ static void tp_lws_release(struct tp *t)
     t->wsi = NULL;
 }
 
+/* no open(): tp_lws_connect(), lws connects and does the upgrade too */
 const struct tp_ops tp_lws = {
-    .name = "lws",
-    .open = NULL, /* tp_lws_connect(): lws connects, and does the upgrade too */
-    .retry = NULL,
-    .read = tp_lws_read,
-    .write = tp_lws_write,
-    .writev = tp_lws_writev,
-    .pending = NULL,
-    .poll = tp_lws_poll,
-    .timeout = tp_lws_timeout,
-    .close = tp_lws_close,
-    .abandon = tp_lws_abandon,
-    .release = tp_lws_release,
-    .flags = TP_WRITABLE_KILLS,
+    .name = "lws", .open = NULL, .retry = NULL,
+    .read = tp_fd_read, .write = tp_fd_write, .writev = tp_fd_writev, .pending = NULL,
+    .poll = tp_lws_poll, .timeout = tp_lws_timeout, .close = tp_lws_close,
+    .abandon = tp_lws_abandon, .release = tp_lws_release, .flags = TP_WRITABLE_KILLS,
 };
 
 /* ------------------------------------------------------------------ */

@@ -53,13 +53,12 @@ static const char *resolve(struct tcp_addrs *d, const char *host, int port)
         s4->sin_family = AF_INET;
         s4->sin_port = htons((uint16_t)port);
         d->alen[0] = sizeof(*s4);
-        d->naddr = 1;
-        return NULL;
-    }
-    if (inet_pton(AF_INET6, host, &s6->sin6_addr) == 1) {
+    } else if (inet_pton(AF_INET6, host, &s6->sin6_addr) == 1) {
         s6->sin6_family = AF_INET6;
         s6->sin6_port = htons((uint16_t)port);
         d->alen[0] = sizeof(*s6);
+    }
+    if (d->alen[0]) { /* numeric: no lookup */
         d->naddr = 1;
         return NULL;
     }
@@ -139,6 +138,7 @@ static int tcp_open(struct tp *t, const char *host, int port, const char **why)
         return -1;
     }
     d->naddr = d->next = 0;
+    d->alen[0] = 0;
     t->priv = d;
     if ((*why = resolve(d, host, port)) != NULL || tcp_retry(t, why) < 0) {
         tcp_abandon(t);
@@ -146,21 +146,6 @@ static int tcp_open(struct tp *t, const char *host, int port, const char **why)
     }
     t->sock = 1;
     return 0;
-}
-
-static ssize_t tcp_read(struct tp *t, void *buf, size_t n)
-{
-    return tp_sock_read(t->fd, buf, n);
-}
-
-static ssize_t tcp_write(struct tp *t, const void *buf, size_t n)
-{
-    return tp_sock_write(t->fd, buf, n);
-}
-
-static ssize_t tcp_writev(struct tp *t, const struct iovec *iov, int n)
-{
-    return tp_sock_writev(t->fd, iov, n);
 }
 
 static void tcp_ready(void *opaque, int fd, short events, short revents)
@@ -227,17 +212,8 @@ static void tcp_abandon(struct tp *t)
 }
 
 const struct tp_ops tp_tcp = {
-    .name = "tcp",
-    .open = tcp_open,
-    .retry = tcp_retry,
-    .read = tcp_read,
-    .write = tcp_write,
-    .writev = tcp_writev,
-    .pending = NULL,
-    .poll = tcp_poll,
-    .timeout = tcp_timeout,
-    .close = tcp_close,
-    .abandon = tcp_abandon,
-    .release = NULL,
-    .flags = 0,
+    .name = "tcp", .open = tcp_open, .retry = tcp_retry,
+    .read = tp_fd_read, .write = tp_fd_write, .writev = tp_fd_writev, .pending = NULL,
+    .poll = tcp_poll, .timeout = tcp_timeout, .close = tcp_close, .abandon = tcp_abandon,
+    .release = NULL, .flags = 0,
 };
