@@ -53,7 +53,9 @@ struct tp_ops {
     ssize_t (*write)(struct tp *t, const void *buf, size_t n);
     ssize_t (*writev)(struct tp *t, const struct iovec *iov, int n);
     /* bytes held inside the transport that no POLLIN will announce (TLS
-     * records already decrypted); NULL: never any */
+     * records already decrypted); NULL: never any.  The readers (frame.c,
+     * upgrade.c) read on while it says so; past the read loop's bound (16
+     * reads a wakeup) the transport asks for service itself */
     int (*pending)(struct tp *t);
     /* the readiness the layer above wants to hear of (POLLIN, POLLOUT) */
     void (*poll)(struct tp *t, int events);

@@ -50,6 +50,12 @@ int upg_wanted(int secure)
     return !secure && (g_opts & need) == need;
 }
 
+/* the transport holds bytes that no POLLIN will announce (TLS) */
+static int pending(struct tp *t)
+{
+    return t->ops->pending && t->ops->pending(t);
+}
+
 void upg_free(struct fr *f)
 {
     if (f->upg) {
@@ -165,8 +171,8 @@ static void established(struct fr *f, size_t head)
     if (rest && tp_live(t) && !f->kill_pending)
         up.rx(f, (const uint8_t *)u->buf + head, rest);
     upg_free(f);
-    if (full && tp_live(t) && !f->kill_pending)
-        fr_read(f); /* the socket may hold more */
+    if ((full || pending(t)) && tp_live(t) && !f->kill_pending)
+        fr_read(f); /* the socket (or the transport) may hold more */
 }
 
 static void upg_io(struct fr *f, short revents)
@@ -189,6 +195,7 @@ static void upg_io(struct fr *f, short revents)
     }
     if (!(revents & (POLLIN | POLLHUP | POLLERR)))
         return;
+again:
     n = t->ops->read(t, u->buf + u->got, sizeof(u->buf) - u->got);
     if (n < 0) {
         if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
@@ -206,6 +213,8 @@ static void upg_io(struct fr *f, short revents)
     if (!head) {
         if (u->got == sizeof(u->buf))
             upg_close(f, "response head too long");
+        else if (pending(t))
+            goto again;
         return;
     }
     head += from;
