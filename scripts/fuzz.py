@@ -67,10 +67,11 @@ TARGETS = [
     Target("qjs_utf8", QJS, "utf8", [QJS + "/src/utf8_core.c", LG + "/utf8.c"]),
     Target("qjs_url", QJS, "url", [QJS + "/src/url_core.c", LG + "/http.c", LG + "/util.c"],
            ["-lcrypto"]),
-    Target("qjs_handshake", QJS, "handshake",
-           [QJS + "/src/handshake_core.c", LG + "/http.c", LG + "/util.c"], ["-lcrypto"]),
+    Target("qjs_handshake", QJS, "handshake", [QJS + "/src/handshake_core.c"], ["-lcrypto"]),
+    Target("qjs_close", QJS, "close", [QJS + "/src/wsclose.c", QJS + "/src/utf8_core.c"]),
     Target("loadgen_frames", LG, "frames", [LG + "/frame.c", LG + "/util.c"]),
-    Target("loadgen_http", LG, "http", [LG + "/http.c", LG + "/util.c"], ["-lcrypto"]),
+    Target("loadgen_http", LG, "http",
+           [LG + "/http.c", LG + "/util.c", QJS + "/src/handshake_core.c"], ["-lcrypto"]),
     Target("echo_reqopts", ECHO, "reqopts", [ECHO + "/reqopts.c"]),
 ]
 

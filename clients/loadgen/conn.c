@@ -2,6 +2,9 @@
 #include "tls.h"
 #include "utf8.h"
 #include "util.h"
+/* shared with the QuickJS module (docs/fuzzing.md): the 101 check, the close codes */
+#include "../../quickjs-websocket/src/handshake_core.h"
+#include "../../quickjs-websocket/src/wsclose.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -380,13 +383,6 @@ static int on_parsed_message(void *ctx, int opcode, uint64_t len)
 	return c->state == C_DONE || c->failed;
 }
 
-/* Codes a close frame may carry (RFC 6455 7.4.1, 7.4.2). */
-static int close_code_valid(int code)
-{
-	return (code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014) ||
-	       (code >= 3000 && code <= 4999);
-}
-
 static int on_parsed_control(void *ctx, int opcode, const unsigned char *p,
 			     size_t n)
 {
@@ -406,7 +402,7 @@ static int on_parsed_control(void *ctx, int opcode, const unsigned char *p,
 		return 1;
 	}
 	code = n >= 2 ? (p[0] << 8 | p[1]) : 1005;
-	if (n >= 2 && !close_code_valid(code)) {
+	if (n >= 2 && !wsc_code_ok(code)) {
 		conn_fail(c, 1002, "close frame with an invalid code");
 		return 1;
 	}
@@ -463,7 +459,7 @@ static void feed_head(struct conn *c, const unsigned char *p, size_t n)
 		return;
 	}
 	hlen = (size_t)(end + 4 - c->head);
-	if ((why = http_check_response(c->head, hlen, c->accept))) {
+	if ((why = hs_check(c->head, hlen, c->accept, NULL, NULL, 0))) {
 		char msg[160];
 
 		if (!c->ops->on_error)

@@ -25,11 +25,7 @@ void url_parse(struct url *u, const char *s);
 size_t http_request(const struct url *u, char *out, size_t cap,
 		    char accept[29]);
 
-/*
- * Check a complete response head (ending with the blank line): 101, Upgrade,
- * Connection, the accept value, no extension. NULL if fine, else why not.
- */
-const char *http_check_response(const char *head, size_t len,
-				const char *accept);
+/* The response is checked by the QuickJS module's hs_check()
+ * (quickjs-websocket/src/handshake_core.c), with no subprotocol offered. */
 
 #endif

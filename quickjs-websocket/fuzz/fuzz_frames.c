@@ -142,7 +142,7 @@ static void run_q(struct qctx *q, const uint8_t *s, size_t n, const size_t *cuts
 }
 
 /* ------------------------------------------------------------------ */
-/* the module's receive logic on top (conn.c: frame limit, chunk limit,  */
+/* the module's receive logic on top (rx.c: frame limit, chunk limit,    */
 /* accumulator growth, UTF-8), with real allocations                     */
 
 struct bctx {

@@ -1,36 +1,59 @@
-/* per-connection state, lws callback, JS conn class (conn.c) */
+/*
+ * A connection as the JS binding holds it (header-only): the state machine's
+ * part (and inside it the framing's and the transport's, sm.h, frame.h,
+ * tp.h) followed by what only the binding uses: the JS objects, the
+ * published bufferedAmount and the receive path's message assembly (rx.c).
+ * A JS "conn" object (jsconn.c) owns one.
+ */
 #ifndef QJSWS_CONN_H
 #define QJSWS_CONN_H
 
-#include "qjsws.h"
+#include <quickjs.h>
+
+#include "sm.h"
+#include "utf8_core.h"
+#include "wsproto.h"
 
 #pragma GCC visibility push(hidden)
 
-extern const struct lws_protocols qjsws_protocols[];
-extern JSClassDef conn_class;
+typedef struct conn {
+    struct sm sm;      /* first: state machine, framing, transport */
+    JSContext *jsctx;
+    JSValue self;      /* strong ref held while the connection lives */
+    JSValue ws;        /* the WebSocket: `this` of every event (released at detach) */
+    size_t pub;        /* opt "buffered": the value the bufferedAmount property holds */
+    /* receive (rx.c) */
+    struct wsp rxp;    /* our parser's state (wsproto.h) */
+    uint32_t u8;       /* UTF-8 validation state of the text message (utf8_stream) */
+    size_t msg_len;    /* bytes of the current data message so far */
+    uint8_t *rx;       /* receive accumulator (opt "join") */
+    size_t rxlen, rxcap;
+    text_scratch t16;  /* UTF-16 of a long received text, reused by the next one (opt "strrecv") */
+    int t16_stream;    /* this text is validated and decoded as it arrives */
+} conn;
 
-void call_js(JSContext *ctx, JSValueConst fn, JSValueConst this_val, int argc, JSValueConst *argv);
-void conn_dispatch_close(conn *c, int code, const char *reason, size_t rlen, int clean);
-void conn_dispatch_error(conn *c, const char *msg);
-void conn_free_queue(conn *c);
-void conn_detach(conn *c);
-/* received bytes of an own-framing connection: parse, deliver, answer (own_init) */
-void conn_rx(conn *c, const uint8_t *p, size_t n);
-/* a close frame's body that must fail the connection (RFC 6455 5.5.1, 7.4, 8.1):
- * 0, or the code to fail with (1002, 1007) and why; both receive paths use it */
-int close_body_problem(const uint8_t *p, size_t len, const char **why);
-const char *fail_text(int code);
-void conn_fail(conn *c, int code, const char *reason);
-void conn_opened(conn *c);
-void conn_gone(conn *c, const char *why);
+static inline conn *conn_of_sm(struct sm *s)
+{
+    return container_of(s, conn, sm);
+}
 
-JSValue js_connect(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
-JSValue js_conn_send(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
-JSValue js_conn_close(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
-JSValue js_conn_fail(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
-void buf_publish(void);
-JSValue js_conn_watch(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
-JSValue js_conn_buffered(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
+static inline conn *conn_of_fr(struct fr *f)
+{
+    return conn_of_sm(container_of(f, struct sm, fr));
+}
+
+static inline conn *conn_of_tp(struct tp *t)
+{
+    return conn_of_sm(sm_of(t));
+}
+
+static inline struct tp *conn_tp(conn *c)
+{
+    return &c->sm.fr.tp;
+}
+
+/* the kinds of event C raises (websocket.js, WebSocket.prototype._event) */
+enum { EV_OPEN = 1, EV_CHUNK = 2, EV_ERROR = 3, EV_CLOSE = 4 };
 
 #pragma GCC visibility pop
 

@@ -1,31 +1,25 @@
 /*
- * Own RFC 6455 client framing for ws:// (opt "framing"): masking, the
- * coalesced output queue, the in-place receive parser and socket service.
+ * Our RFC 6455 client framing: masking, the coalesced output queue, the read
+ * loop, the flush list.
+ *
+ * Frames are appended whole to a chain of 64 KiB blocks and written with one
+ * sendmsg per wakeup (iovec over the blocks); nothing else writes on such a
+ * connection (pings are answered and close frames sent from here), so nothing
+ * can interleave mid-frame.  The socket is read up to 16 x 256 KiB per
+ * wakeup and the bytes go up to the parser (fr_up.rx).
  */
-#include "qjsws.h"
-#include "dial.h"
 #include "frame.h"
-#include "utf8.h"
+#include "loop.h"
+#include "wsproto.h"
 
-/* "framing": fd -> conn for the sockets whose I/O we do ourselves */
-conn *g_fdmap[FDMAP_MAX];
-
-/* ------------------------------------------------------------------ */
-/* opt "framing": RFC 6455 client framing on the raw socket              */
-
-/*
- * For ws:// connections lws does the connect and the opening handshake;
- * once the connection is established we frame, mask and write ourselves
- * (queued frames are coalesced into one sendmsg per wakeup), and read and
- * parse the socket ourselves (lws' own parser handles one byte per call).
- * Both directions are handed over together, and only where lws' parser is
- * between frames with no message unfinished and holds no buffered bytes
- * (see "handing over" below).  lws still owns the wsi: writable
- * notifications, timeouts and the final close.
- */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
 
 typedef struct oblk {
-    struct oblk *next;
+    struct txq_blk link; /* first: queued on the connection's struct txq */
     size_t off, len, cap;
     uint8_t d[];
 } oblk;
@@ -41,12 +35,15 @@ static struct {
     uint8_t *rxbuf;
     uint8_t rnd[256];
     size_t rndpos;
-    own_sink_fn sink; /* where received bytes go (conn.c: parse and deliver) */
+    struct fr_up up;
+    struct fr *dirty;             /* connections to flush (and maybe kill) after service */
+    struct fr *map[LOOP_FD_MAX];  /* fd -> connection we read (fr_read_all) */
+    uint64_t writes, reads;
 } F = { .rndpos = 256 };
 
-void own_init(own_sink_fn sink)
+void fr_init(const struct fr_up *up)
 {
-    F.sink = sink;
+    F.up = *up;
 }
 
 static oblk *oblk_new(size_t need)
@@ -54,7 +51,7 @@ static oblk *oblk_new(size_t need)
     oblk *b;
     if (need <= OBLK_CAP && F.spare) {
         b = F.spare;
-        F.spare = b->next;
+        F.spare = (oblk *)(void *)b->link.next;
         F.nspare--;
     } else {
         size_t cap = need <= OBLK_CAP ? OBLK_CAP : need;
@@ -63,7 +60,7 @@ static oblk *oblk_new(size_t need)
             return NULL;
         b->cap = cap;
     }
-    b->next = NULL;
+    b->link.next = NULL;
     b->off = b->len = 0;
     return b;
 }
@@ -71,7 +68,7 @@ static oblk *oblk_new(size_t need)
 static void oblk_free(oblk *b)
 {
     if (b->cap == OBLK_CAP && F.nspare < OBLK_SPARES) {
-        b->next = F.spare;
+        b->link.next = (struct txq_blk *)(void *)F.spare;
         F.spare = b;
         F.nspare++;
     } else {
@@ -79,10 +76,15 @@ static void oblk_free(oblk *b)
     }
 }
 
-void framing_destroy(void)
+static void oblk_free_blk(struct txq_blk *b)
+{
+    oblk_free((oblk *)(void *)b);
+}
+
+void fr_destroy(void)
 {
     while (F.spare) {
-        oblk *n = F.spare->next;
+        oblk *n = (oblk *)(void *)F.spare->link.next;
         free(F.spare);
         F.spare = n;
     }
@@ -91,22 +93,7 @@ void framing_destroy(void)
     F.rxbuf = NULL;
 }
 
-void own_free_queue(conn *c)
-{
-    oblk *b = c->ohead, *n;
-    while (b) {
-        n = b->next;
-        oblk_free(b);
-        b = n;
-    }
-    c->ohead = c->otail = NULL;
-    c->obytes = 0;
-    buf_touch(c);
-}
-
-/* n (<= 16) unpredictable bytes (mask keys, handshake nonces), from a
- * getrandom() refilled buffer */
-void own_random(uint8_t *out, size_t n)
+void fr_random(uint8_t *out, size_t n)
 {
     if (F.rndpos + n > sizeof(F.rnd)) {
         size_t got = 0;
@@ -125,111 +112,103 @@ void own_random(uint8_t *out, size_t n)
     F.rndpos += n;
 }
 
-/* append one complete masked frame to the output queue; -1 out of memory */
-int own_append(conn *c, int opcode, const uint8_t *p, size_t len)
+int fr_append(struct fr *f, int opcode, const uint8_t *p, size_t len)
 {
+    struct txq *q = &f->tp.q;
     uint8_t h[14], key[4];
     size_t hl, need;
-    oblk *b = c->otail;
-    own_random(key, 4);
+    oblk *b = (oblk *)(void *)q->tail;
+    fr_random(key, 4);
     hl = wsp_header(h, opcode, 1, len, key);
     need = hl + len;
     if (!b || b->cap - b->len < need) {
         b = oblk_new(need);
         if (!b)
             return -1;
-        if (c->otail)
-            c->otail->next = b;
-        else
-            c->ohead = b;
-        c->otail = b;
+        txq_push(q, &b->link);
     }
     memcpy(b->d + b->len, h, hl);
     if (len)
         wsp_mask_copy(b->d + b->len + hl, p, len, key);
     b->len += need;
-    c->obytes += need;
-    buf_touch(c);
+    q->bytes += need;
+    txq_touch(q);
     return 0;
 }
 
-/* write as much of the queue as the socket takes: 0 ok, -1 broken */
-int own_flush(conn *c)
+int fr_flush(struct fr *f)
 {
-    while (c->ohead) {
+    struct tp *t = &f->tp;
+    struct txq *q = &t->q;
+    while (q->head) {
         struct iovec iov[64];
-        struct msghdr mh;
-        oblk *b;
+        struct txq_blk *l;
         int n = 0;
         ssize_t w;
-        for (b = c->ohead; b && n < (int)countof(iov); b = b->next, n++) {
+        for (l = q->head; l && n < (int)countof(iov); l = l->next, n++) {
+            oblk *b = (oblk *)(void *)l;
             iov[n].iov_base = b->d + b->off;
             iov[n].iov_len = b->len - b->off;
         }
-        memset(&mh, 0, sizeof(mh));
-        mh.msg_iov = iov;
-        mh.msg_iovlen = (size_t)n;
-        w = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+        w = t->ops->writev(t, iov, n);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK)
                 return 0;
-            c->tx_failed = 1;
+            f->tx_failed = 1;
             return -1;
         }
-        G.own_writes++;
-        c->obytes -= (size_t)w;
-        buf_touch(c);
+        F.writes++;
+        q->bytes -= (size_t)w;
+        txq_touch(q);
         while (w > 0) {
-            b = c->ohead;
+            oblk *b = (oblk *)(void *)q->head;
             if ((size_t)w >= b->len - b->off) {
                 w -= (ssize_t)(b->len - b->off);
-                c->ohead = b->next;
-                if (!c->ohead)
-                    c->otail = NULL;
+                txq_shift(q);
                 oblk_free(b);
             } else {
                 b->off += (size_t)w;
                 w = 0;
             }
         }
-        if (c->ohead && c->ohead->off)
+        if (q->head && ((oblk *)(void *)q->head)->off)
             return 0; /* socket full */
     }
     return 0;
 }
 
-void own_mark_dirty(conn *c)
+static void mark_dirty(struct fr *f)
 {
-    if (c->dirty)
+    if (f->dirty)
         return;
-    c->dirty = 1;
-    c->dnext = G.dirty;
-    G.dirty = c;
+    f->dirty = 1;
+    f->dnext = F.dirty;
+    F.dirty = f;
 }
 
-static void own_unlink_dirty(conn *c)
+static void unlink_dirty(struct fr *f)
 {
-    conn **pp;
-    if (!c->dirty)
+    struct fr **pp;
+    if (!f->dirty)
         return;
-    for (pp = &G.dirty; *pp; pp = &(*pp)->dnext) {
-        if (*pp == c) {
-            *pp = c->dnext;
+    for (pp = &F.dirty; *pp; pp = &(*pp)->dnext) {
+        if (*pp == f) {
+            *pp = f->dnext;
             break;
         }
     }
-    c->dirty = 0;
-    c->dnext = NULL;
+    f->dirty = 0;
+    f->dnext = NULL;
 }
 
 /* flush; on a broken socket drop the queue and ask for the kill */
-static void own_flush_or_kill(conn *c)
+static void flush_or_kill(struct fr *f)
 {
-    if (own_flush(c) < 0) {
-        own_free_queue(c);
-        c->kill_pending = 1;
+    if (fr_flush(f) < 0) {
+        txq_clear(&f->tp.q);
+        f->kill_pending = 1;
     }
 }
 
@@ -238,56 +217,58 @@ static void own_flush_or_kill(conn *c)
  * flush is deferred to its end, so a burst of sends becomes one sendmsg;
  * outside, it happens now.
  */
-void own_kick(conn *c)
+void fr_kick(struct fr *f)
 {
-    if (!conn_live(c))
+    struct tp *t = &f->tp;
+    if (!tp_live(t))
         return;
-    if (G.in_service) {
-        own_mark_dirty(c);
+    if (loop_in_service()) {
+        mark_dirty(f);
         /* small frames wait for the end of the service call (coalescing);
          * once a lot is queued, write now so the kernel drains a big burst
          * while it is being queued (bounds the queue, i.e. peak RSS) */
-        if (c->obytes < OWN_FLUSH_AT)
+        if (t->q.bytes < OWN_FLUSH_AT)
             return;
-        own_flush_or_kill(c);
+        flush_or_kill(f);
         return;
     }
-    own_flush_or_kill(c);
-    if (c->ohead || c->kill_pending)
-        conn_want_write(c); /* lws: the kill happens in WRITEABLE */
-    if (c->raw && c->kill_pending)
-        own_mark_dirty(c); /* raw: at the end of the next service call */
+    flush_or_kill(f);
+    if (t->q.head || f->kill_pending)
+        t->ops->poll(t, POLLIN | POLLOUT); /* lws: the kill happens in its writable callback */
+    if (f->kill_pending && !(t->ops->flags & TP_WRITABLE_KILLS))
+        mark_dirty(f); /* at the end of the next service call */
 }
 
-/* end of a service call: flush what was queued, kill what is finished */
-void own_post_service(void)
+void fr_post_service(void)
 {
-    while (G.dirty) {
-        conn *c = G.dirty;
-        G.dirty = c->dnext;
-        c->dirty = 0;
-        c->dnext = NULL;
-        if (!conn_live(c))
+    while (F.dirty) {
+        struct fr *f = F.dirty;
+        struct tp *t = &f->tp;
+        F.dirty = f->dnext;
+        f->dirty = 0;
+        f->dnext = NULL;
+        if (!tp_live(t))
             continue;
-        own_flush_or_kill(c);
-        if (c->ohead) {
-            conn_want_write(c);
+        flush_or_kill(f);
+        if (t->q.head) {
+            t->ops->poll(t, POLLIN | POLLOUT);
         } else {
-            conn_written(c);
-            if (c->kill_pending)
-                conn_kill_now(c); /* outside any lws callback; may free c */
+            /* nothing left to write: POLLIN only (level-triggered POLLOUT would spin) */
+            if (!f->upg)
+                t->ops->poll(t, POLLIN);
+            if (f->kill_pending)
+                t->ops->close(t, NULL); /* outside any lws callback; may free f */
         }
     }
 }
 
-/* send a close frame (once) */
-void own_send_close(conn *c, int code, const char *reason, size_t rlen)
+void fr_send_close(struct fr *f, int code, const char *reason, size_t rlen)
 {
     uint8_t b[125];
     size_t n = 0;
-    if (c->close_sent)
+    if (f->close_sent)
         return;
-    c->close_sent = 1;
+    f->close_sent = 1;
     if (code != 1005 && code > 0) {
         b[0] = (uint8_t)(code >> 8);
         b[1] = (uint8_t)code;
@@ -297,23 +278,38 @@ void own_send_close(conn *c, int code, const char *reason, size_t rlen)
             memcpy(b + 2, reason, rlen);
         n = 2 + rlen;
     }
-    if (own_append(c, 8, b, n) < 0) {
-        c->tx_failed = 1;
-        c->kill_pending = 1;
+    if (fr_append(f, 8, b, n) < 0) {
+        f->tx_failed = 1;
+        f->kill_pending = 1;
     }
 }
 
-/* the socket is readable: read and parse everything there is (bounded) */
-void own_read_now(conn *c)
+void fr_pong(struct fr *f, const uint8_t *p, size_t n)
 {
+    if (!f->close_sent && fr_append(f, 10, p, n) < 0)
+        f->kill_pending = 1;
+    fr_kick(f);
+}
+
+void fr_close_reply(struct fr *f, int code)
+{
+    /* echo the code (RFC 6455 5.5.1), then drop the connection */
+    fr_send_close(f, code, NULL, 0);
+    f->kill_pending = 1;
+    fr_kick(f);
+}
+
+void fr_read(struct fr *f)
+{
+    struct tp *t = &f->tp;
     int i;
     if (!F.rxbuf) {
         F.rxbuf = malloc(RXBUF_SIZE);
         if (!F.rxbuf)
             return;
     }
-    for (i = 0; i < 16 && conn_live(c) && !c->kill_pending; i++) {
-        ssize_t n = recv(c->fd, F.rxbuf, RXBUF_SIZE, MSG_DONTWAIT);
+    for (i = 0; i < 16 && tp_live(t) && !f->kill_pending; i++) {
+        ssize_t n = t->ops->read(t, F.rxbuf, RXBUF_SIZE);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -323,163 +319,147 @@ void own_read_now(conn *c)
         }
         if (n == 0) {
             /* peer gone (clean only if the close handshake was done) */
-            own_free_queue(c);
-            c->kill_pending = 1;
-            own_mark_dirty(c);
+            txq_clear(&t->q);
+            f->kill_pending = 1;
+            mark_dirty(f);
             return;
         }
-        G.own_reads++;
-        if (c->peer_closed)
-            continue; /* nothing after a close frame counts */
-        F.sink(c, F.rxbuf, (size_t)n);
-        if ((size_t)n < RXBUF_SIZE)
+        F.reads++;
+        F.up.rx(f, F.rxbuf, (size_t)n); /* stops at a failure or a close frame (kill_pending) */
+        /* a short read emptied the socket; a transport may still hold bytes
+         * no POLLIN will announce */
+        if ((size_t)n < RXBUF_SIZE && !(t->ops->pending && t->ops->pending(t)))
             return;
     }
+}
+
+void fr_io(struct fr *f, short revents)
+{
+    if (revents & (POLLIN | POLLHUP | POLLERR))
+        fr_read(f);
+    if ((revents & POLLOUT) && tp_live(&f->tp))
+        fr_kick(f); /* flushed (or killed) at the end of the service call */
+}
+
+void fr_read_all(void)
+{
+    int fd;
+    for (fd = 0; fd < LOOP_FD_MAX; fd++) {
+        struct fr *f = F.map[fd];
+        if (f && f->own && tp_live(&f->tp) && !f->kill_pending)
+            fr_read(f);
+    }
+}
+
+void fr_start(struct fr *f)
+{
+    struct tp *t = &f->tp;
+    f->own = 1;
+    t->fr = &fr_own;
+    t->q.free_blk = oblk_free_blk;
+    if (t->fd >= 0 && t->fd < LOOP_FD_MAX) {
+        F.map[t->fd] = f;
+        f->mapfd = t->fd;
+    }
+}
+
+void fr_take(struct tp *t)
+{
+    fr_start(fr_of(t));
+}
+
+void fr_release(struct fr *f)
+{
+    struct tp *t = &f->tp;
+    unlink_dirty(f);
+    if (f->mapfd >= 0 && F.map[f->mapfd] == f)
+        F.map[f->mapfd] = NULL;
+    f->mapfd = -1;
+    f->own = 0;
+    if (t->ops && t->ops->release)
+        t->ops->release(t);
+    txq_clear(&t->q);
+}
+
+int fr_writable(struct tp *t)
+{
+    struct fr *f = fr_of(t);
+    if (fr_flush(f) < 0)
+        return -1;
+    if (t->q.head) {
+        t->ops->poll(t, POLLIN | POLLOUT);
+        return 0;
+    }
+    return f->kill_pending ? -1 : 0;
 }
 
 /* ------------------------------------------------------------------ */
-/* handing a connection over from lws to our framing                     */
+/* struct framer                                                         */
 
-/*
- * lws' parser state is private; what we can know is when it is at a frame
- * boundary with no message unfinished: right after the handshake (nothing
- * parsed yet) and inside the rx callback for the last chunk of a message
- * (lws_is_final_fragment: FIN and no payload left).  What we must also know
- * is that lws holds no bytes it has read but not parsed (its buflist: bytes
- * that came in the same read as the 101 response or behind a message).
- *
- * After the handshake with nothing buffered we take over at once (the
- * normal case).  Otherwise lws keeps parsing; at the end of each message
- * the rx callback pauses it (rx flow control: lws stops parsing right there
- * and keeps the rest buffered) and, outside lws, own_handover() resumes it
- * and checks whether it holds anything; if not, we take over.
- */
-
-/* lws holds no unparsed rx (for any connection it would parse now, so for
- * this one) and nothing of this connection is queued or half written on the
- * lws path, nor a pong of lws' (conn.c: lws' parser is paused until it is
- * written, so its buffered rx would not count); the connection is open and
- * not closing */
-static int lws_idle(conn *c)
+static int fr_own_send(struct tp *t, int text, const uint8_t *p, size_t len)
 {
-    return lws_service_adjust_timeout(G.ctx, 1, 0) && !lws_partial_buffered(c->wsi) &&
-           !c->qhead && c->state == ST_OPEN && !c->close_requested && !c->fail_code &&
-           !c->peer_closed && !c->pong_wait && !g_fdmap[c->fd];
+    struct fr *f = fr_of(t);
+    if (f->kill_pending || f->close_sent)
+        return 0;
+    if (fr_append(f, text ? 1 : 2, p, len) < 0)
+        return -1;
+    fr_kick(f);
+    return 0;
 }
 
-/* both directions are ours from now on */
-static void own_take(conn *c)
+static void fr_own_close(struct tp *t, int code, const char *reason, size_t rlen)
 {
-    c->hwait = 0;
-    c->own = c->own_rx = 1;
-    g_fdmap[c->fd] = c;
-    /* lws must never read this socket again (its own poll() in lws_service
-     * would): rx flow control drops its POLLIN, while our registration
-     * keeps it (own_events) */
-    lws_rx_flow_control(c->wsi, 0);
+    struct fr *f = fr_of(t);
+    fr_send_close(f, code, reason, rlen);
+    if (!f->kill_pending)
+        t->ops->timeout(t, 5, NULL); /* the close acknowledgement */
+    fr_kick(f);
 }
 
-/* LWS_CALLBACK_CLIENT_ESTABLISHED of a ws:// connection, "framing" on */
-void own_established(conn *c)
+/* close() or a failure while the upgrade runs: drop it at the end of the
+ * service call (nothing can be raised from inside JS's call) */
+static void fr_own_abort(struct tp *t)
 {
-    int fd = (int)lws_get_socket_fd(c->wsi);
-    if (fd < 0 || fd >= FDMAP_MAX)
-        return; /* stays on lws */
-    c->fd = fd;
-    if (lws_idle(c))
-        own_take(c); /* lws has not parsed a single frame byte */
-    else
-        c->hwait = 1; /* frames came with the 101: lws parses them first */
+    struct fr *f = fr_of(t);
+    f->kill_pending = 1;
+    fr_kick(f);
 }
 
-/* lws rx callback, last chunk of a message, c->hwait: pause lws here */
-void own_message_end(conn *c)
+static void fr_own_fail(struct tp *t, int code, const char *reason, size_t rlen)
 {
-    if (c->hpaused)
-        return;
-    lws_rx_flow_control(c->wsi, 0);
-    c->hpaused = 1;
-    c->hnext = G.handover;
-    G.handover = c;
-}
-
-static void own_unlink_handover(conn *c)
-{
-    conn **pp;
-    if (!c->hpaused)
-        return;
-    for (pp = &G.handover; *pp; pp = &(*pp)->hnext) {
-        if (*pp == c) {
-            *pp = c->hnext;
-            break;
-        }
-    }
-    c->hpaused = 0;
-    c->hnext = NULL;
-}
-
-/* outside lws: resume every paused lws parser; take over where it holds
- * nothing (the other paused ones are flow controlled, so lws' answer
- * covers this connection and unpaused ones only: no false "idle").  A
- * failed connection stays paused until it is closed (conn_fail). */
-void own_handover(void)
-{
-    while (G.handover) {
-        conn *c = G.handover;
-        own_unlink_handover(c);
-        if (!c->wsi || c->fail_code)
-            continue;
-        lws_rx_flow_control(c->wsi, 1);
-        if (lws_idle(c))
-            own_take(c);
-    }
-}
-
-/* the conn is leaving "framing": unqueue it, free its frames, unmap its fd */
-void own_release(conn *c)
-{
-    own_unlink_handover(c);
-    own_unlink_dirty(c);
-    own_free_queue(c);
-    if (c->own && c->fd >= 0 && c->fd < FDMAP_MAX && g_fdmap[c->fd] == c)
-        g_fdmap[c->fd] = NULL;
-    c->own = c->own_rx = 0;
-}
-
-/* lws timers are about to run lws' own poll(): read our sockets first */
-void own_read_all(void)
-{
-    int fd;
-    for (fd = 0; fd < FDMAP_MAX; fd++) {
-        conn *c = g_fdmap[fd];
-        if (c && c->own_rx && conn_live(c) && !c->kill_pending)
-            own_read_now(c);
-    }
-}
-
-/*
- * Service one socket: for "framing" connections rx (and hangups) are
- * handled here and only what is left goes to lws.
- */
-void service_one(int fd, short events, short revents)
-{
-    struct lws_pollfd pfd;
-    conn *c = (fd >= 0 && fd < FDMAP_MAX) ? g_fdmap[fd] : NULL;
-    if (c && c->raw) {
-        raw_service(c, revents);
+    struct fr *f = fr_of(t);
+    if (!f->own) {
+        fr_own_abort(t); /* still connecting: no receive path yet */
         return;
     }
-    if (c && c->own_rx) {
-        if (revents & (POLLIN | POLLHUP | POLLERR))
-            own_read_now(c);
-        revents &= (short)~(POLLIN | POLLHUP | POLLERR);
-        if (!revents)
-            return;
-    }
-    pfd.fd = fd;
-    pfd.events = events;
-    pfd.revents = revents;
-    G.lws_in = 1;
-    lws_service_fd(G.ctx, &pfd);
-    G.lws_in = 0;
+    fr_send_close(f, code, reason, rlen);
+    f->kill_pending = 1;
+    fr_kick(f);
+}
+
+/* our close frame queued and the queue written out */
+static int fr_own_clean(struct tp *t)
+{
+    struct fr *f = fr_of(t);
+    return f->own ? f->close_sent && !f->tx_failed && !t->q.head : 1;
+}
+
+static size_t fr_own_buffered(struct tp *t)
+{
+    return t->q.bytes; /* framed bytes, O(1) */
+}
+
+const struct framer fr_own = {
+    .send = fr_own_send, .close = fr_own_close, .abort = fr_own_abort,
+    .fail = fr_own_fail, .clean = fr_own_clean, .buffered = fr_own_buffered,
+};
+
+uint64_t fr_writes(void)
+{
+    return F.writes;
+}
+
+uint64_t fr_reads(void)
+{
+    return F.reads;
 }

@@ -1,30 +1,89 @@
-/* own RFC 6455 client framing, opt "framing" (frame.c) */
+/*
+ * Our RFC 6455 client framing (frame.c), over any transport: the masked,
+ * coalesced output queue and its flush, the read loop that hands received
+ * bytes up to the parser, the list of connections to flush (and kill) at the
+ * end of a service call.  fr_own is its struct framer.
+ *
+ * struct fr is a connection's framing part; it embeds the transport part
+ * (tp.h) and is embedded by the state machine's (sm.h).
+ */
 #ifndef QJSWS_FRAME_H
 #define QJSWS_FRAME_H
 
-#include "qjsws.h"
+#include "opts.h"
+#include "tp.h"
 
 #pragma GCC visibility push(hidden)
 
-/* received bytes of an own-framing connection go to this function (set once) */
-typedef void (*own_sink_fn)(conn *c, const uint8_t *p, size_t n);
-void own_init(own_sink_fn sink);
-void framing_destroy(void);
-void own_free_queue(conn *c);
-int own_append(conn *c, int opcode, const uint8_t *p, size_t len);
-int own_flush(conn *c);
-void own_kick(conn *c);
-void own_mark_dirty(conn *c);
-void own_random(uint8_t *out, size_t n);
-void own_read_now(conn *c);
-void own_post_service(void);
-void own_send_close(conn *c, int code, const char *reason, size_t rlen);
-void own_release(conn *c);
-void own_established(conn *c);
-void own_message_end(conn *c);
-void own_handover(void);
-void own_read_all(void);
-void service_one(int fd, short events, short revents);
+struct upg;
+
+struct fr {
+    struct tp tp;        /* first */
+    int own;             /* our framing carries both directions */
+    int kill_pending;    /* drop the connection once the queue is written */
+    int close_sent;      /* our close frame is queued */
+    int tx_failed;       /* a socket write failed, the queue was dropped */
+    int dirty;           /* on the flush list: flush (and maybe kill) after service */
+    struct fr *dnext;
+    int mapfd;           /* its entry in the fd map (fr_read_all), -1: none */
+    struct upg *upg;     /* upgrade.c: the opening handshake while it runs */
+};
+
+static inline struct fr *fr_of(struct tp *t)
+{
+    return container_of(t, struct fr, tp);
+}
+
+/* what our framing reports upward (set at init by service.c) */
+struct fr_up {
+    /* bytes read from the socket: parse and deliver (the binding's receive path) */
+    void (*rx)(struct fr *f, const uint8_t *p, size_t n);
+};
+
+extern const struct framer fr_own;
+
+void fr_init(const struct fr_up *up);
+void fr_destroy(void);
+
+/* n (<= 16) unpredictable bytes (mask keys, handshake nonces), from a
+ * getrandom() refilled buffer */
+void fr_random(uint8_t *out, size_t n);
+
+/* our framing carries the connection from now on (both directions) */
+void fr_start(struct fr *f);
+/* the connection is detached: off every list, its queue freed */
+void fr_release(struct fr *f);
+
+/* append one complete masked frame to the output queue; -1 out of memory */
+int fr_append(struct fr *f, int opcode, const uint8_t *p, size_t len);
+/* write as much of the queue as the socket takes: 0 ok, -1 broken */
+int fr_flush(struct fr *f);
+/* output was queued or a kill asked for: flush at the end of the service
+ * call (or now, outside one) */
+void fr_kick(struct fr *f);
+/* our close frame (once) */
+void fr_send_close(struct fr *f, int code, const char *reason, size_t rlen);
+/* a ping's pong, queued */
+void fr_pong(struct fr *f, const uint8_t *p, size_t n);
+/* the peer's close frame: echo its code, then drop the connection */
+void fr_close_reply(struct fr *f, int code);
+
+/* the socket is ready (after the upgrade): read, write */
+void fr_io(struct fr *f, short revents);
+/* the socket is readable: read and hand up everything there is (bounded) */
+void fr_read(struct fr *f);
+/* lws' timers are about to run lws' own poll(): read our sockets first */
+void fr_read_all(void);
+/* end of a service call: flush what was queued, kill what is finished */
+void fr_post_service(void);
+/* lws' writable callback on a connection we frame: 0, or -1 to close */
+int fr_writable(struct tp *t);
+/* lws hands a connection over */
+void fr_take(struct tp *t);
+
+/* counters (pool_stats()) */
+uint64_t fr_writes(void);
+uint64_t fr_reads(void);
 
 #pragma GCC visibility pop
 

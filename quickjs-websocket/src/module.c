@@ -10,83 +10,17 @@
  * variable QJSWS_DISABLE (comma separated short names, or "all"); see
  * README.md.  The switch state is read once, at module load.
  */
-#include "qjsws.h"
-#include "conn.h"
-#include "frame.h"
-#include "loop.h"
-#include "pool.h"
+#include "jsconn.h"
+#include "opts.h"
+#include "service.h"
 #include "url.h"
 #include "utf8.h"
 
-/* ------------------------------------------------------------------ */
-/* optimization switches (QJSWS_DISABLE)                               */
-
-static const char *const opt_names[] = {
-    "join", "buffered", "pool", "scheduler", "transfer",
-    "fragbuf", "strsend", "batch", "eventpool", "urlparse", "framing", "strrecv", "connect",
-};
-
-unsigned g_opts = OPT_ALL;
-
-static unsigned parse_disable(const char *s)
-{
-    unsigned opts = OPT_ALL;
-    while (s && *s) {
-        const char *e = strchr(s, ',');
-        size_t n = e ? (size_t)(e - s) : strlen(s);
-        while (n && (*s == ' ' || *s == '\t')) {
-            s++;
-            n--;
-        }
-        while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-            n--;
-        if (n == 3 && !strncasecmp(s, "all", 3)) {
-            opts = 0;
-        } else if (n) {
-            size_t i;
-            int found = 0;
-            for (i = 0; i < countof(opt_names); i++) {
-                if (strlen(opt_names[i]) == n && !strncasecmp(s, opt_names[i], n)) {
-                    opts &= ~(1u << i);
-                    found = 1;
-                }
-            }
-            if (!found)
-                fprintf(stderr, "quickjs-websocket: QJSWS_DISABLE: unknown name '%.*s'\n",
-                        (int)n, s);
-        }
-        s = e ? e + 1 : NULL;
-    }
-    return opts;
-}
+#include <stdio.h>
+#include <stdlib.h>
 
 /* ------------------------------------------------------------------ */
 /* the maximum message size (QJSWS_MAX_MESSAGE, max_message())          */
-
-size_t g_max_message = MAX_MESSAGE_DEFAULT;
-
-/* "<n>[k|m|g]" (binary multiples) -> bytes, or -1 */
-static int64_t parse_size(const char *s)
-{
-    char *end;
-    unsigned long long v;
-    int shift = 0;
-    if (!s || *s < '0' || *s > '9')
-        return -1;
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (errno)
-        return -1;
-    switch (*end) {
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    default: break;
-    }
-    if (*end || v > (unsigned long long)MAX_MESSAGE_LIMIT >> shift)
-        return -1;
-    return (int64_t)(v << shift);
-}
 
 /* max_message([bytes]) -> the limit in force before the call */
 static JSValue js_max_message(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
@@ -145,11 +79,11 @@ static int js_lws_module_init(JSContext *ctx, JSModuleDef *m)
     JSRuntime *rt = JS_GetRuntime(ctx);
     JSValue proto;
 
-    g_opts = parse_disable(getenv("QJSWS_DISABLE"));
+    g_opts = opts_parse_disable(getenv("QJSWS_DISABLE"));
     text_string_init(ctx);
-    own_init(conn_rx);
+    service_init();
     if (getenv("QJSWS_MAX_MESSAGE")) {
-        int64_t v = parse_size(getenv("QJSWS_MAX_MESSAGE"));
+        int64_t v = opts_parse_size(getenv("QJSWS_MAX_MESSAGE"));
         if (v < 0)
             fprintf(stderr, "quickjs-websocket: QJSWS_MAX_MESSAGE: not a size of 0..%zu bytes "
                             "(e.g. 1048576, 64k, 16m, 1g); keeping %zu\n",

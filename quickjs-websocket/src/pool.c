@@ -1,6 +1,10 @@
-/* send buffer pool (opt "pool") and the pool_stats() counters */
-#include "qjsws.h"
+/* send buffer pool (opt "pool") */
 #include "pool.h"
+#include "opts.h"
+
+#include <stdlib.h>
+
+#include <libwebsockets.h> /* LWS_PRE */
 
 #define POOL_CLASSES 4
 static const size_t pool_cap[POOL_CLASSES] = { 256, 2048, 16384, 65536 };
@@ -29,7 +33,7 @@ void pool_init(void)
         for (i = 0; i < pool_count[c]; i++) {
             sbuf *b = (sbuf *)((uint8_t *)g_pool.slab[c] + bsz * (size_t)i);
             b->cls = (int8_t)c;
-            b->next = g_pool.free_list[c];
+            b->link.next = (struct txq_blk *)(void *)g_pool.free_list[c];
             g_pool.free_list[c] = b;
             g_pool.nfree[c]++;
             g_pool.total++;
@@ -59,10 +63,10 @@ sbuf *sbuf_alloc(size_t len)
         for (c = 0; c < POOL_CLASSES; c++) {
             if (len <= pool_cap[c] && g_pool.free_list[c]) {
                 b = g_pool.free_list[c];
-                g_pool.free_list[c] = b->next;
+                g_pool.free_list[c] = (sbuf *)(void *)b->link.next;
                 g_pool.nfree[c]--;
                 g_pool.hits++;
-                b->next = NULL;
+                b->link.next = NULL;
                 b->len = len;
                 return b;
             }
@@ -72,7 +76,7 @@ sbuf *sbuf_alloc(size_t len)
     b = malloc(sizeof(sbuf) + LWS_PRE + len + 1);
     if (!b)
         return NULL;
-    b->next = NULL;
+    b->link.next = NULL;
     b->len = len;
     b->cls = -1;
     return b;
@@ -83,7 +87,7 @@ void sbuf_free(sbuf *b)
     if (!b)
         return;
     if (b->cls >= 0) {
-        b->next = g_pool.free_list[b->cls];
+        b->link.next = (struct txq_blk *)(void *)g_pool.free_list[b->cls];
         g_pool.free_list[b->cls] = b;
         g_pool.nfree[b->cls]++;
     } else {
@@ -91,25 +95,18 @@ void sbuf_free(sbuf *b)
     }
 }
 
-/* pool_stats() -> {blocks, free, hits, misses} */
-JSValue js_pool_stats(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+void sbuf_free_blk(struct txq_blk *b)
 {
-    JSValue o = JS_NewObject(ctx);
-    int c, nfree = 0;
-    UNUSED(this_val);
-    UNUSED(argc);
-    UNUSED(argv);
+    sbuf_free((sbuf *)(void *)b);
+}
+
+void pool_stats_get(struct pool_stats *st)
+{
+    int c;
+    st->free = 0;
     for (c = 0; c < POOL_CLASSES; c++)
-        nfree += g_pool.nfree[c];
-    JS_SetPropertyStr(ctx, o, "blocks", JS_NewInt32(ctx, g_pool.total));
-    JS_SetPropertyStr(ctx, o, "free", JS_NewInt32(ctx, nfree));
-    JS_SetPropertyStr(ctx, o, "hits", JS_NewInt64(ctx, (int64_t)g_pool.hits));
-    JS_SetPropertyStr(ctx, o, "misses", JS_NewInt64(ctx, (int64_t)g_pool.misses));
-    JS_SetPropertyStr(ctx, o, "services", JS_NewInt64(ctx, (int64_t)G.services));
-    JS_SetPropertyStr(ctx, o, "service_fds", JS_NewInt64(ctx, (int64_t)G.service_fds));
-    JS_SetPropertyStr(ctx, o, "ticks", JS_NewInt64(ctx, (int64_t)G.ticks));
-    JS_SetPropertyStr(ctx, o, "own_writes", JS_NewInt64(ctx, (int64_t)G.own_writes));
-    JS_SetPropertyStr(ctx, o, "own_reads", JS_NewInt64(ctx, (int64_t)G.own_reads));
-    JS_SetPropertyStr(ctx, o, "connections", JS_NewInt32(ctx, G.nconns));
-    return o;
+        st->free += g_pool.nfree[c];
+    st->blocks = g_pool.total;
+    st->hits = g_pool.hits;
+    st->misses = g_pool.misses;
 }

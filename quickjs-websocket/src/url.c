@@ -1,6 +1,6 @@
 /* WebSocket URL parsing (opt "urlparse": the native parse_url()) */
-#include "qjsws.h"
 #include "url.h"
+#include "opts.h"
 #include "url_core.h"
 
 /* parse_url(url) -> [secure, host, port, path, url as serialized]; throws SyntaxError */

@@ -2,7 +2,7 @@
 #ifndef QJSWS_URL_H
 #define QJSWS_URL_H
 
-#include "qjsws.h"
+#include <quickjs.h>
 
 #pragma GCC visibility push(hidden)
 

@@ -1,6 +1,8 @@
 /* UTF-8 validation and the encode_utf8()/decode_utf8() helpers */
-#include "qjsws.h"
 #include "utf8.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 /*
  * A JS string as UTF-8 the way browsers send it: as a USVString, each lone

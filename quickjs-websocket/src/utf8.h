@@ -2,7 +2,13 @@
 #ifndef QJSWS_UTF8_H
 #define QJSWS_UTF8_H
 
-#include "qjsws.h"
+#include <stddef.h>
+#include <stdint.h>
+
+#include <quickjs.h>
+
+#include "opts.h"
+#include "utf8_core.h"
 
 #pragma GCC visibility push(hidden)
 

@@ -1,7 +1,7 @@
 """The opening handshake as the client sees it (raw-socket peer, tests/peer_raw.py /hs):
 responses a client must take, and ones it must refuse, on both builds.  With all
 optimizations the module sets ws:// connections up itself (switch `connect`,
-src/dial.c); the baseline leaves it to libwebsockets."""
+src/tp_tcp.c, src/upgrade.c); the baseline leaves it to libwebsockets."""
 import socket
 import threading
 import time

@@ -1,14 +1,19 @@
 /*
- * libFuzzer target: the load generator's handshake-response check
- * (http.c, http_check_response).
+ * libFuzzer target: the load generator's opening handshake.  Its 101 check is
+ * the QuickJS module's hs_check() (quickjs-websocket/src/handshake_core.c,
+ * shared on purpose: docs/fuzzing.md), called as loadgen calls it, with no
+ * subprotocol offered; its request is its own (http.c, http_request).
  *
  * First input byte even: the rest is a response head as it came off the
  * wire (exactly that many bytes, no NUL: ASan sees any over-read); if it
- * is accepted, it must really hold a 101 status line and the three headers.
+ * is accepted, it must really hold a 101 status line and the three headers,
+ * and name no subprotocol.
  * Odd: the rest chooses a response built from a valid one (header order,
  * name case, blanks around values, token lists, extra headers) and at most
  * one defect; it must be accepted exactly when it has no defect, and the
- * reason must name the defect.
+ * reason must name the defect.  It also chooses a path: loadgen's request
+ * for it must be, byte for byte, the module's hs_request() for the same host,
+ * path and key, and both must expect the same Sec-WebSocket-Accept.
  */
 #include <ctype.h>
 #include <stddef.h>
@@ -18,25 +23,63 @@
 #include <string.h>
 #include <strings.h>
 
+#include <openssl/evp.h>
+
 #include "../http.h"
 #include "../../../quickjs-websocket/fuzz/fuzz_common.h"
+#include "../../../quickjs-websocket/src/handshake_core.h"
 
 static const char ACCEPT[] = "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=";
+
+/* loadgen's call: no subprotocol offered, none wanted back */
+static const char *check(const char *h, size_t n)
+{
+    return hs_check(h, n, ACCEPT, NULL, NULL, 0);
+}
 
 static void raw(const uint8_t *data, size_t size)
 {
     char *h = malloc(size ? size : 1);
     const char *why;
+    size_t hl;
     CHECK(h != NULL);
     memcpy(h, data, size);
-    why = http_check_response(h, size, ACCEPT);
+    why = check(h, size);
+    hl = hs_head_len(h, size);
     if (!why) {
         CHECK(size >= 12 && !memcmp(h, "HTTP/1.1 101", 12));
         CHECK(has_header(h, size, "upgrade", "websocket"));
         CHECK(has_header(h, size, "connection", "upgrade"));
         CHECK(has_header(h, size, "sec-websocket-accept", ACCEPT));
+        /* nothing was offered: a head that names a subprotocol is refused */
+        CHECK(!hl || !has_header(h, hl, "sec-websocket-protocol", ""));
     }
     free(h);
+}
+
+/* loadgen's request for ws://127.0.0.1:8080<path> and the module's for the
+ * same key (base64 of 16 bytes): the same bytes, the same accept value */
+static void request(const uint8_t *d, size_t n)
+{
+    char url[96] = "ws://127.0.0.1:8080/", out[4096], ours[4096], accept[29], accept2[29];
+    unsigned char nonce[18];
+    const char *k;
+    struct url u;
+    size_t i, len, len2, at = strlen(url);
+    for (i = 0; i < n && at < sizeof(url) - 1; i++) /* printable, no blank, no '#' */
+        if (d[i] > ' ' && d[i] < 0x7f && d[i] != '#')
+            url[at++] = (char)d[i];
+    url[at] = 0;
+    if (url_parse_str(&u, url))
+        return;
+    len = http_request(&u, out, sizeof(out), accept);
+    out[len] = 0;
+    k = strstr(out, "\r\nSec-WebSocket-Key: ");
+    CHECK(k != NULL);
+    CHECK(EVP_DecodeBlock(nonce, (const unsigned char *)k + 21, 24) == 18); /* 16 + "==" */
+    len2 = hs_request(ours, sizeof(ours), u.target, u.host, NULL, nonce, accept2);
+    CHECK(len2 == len && !memcmp(ours, out, len));
+    CHECK(!strcmp(accept, accept2));
 }
 
 struct out {
@@ -71,8 +114,8 @@ static void built(const uint8_t *d, size_t n)
 #define B(i) ((size_t)(i) < n ? d[i] : 0)
     static const char *const blanks[4] = { "", " ", "\t", "  \t" };
     static const char *const extras[4] = { "Server: x", "X-A: websocket", "Date: today",
-                                           "Sec-WebSocket-Protocol: chat" };
-    unsigned defect = B(0) % 8; /* 0..2: none */
+                                           "Sec-WebSocket-Version: 13" };
+    unsigned defect = B(0) % 9; /* 0..2: none */
     unsigned order = B(1);
     struct out o = { .n = 0 };
     const char *why;
@@ -125,6 +168,10 @@ static void built(const uint8_t *d, size_t n)
                 put_name(&o, "Sec-WebSocket-Extensions", c);
                 put(&o, ": permessage-deflate\r\n");
             }
+            if (defect == 8) { /* loadgen offers none */
+                put_name(&o, "Sec-WebSocket-Protocol", c);
+                put(&o, ": chat\r\n");
+            }
             break;
         }
     }
@@ -132,7 +179,7 @@ static void built(const uint8_t *d, size_t n)
     h = malloc(o.n);
     CHECK(h != NULL);
     memcpy(h, o.b, o.n);
-    why = http_check_response(h, o.n, ACCEPT);
+    why = check(h, o.n);
     free(h);
     switch (defect) {
     case 3: CHECK(why && strstr(why, "101")); break;
@@ -140,11 +187,13 @@ static void built(const uint8_t *d, size_t n)
     case 5: CHECK(why && strstr(why, "Connection")); break;
     case 6: CHECK(why && strstr(why, "Accept")); break;
     case 7: CHECK(why && strstr(why, "extension")); break;
+    case 8: CHECK(why && strstr(why, "subprotocol")); break;
     default:
         if (why)
             fprintf(stderr, "rejected (%s):\n%.*s\n", why, (int)o.n, o.b);
         CHECK(why == NULL);
     }
+    request(d + 10, n > 10 ? n - 10 : 0);
 #undef B
 }
 

@@ -1,6 +1,6 @@
 /*
  * Drives text_stream() (src/utf8.c, opt strrecv) for tests/test_utf8.py, the
- * way conn.c does: the chunks of one text message are appended to an
+ * way rx.c does: the chunks of one text message are appended to an
  * accumulator and text_stream() is called after each.  One case per input
  * line: the chunks in hex, separated by spaces ("-" is an empty chunk).  One
  * output line per case: the index of the chunk after which text_stream()

@@ -1,0 +1,293 @@
+/*
+ * The JS "conn" class: connect() picks the transport and the framer of a new
+ * connection, and send()/close()/fail()/buffered()/watch() go to the state
+ * machine and the framer.
+ */
+#include "jsconn.h"
+#include "jsev.h"
+#include "rx.h"
+#include "tp_lws.h"
+#include "tp_tcp.h"
+#include "upgrade.h"
+#include "utf8.h"
+
+#include <stdio.h>
+#include <string.h>
+
+JSClassID js_lws_conn_class_id;
+
+int jsconn_n; /* live connections */
+
+/* the connection is over: drop everything that ties the conn to its socket */
+static void conn_detach(conn *c)
+{
+    JSValue self, ws;
+    sm_release(&c->sm);
+    rx_free(c);
+    jsconn_n--;
+    /* no event follows: release the WebSocket (breaks the ws <-> conn cycle) */
+    txq_unwatch(&conn_tp(c)->q);
+    ws = c->ws;
+    c->ws = JS_UNDEFINED;
+    JS_FreeValue(c->jsctx, ws);
+    self = c->self;
+    c->self = JS_UNDEFINED;
+    /* may finalize the conn: must be last */
+    JS_FreeValue(c->jsctx, self);
+}
+
+void conn_detach_sm(struct sm *s)
+{
+    conn_detach(conn_of_sm(s));
+}
+
+static void conn_finalizer(JSRuntime *rt, JSValue val)
+{
+    conn *c = JS_GetOpaque(val, js_lws_conn_class_id);
+    struct tp *t;
+    if (!c)
+        return;
+    t = conn_tp(c);
+    if (tp_live(t)) {
+        /* only reachable at runtime teardown */
+        t->ops->abandon(t);
+        jsconn_n--;
+    }
+    if (!c->sm.detached) { /* else released at detach, and nothing since */
+        sm_release(&c->sm);
+        rx_free(c);
+        txq_unwatch(&t->q);
+    }
+    JS_FreeValueRT(rt, c->ws);
+    js_free_rt(rt, c);
+}
+
+static void conn_mark(JSRuntime *rt, JSValueConst val, JS_MarkFunc *mark_func)
+{
+    conn *c = JS_GetOpaque(val, js_lws_conn_class_id);
+    if (!c)
+        return;
+    JS_MarkValue(rt, c->ws, mark_func);
+}
+
+JSClassDef conn_class = {
+    "LwsConn",
+    .finalizer = conn_finalizer,
+    .gc_mark = conn_mark,
+};
+
+static conn *get_conn(JSContext *ctx, JSValueConst v)
+{
+    return JS_GetOpaque2(ctx, v, js_lws_conn_class_id);
+}
+
+/* connect(secure, host, port, path, protocols, ws) -> conn; events go to
+ * WebSocket.prototype._event/_emitMessage with this = ws */
+JSValue js_connect(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    const char *host = NULL, *path = NULL, *protos = NULL;
+    char hosthdr[300];
+    int secure, port, own;
+    conn *c;
+    JSValue obj;
+    UNUSED(this_val);
+    UNUSED(argc);
+
+    if (!tp_lws_ready())
+        return JS_ThrowInternalError(ctx, "quickjs-websocket: not initialised");
+    secure = JS_ToBool(ctx, argv[0]);
+    if (JS_ToInt32(ctx, &port, argv[2]))
+        return JS_EXCEPTION;
+    host = JS_ToCString(ctx, argv[1]);
+    path = JS_ToCString(ctx, argv[3]);
+    if (!JS_IsUndefined(argv[4]) && !JS_IsNull(argv[4]))
+        protos = JS_ToCString(ctx, argv[4]);
+    if (!host || !path) {
+        obj = JS_EXCEPTION;
+        goto done;
+    }
+
+    obj = jsb_new_object(ctx, js_lws_conn_class_id, sizeof(*c), (void **)&c);
+    if (JS_IsException(obj))
+        goto done;
+    /* our socket, our handshake and our framing, or libwebsockets' */
+    own = upg_wanted(secure);
+    c->jsctx = ctx;
+    c->ws = JS_DupValue(ctx, argv[5]);
+    c->self = JS_DupValue(ctx, obj);
+    sm_start(&c->sm, own ? &tp_tcp : &tp_lws, own ? &fr_own : &fr_lws);
+    JS_SetOpaque(obj, c);
+    jsconn_n++;
+
+    if (strchr(host, ':'))
+        snprintf(hosthdr, sizeof(hosthdr), "[%s]", host);
+    else
+        snprintf(hosthdr, sizeof(hosthdr), "%s", host);
+    if (port != (secure ? 443 : 80)) {
+        size_t l = strlen(hosthdr);
+        snprintf(hosthdr + l, sizeof(hosthdr) - l, ":%d", port);
+    }
+
+    if (own) {
+        const char *why = NULL;
+        if (upg_start(&c->sm.fr, &tp_tcp, host, port, path, hosthdr, protos, &why) < 0) {
+            /* raised inside connect(): websocket.js delivers them later */
+            ev_error(c, why);
+            sm_report_close(&c->sm, 1006, "", 0, 0);
+            conn_detach(c);
+        }
+        goto done;
+    }
+
+    if (tp_lws_connect(conn_tp(c), secure, host, port, path, hosthdr, protos) < 0) {
+        /* failed synchronously; lws may or may not have reported it */
+        if (!c->sm.closed_dispatched) {
+            ev_error(c, "connect failed");
+            sm_report_close(&c->sm, 1006, "", 0, 0);
+        }
+        if (!c->sm.detached)
+            conn_detach(c);
+    }
+
+done:
+    JS_FreeCString(ctx, host);
+    JS_FreeCString(ctx, path);
+    JS_FreeCString(ctx, protos);
+    return obj;
+}
+
+/* Queue or directly write one message (browsers silently discard it unless open). */
+static int conn_send(JSContext *ctx, conn *c, const uint8_t *p, size_t len, int text)
+{
+    struct tp *t = conn_tp(c);
+    if (!sm_sendable(&c->sm))
+        return 0;
+    if (t->fr->send(t, text, p, len) < 0) {
+        JS_ThrowOutOfMemory(ctx);
+        return -1;
+    }
+    return 0;
+}
+
+/* conn.send(data, isText): data is a string, ArrayBuffer or a view */
+JSValue js_conn_send(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    conn *c = get_conn(ctx, this_val);
+    int text;
+    UNUSED(argc);
+    if (!c)
+        return JS_EXCEPTION;
+    text = JS_ToBool(ctx, argv[1]);
+
+    if (JS_IsString(argv[0])) {
+        usv_str u;
+        int r;
+        if (usv_utf8(ctx, argv[0], &u) < 0)
+            return JS_EXCEPTION;
+        r = conn_send(ctx, c, (const uint8_t *)u.p, u.len, 1);
+        usv_free(ctx, &u);
+        buf_publish_pending();
+        return r < 0 ? JS_EXCEPTION : JS_UNDEFINED;
+    } else {
+        size_t size;
+        int64_t off = 0, blen = -1;
+        int r;
+        uint8_t *p = JS_GetArrayBuffer(ctx, &size, argv[0]);
+        if (!p)
+            return JS_EXCEPTION;
+        if (argc > 3 && !JS_IsUndefined(argv[2])) {
+            if (JS_ToInt64(ctx, &off, argv[2]) || JS_ToInt64(ctx, &blen, argv[3]))
+                return JS_EXCEPTION;
+            if (off < 0 || blen < 0 || (uint64_t)off + (uint64_t)blen > size)
+                return JS_ThrowRangeError(ctx, "send: view out of range");
+        } else {
+            blen = (int64_t)size;
+        }
+        r = conn_send(ctx, c, p + off, (size_t)blen, text);
+        buf_publish_pending();
+        return r < 0 ? JS_EXCEPTION : JS_UNDEFINED;
+    }
+}
+
+/* conn.close(code, reason) -- validated by the caller */
+JSValue js_conn_close(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    conn *c = get_conn(ctx, this_val);
+    int code = 1000;
+    UNUSED(argc);
+    if (!c)
+        return JS_EXCEPTION;
+    if (!JS_IsUndefined(argv[0]) && JS_ToInt32(ctx, &code, argv[0]))
+        return JS_EXCEPTION;
+    if (!sm_closable(&c->sm))
+        return JS_UNDEFINED;
+    if (JS_IsString(argv[1])) {
+        usv_str u;
+        if (usv_utf8(ctx, argv[1], &u) < 0)
+            return JS_EXCEPTION;
+        /* at most 123 bytes: checked in JS (SyntaxError) */
+        sm_close(&c->sm, code, u.p, u.len > 123 ? 123 : u.len);
+        usv_free(ctx, &u);
+    } else {
+        sm_close(&c->sm, code, NULL, 0);
+    }
+    buf_publish_pending(); /* own framing: the close frame counts until written */
+    return JS_UNDEFINED;
+}
+
+/* conn.fail(code[, reason]): from JS (naive receive path) -- fail the
+ * connection with this code */
+JSValue js_conn_fail(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    conn *c = get_conn(ctx, this_val);
+    const char *r = NULL;
+    int code;
+    if (!c)
+        return JS_EXCEPTION;
+    if (JS_ToInt32(ctx, &code, argv[0]))
+        return JS_EXCEPTION;
+    if (argc > 1 && JS_IsString(argv[1])) {
+        r = JS_ToCString(ctx, argv[1]);
+        if (!r) /* out of memory: the default text */
+            JS_FreeValue(ctx, JS_GetException(ctx));
+    }
+    sm_fail(&c->sm, code, r ? r : fail_text(code));
+    JS_FreeCString(ctx, r);
+    buf_publish_pending();
+    return JS_UNDEFINED;
+}
+
+/* conn.buffered(): bytes queued in C and not yet handed to the socket */
+JSValue js_conn_buffered(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    conn *c = get_conn(ctx, this_val);
+    struct tp *t;
+    UNUSED(argc);
+    UNUSED(argv);
+    if (!c)
+        return JS_EXCEPTION;
+    t = conn_tp(c);
+    return JS_NewInt64(ctx, (int64_t)t->fr->buffered(t));
+}
+
+/*
+ * conn.watch(): the first read of bufferedAmount (opt "buffered"): give the
+ * WebSocket its own bufferedAmount data property, kept current from C from
+ * now on (see buf_publish, jsev.c); returns the value.  Called again only if
+ * the property was deleted: it is redefined.
+ */
+JSValue js_conn_watch(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    conn *c = get_conn(ctx, this_val);
+    size_t v;
+    UNUSED(argc);
+    UNUSED(argv);
+    if (!c)
+        return JS_EXCEPTION;
+    v = conn_tp(c)->q.bytes;
+    if (!sm_live(&c->sm) || c->sm.closed_dispatched || !JS_IsObject(c->ws))
+        return JS_NewInt64(ctx, (int64_t)v); /* nothing will change any more */
+    conn_tp(c)->q.watch = 1;
+    buf_define(c, v);
+    return JS_NewInt64(ctx, (int64_t)v);
+}

@@ -1,0 +1,36 @@
+/* The JS "conn" class (jsconn.c): connect() and the methods websocket.js calls. */
+#ifndef QJSWS_JSCONN_H
+#define QJSWS_JSCONN_H
+
+#include <quickjs.h>
+
+#include "conn.h"
+
+#pragma GCC visibility push(hidden)
+
+extern JSClassID js_lws_conn_class_id;
+extern JSClassDef conn_class;
+
+/* live connections (active()) */
+extern int jsconn_n;
+static inline int jsconn_count(void)
+{
+    return jsconn_n;
+}
+
+/* connect(secure, host, port, path, protocols, ws) -> conn, and the conn
+ * object's methods */
+JSValue js_connect(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
+JSValue js_conn_send(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
+JSValue js_conn_close(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
+JSValue js_conn_fail(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
+JSValue js_conn_buffered(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
+JSValue js_conn_watch(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
+
+/* the connection is over: let go of the WebSocket and of the conn object
+ * (sm_up.detach; may free s) */
+void conn_detach_sm(struct sm *s);
+
+#pragma GCC visibility pop
+
+#endif

@@ -1,0 +1,48 @@
+/*
+ * The optimization switches (QJSWS_DISABLE) and the message size limit
+ * (QJSWS_MAX_MESSAGE, max_message()): process-wide, set once at module load
+ * (module.c) and read everywhere.  No JS, sockets or libwebsockets.
+ */
+#ifndef QJSWS_OPTS_H
+#define QJSWS_OPTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define countof(a) (sizeof(a) / sizeof((a)[0]))
+#define UNUSED(x) (void)(x)
+/* the struct of type `type` whose member `member` is at p */
+#define container_of(p, type, member) ((type *)(void *)((char *)(p) - offsetof(type, member)))
+
+#pragma GCC visibility push(hidden)
+
+/* bit i is opt_names[i] */
+enum {
+    OPT_JOIN = 1 << 0, OPT_BUFFERED = 1 << 1, OPT_POOL = 1 << 2, OPT_SCHEDULER = 1 << 3,
+    OPT_TRANSFER = 1 << 4, OPT_FRAGBUF = 1 << 5, OPT_STRSEND = 1 << 6, OPT_BATCH = 1 << 7,
+    OPT_EVENTPOOL = 1 << 8, OPT_URLPARSE = 1 << 9, OPT_FRAMING = 1 << 10, OPT_STRRECV = 1 << 11,
+    OPT_CONNECT = 1 << 12, OPT_ALL = (1 << 13) - 1,
+};
+#define OPT_COUNT 13
+
+extern unsigned g_opts; /* set once, at module load */
+#define OPT(x) (g_opts & (x))
+
+/* the switches' short names, bit i = opt_names[i] */
+extern const char *const opt_names[OPT_COUNT];
+
+/* "join, pool" -> the switches with those turned off ("all": every one); an
+ * unknown name is reported on stderr and ignored */
+unsigned opts_parse_disable(const char *s);
+
+/* the largest message accepted (bytes); QJSWS_MAX_MESSAGE or max_message() */
+#define MAX_MESSAGE_DEFAULT ((size_t)256 << 20)
+#define MAX_MESSAGE_LIMIT ((size_t)INT32_MAX) /* QuickJS' largest ArrayBuffer */
+extern size_t g_max_message;
+
+/* "<n>[k|m|g]" (binary multiples) -> bytes, or -1 */
+int64_t opts_parse_size(const char *s);
+
+#pragma GCC visibility pop
+
+#endif

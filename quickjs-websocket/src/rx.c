@@ -1,0 +1,242 @@
+/*
+ * The receive path: what our parser (wsproto.h) and lws' report, checked
+ * (size limit, UTF-8 as it arrives), assembled (opt "join") and delivered to
+ * JS as a string or ArrayBuffer.  Per message: parser -> rx_data ->
+ * conn_deliver -> deliver_message -> dispatch_js, all direct calls (wsp_feed
+ * is inlined with the constant table rx_cb).
+ */
+#include "rx.h"
+#include "jsev.h"
+#include "utf8.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NO_MEMORY_TEXT "out of memory for the message"
+
+/* a message's string or ArrayBuffer could not be created (out of memory,
+ * or past QuickJS' own limits): drop the pending exception, fail with 1009 */
+static void fail_no_memory(conn *c)
+{
+    JS_FreeValue(c->jsctx, JS_GetException(c->jsctx));
+    sm_fail(&c->sm, 1009, NO_MEMORY_TEXT);
+}
+
+static void deliver_message(conn *c, JSValue v)
+{
+    JSContext *ctx = c->jsctx;
+    if (JS_IsException(v)) {
+        fail_no_memory(c);
+        return;
+    }
+    dispatch_js(c, JSB.msgfn, 1, (JSValueConst *)&v);
+    JS_FreeValue(ctx, v);
+}
+
+static void free_rx(JSRuntime *rt, void *opaque, void *ptr)
+{
+    UNUSED(rt);
+    UNUSED(opaque);
+    free(ptr);
+}
+
+/*
+ * One chunk of a data message.  `remain` is what the current frame still
+ * owes after this chunk.  Returns -1 when the connection was failed
+ * (sm_fail).  Nothing is delivered once the connection is closing
+ * (close() called, a close frame received, or failed), as in browsers.
+ */
+static int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
+                        int binary, size_t remain)
+{
+    JSContext *ctx = c->jsctx;
+
+    if (c->sm.state != ST_OPEN)
+        return 0;
+
+    if (first) {
+        c->msg_len = 0;
+        c->u8 = 0;
+        /* a long text that comes in several chunks: validated and decoded
+         * into UTF-16 in one pass as it arrives (strrecv) */
+        c->t16_stream = !binary && !final && OPT(OPT_JOIN) && text_stream_on() &&
+                        len + remain >= TEXT_FAST_MIN;
+        if (c->t16_stream)
+            text_stream_start(&c->t16);
+    }
+    /* the size limit, before anything is allocated: what came so far, this
+     * chunk, and what the frame still owes (its header announced it) */
+    if (wsp_chunk_over(c->msg_len, len, remain, g_max_message)) {
+        sm_fail(&c->sm, 1009, fail_text(1009));
+        return -1;
+    }
+    c->msg_len += len;
+
+    /* text is validated as it arrives, on every path: an invalid sequence
+     * fails the connection at once, and the work overlaps reception */
+    if (!binary && !c->t16_stream && (!utf8_stream(&c->u8, in, len) || (final && c->u8))) {
+        sm_fail(&c->sm, 1007, fail_text(1007));
+        return -1;
+    }
+
+    if (!OPT(OPT_JOIN)) {
+        /* naive path: hand every chunk to JS, which collects and joins */
+        JSValue argv[5];
+        argv[0] = JS_NewInt32(ctx, EV_CHUNK);
+        argv[1] = JS_NewArrayBufferCopy(ctx, in, len);
+        if (JS_IsException(argv[1])) {
+            fail_no_memory(c);
+            goto check_fail;
+        }
+        argv[2] = JS_NewBool(ctx, first);
+        argv[3] = JS_NewBool(ctx, final);
+        argv[4] = JS_NewBool(ctx, binary);
+        dispatch_js(c, JSB.evfn, 5, (JSValueConst *)argv);
+        JS_FreeValue(ctx, argv[1]);
+        goto check_fail;
+    }
+
+    if (first && final && !c->rxlen) {
+        /* whole message in one chunk: one copy, straight from lws' buffer */
+        if (binary)
+            deliver_message(c, JS_NewArrayBufferCopy(ctx, in, len));
+        else
+            deliver_message(c, text_string(ctx, &c->t16, in, len));
+        goto check_fail;
+    }
+
+    if (first)
+        c->rxlen = 0;
+
+    if (c->rxlen + len > c->rxcap) {
+        size_t need = c->rxlen + len, ncap;
+        uint8_t *nb;
+        if (OPT(OPT_FRAGBUF)) {
+            /* size from the frame header: what we have + what this frame
+             * still owes; doubling for later frames, never past the limit */
+            ncap = wsp_rx_cap(need, remain, first, c->rxcap, g_max_message);
+        } else {
+            ncap = need; /* naive: grow to exactly what is needed, every chunk */
+        }
+        nb = realloc(c->rx, ncap ? ncap : 1);
+        if (!nb) {
+            sm_fail(&c->sm, 1009, NO_MEMORY_TEXT);
+            goto check_fail;
+        }
+        c->rx = nb;
+        c->rxcap = ncap;
+    }
+    if (len)
+        memcpy(c->rx + c->rxlen, in, len);
+    c->rxlen += len;
+    if (c->t16_stream) {
+        int r = text_stream(&c->t16, c->rx, c->rxlen, c->rxcap, final);
+        if (r <= 0) {
+            sm_fail(&c->sm, r < 0 ? 1009 : 1007, r < 0 ? NO_MEMORY_TEXT : fail_text(1007));
+            goto check_fail;
+        }
+    }
+
+    if (final) {
+        size_t mlen = c->rxlen;
+        c->rxlen = 0;
+        if (binary) {
+            /* hand the accumulator itself to the ArrayBuffer: no copy */
+            uint8_t *buf = c->rx;
+            JSValue v;
+            c->rx = NULL;
+            c->rxcap = 0;
+            v = JS_NewArrayBuffer(ctx, buf, mlen, free_rx, NULL, 0);
+            if (JS_IsException(v))
+                free(buf); /* not taken: QuickJS frees it only once it owns it */
+            deliver_message(c, v);
+        } else {
+            deliver_message(c, c->t16_stream ? text_stream_string(ctx, &c->t16, c->rx, mlen)
+                                             : text_string(ctx, &c->t16, c->rx, mlen));
+            /* kept for the next text: up to 1 MiB (fragbuf), or while texts stay
+             * long (strrecv: a fresh 16 MiB buffer is page-faulted in each time) */
+            if (!OPT(OPT_FRAGBUF) ||
+                (c->rxcap > (1u << 20) && (!OPT(OPT_STRRECV) || mlen < c->rxcap / 8))) {
+                free(c->rx);
+                c->rx = NULL;
+                c->rxcap = 0;
+                free(c->t16.buf); /* and its UTF-16, sized like it */
+                c->t16.buf = NULL;
+                c->t16.cap = 0;
+            }
+        }
+    }
+
+check_fail:
+    return c->sm.fail_code ? -1 : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* what our own receive parser (wsproto.h) reports                       */
+
+static int rx_frame(void *ctx, int op, int fin, uint64_t len)
+{
+    conn *c = ctx;
+    UNUSED(fin);
+    if (c->sm.state == ST_OPEN && wsp_frame_over(op, len, c->msg_len, g_max_message)) {
+        sm_fail(&c->sm, 1009, fail_text(1009));
+        return 1;
+    }
+    return 0;
+}
+
+static int rx_data(void *ctx, const uint8_t *p, size_t n, int first, int final, int binary,
+                   size_t remain)
+{
+    conn *c = ctx;
+    return conn_deliver(c, p, n, first, final, binary, remain) < 0 || c->sm.fr.kill_pending;
+}
+
+static int rx_control(void *ctx, int op, const uint8_t *p, size_t n)
+{
+    conn *c = ctx;
+    switch (op) {
+    case 9: /* ping -> pong */
+        fr_pong(&c->sm.fr, p, n);
+        break;
+    case 10: /* pong */
+        break;
+    case 8: /* close: recorded (or failed), our answer echoes its code */
+        if (!sm_peer_close(&c->sm, p, n))
+            fr_close_reply(&c->sm.fr, c->sm.peer_code);
+        break;
+    }
+    return c->sm.fr.kill_pending || c->sm.fail_code;
+}
+
+static void rx_error(void *ctx, int code, const char *why)
+{
+    conn *c = ctx;
+    sm_fail(&c->sm, code, why);
+}
+
+static const struct wsp_cb rx_cb = { rx_frame, rx_data, rx_control, rx_error };
+
+void conn_rx(struct fr *f, const uint8_t *p, size_t n)
+{
+    conn *c = conn_of_fr(f);
+    if (!f->kill_pending && !c->sm.fail_code)
+        wsp_feed(&c->rxp, p, n, &rx_cb, c);
+}
+
+/* lws path: a chunk lws parsed */
+int rx_lws_receive(struct tp *t, const uint8_t *p, size_t n, int first, int final, int binary,
+                   size_t remain)
+{
+    return conn_deliver(conn_of_tp(t), p, n, first, final, binary, remain);
+}
+
+void rx_free(conn *c)
+{
+    free(c->rx);
+    c->rx = NULL;
+    c->rxlen = c->rxcap = 0;
+    free(c->t16.buf);
+    c->t16.buf = NULL;
+    c->t16.cap = 0;
+}

@@ -1,0 +1,268 @@
+/*
+ * The JS "handle" object made by init() (it owns the lws context and the
+ * event loop) and the service entry points the qjs event loop calls.  The
+ * one place that knows every layer: service_init() fills the callback tables
+ * through which the lower layers report upward.
+ */
+#include "service.h"
+#include "frame.h"
+#include "jsconn.h"
+#include "jsev.h"
+#include "loop.h"
+#include "pool.h"
+#include "rx.h"
+#include "sm.h"
+#include "tp_lws.h"
+#include "tp_tcp.h"
+#include "upgrade.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+JSClassID js_lws_handle_class_id;
+
+typedef struct {
+    JSValue pollfn; /* (fd, mask) => void, mask: 1 read, 2 write, 0 remove */
+} handle_data;
+
+static JSValue g_handle;               /* weak: the handle object (not counted) */
+static uint64_t g_services, g_ticks;
+
+/* ------------------------------------------------------------------ */
+/* the callback tables                                                   */
+
+/* loop_up.notify: register fd with the qjs event loop */
+static void poll_notify(int fd, int mask)
+{
+    handle_data *hd;
+    JSValue argv[2];
+    if (JSB.destroying || !JSB.ctx)
+        return;
+    hd = JS_GetOpaque(g_handle, js_lws_handle_class_id);
+    if (!hd || JS_IsUndefined(hd->pollfn))
+        return;
+    argv[0] = JS_NewInt32(JSB.ctx, fd);
+    argv[1] = JS_NewInt32(JSB.ctx, mask);
+    call_js(JSB.ctx, hd->pollfn, JS_UNDEFINED, 2, (JSValueConst *)argv);
+}
+
+static const struct loop_up loop_up = { .notify = poll_notify };
+
+static const struct tp_up tp_up = { .io = own_io, .gone = sm_tp_gone };
+
+static const struct lws_up lws_up = {
+    /* the state machine */
+    .status = sm_tp_status, .close_body = sm_tp_close_body, .established = sm_tp_established,
+    .opened = sm_tp_opened, .peer_close = sm_tp_peer_close, .error = sm_tp_error,
+    .closed = sm_tp_closed, .destroyed = sm_tp_destroyed,
+    /* the receive path, our framing */
+    .receive = rx_lws_receive, .writable = fr_writable, .take = fr_take,
+};
+
+static const struct fr_up fr_up = { .rx = conn_rx };
+
+static const struct upg_up upg_up = { .opened = sm_fr_opened, .rx = conn_rx };
+
+static const struct sm_up sm_up = {
+    .open = ev_sm_open, .error = ev_sm_error, .close = ev_sm_close, .detach = conn_detach_sm,
+};
+
+void service_init(void)
+{
+    tp_tcp_init(&tp_up);
+    fr_init(&fr_up);
+    upg_init(&upg_up);
+    sm_init(&sm_up);
+}
+
+/* ------------------------------------------------------------------ */
+/* JS: handle class                                                       */
+
+static void handle_finalizer(JSRuntime *rt, JSValue val)
+{
+    handle_data *hd = JS_GetOpaque(val, js_lws_handle_class_id);
+    if (!hd)
+        return;
+    JSB.destroying = 1;
+    tp_lws_destroy();
+    loop_destroy();
+    pool_destroy();
+    fr_destroy();
+    JS_FreeValueRT(rt, hd->pollfn);
+    jsb_destroy(rt);
+    js_free_rt(rt, hd);
+    g_handle = JS_UNDEFINED;
+}
+
+static void handle_mark(JSRuntime *rt, JSValueConst val, JS_MarkFunc *mark_func)
+{
+    handle_data *hd = JS_GetOpaque(val, js_lws_handle_class_id);
+    if (hd) {
+        JS_MarkValue(rt, hd->pollfn, mark_func);
+        jsb_mark(rt, mark_func);
+    }
+}
+
+JSClassDef handle_class = {
+    "LwsHandle",
+    .finalizer = handle_finalizer,
+    .gc_mark = handle_mark,
+};
+
+/* init(pollfn, evfn, msgfn) -> handle */
+JSValue js_init(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    handle_data *hd;
+    JSValue obj;
+    UNUSED(this_val);
+
+    if (tp_lws_ready())
+        return JS_ThrowInternalError(ctx, "quickjs-websocket: already initialised");
+    if (argc < 3 || !JS_IsFunction(ctx, argv[0]) || !JS_IsFunction(ctx, argv[1]) ||
+        !JS_IsFunction(ctx, argv[2]))
+        return JS_ThrowTypeError(ctx, "init(pollfn, evfn, msgfn): functions expected");
+
+    tp_lws_log_level(getenv("QJSWS_LWS_LOG"));
+
+    if (loop_init(&loop_up) < 0)
+        return JS_ThrowInternalError(ctx, "epoll_create1: %s", strerror(errno));
+
+    pool_init();
+
+    obj = jsb_new_object(ctx, js_lws_handle_class_id, sizeof(*hd), (void **)&hd);
+    if (JS_IsException(obj))
+        return obj;
+    hd->pollfn = JS_DupValue(ctx, argv[0]);
+    jsb_init(ctx, argv[1], argv[2]);
+    JS_SetOpaque(obj, hd);
+    g_handle = obj;
+
+    if (tp_lws_init(&tp_up, &lws_up) < 0) {
+        JS_FreeValue(ctx, obj);
+        return JS_ThrowInternalError(ctx, "lws_create_context failed");
+    }
+    return obj;
+}
+
+/* ------------------------------------------------------------------ */
+/* service                                                               */
+
+/* what must be current before control returns to the qjs loop */
+static JSValue service_done(JSContext *ctx, int r)
+{
+    buf_publish(); /* what the flushes (and lws' writes) drained */
+    loop_leave();
+    return JS_NewBool(ctx, r);
+}
+
+/* end of service_fd()/tick(): pending lws work, then our flushes (and kills:
+ * their close events still count as inside the service call) */
+static JSValue service_end(JSContext *ctx)
+{
+    int r = tp_lws_service_pending();
+    fr_post_service();
+    return service_done(ctx, r);
+}
+
+/* the start of service() and tick(): 0 if not initialised */
+static inline int service_begin(uint64_t *count)
+{
+    if (!tp_lws_ready())
+        return 0;
+    (*count)++;
+    loop_enter();
+    return 1;
+}
+
+/* service(): batch mode wakeup; services every ready socket */
+JSValue js_service(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    int round;
+    UNUSED(this_val);
+    UNUSED(argc);
+    UNUSED(argv);
+    if (!service_begin(&g_services))
+        return JS_FALSE;
+    tp_lws_connected();
+    for (round = 0;; round++) {
+        int r;
+        loop_poll();
+        r = tp_lws_service_pending();
+        fr_post_service(); /* flushes and kills: close events, handlers */
+        /*
+         * A connection started from a handler of this wakeup (e.g. the next
+         * one, from the close handler of the last) is usually connected by
+         * the time connect() returned (loopback, or a fast network): look
+         * once more, so that its request goes out now rather than after a
+         * trip through the qjs loop for a readiness that is already there.
+         */
+        if (!tp_lws_connected() || round)
+            return service_done(ctx, r);
+        loop_flush(); /* its POLLOUT interest, recorded by lws */
+    }
+}
+
+/* service_fd(fd, revents_mask): non-batch mode, one socket per wakeup */
+JSValue js_service_fd(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    int fd, mask;
+    short events;
+    UNUSED(this_val);
+    UNUSED(argc);
+    if (!tp_lws_ready())
+        return JS_FALSE;
+    if (JS_ToInt32(ctx, &fd, argv[0]) || JS_ToInt32(ctx, &mask, argv[1]))
+        return JS_EXCEPTION;
+    g_services++;
+    loop_enter();
+    events = (short)(((mask & 1) ? POLLIN : 0) | ((mask & 2) ? POLLOUT : 0));
+    loop_ready(fd, events, events);
+    return service_end(ctx);
+}
+
+/* tick(): lws timers + anything pending; returns 1 if more pending */
+JSValue js_tick(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    UNUSED(this_val);
+    UNUSED(argc);
+    UNUSED(argv);
+    if (service_begin(&g_ticks)) {
+        fr_read_all(); /* before lws' own poll() */
+        loop_expire();
+        tp_lws_service_timers();
+        return service_end(ctx);
+    }
+    return JS_FALSE;
+}
+
+/* active(): number of live connections */
+JSValue js_active(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    UNUSED(this_val);
+    UNUSED(argc);
+    UNUSED(argv);
+    return JS_NewInt32(ctx, jsconn_count());
+}
+
+JSValue js_pool_stats(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    JSValue o = JS_NewObject(ctx);
+    struct pool_stats st;
+    UNUSED(this_val);
+    UNUSED(argc);
+    UNUSED(argv);
+    pool_stats_get(&st);
+    JS_SetPropertyStr(ctx, o, "blocks", JS_NewInt32(ctx, st.blocks));
+    JS_SetPropertyStr(ctx, o, "free", JS_NewInt32(ctx, st.free));
+    JS_SetPropertyStr(ctx, o, "hits", JS_NewInt64(ctx, (int64_t)st.hits));
+    JS_SetPropertyStr(ctx, o, "misses", JS_NewInt64(ctx, (int64_t)st.misses));
+    JS_SetPropertyStr(ctx, o, "services", JS_NewInt64(ctx, (int64_t)g_services));
+    JS_SetPropertyStr(ctx, o, "service_fds", JS_NewInt64(ctx, (int64_t)loop_serviced()));
+    JS_SetPropertyStr(ctx, o, "ticks", JS_NewInt64(ctx, (int64_t)g_ticks));
+    JS_SetPropertyStr(ctx, o, "own_writes", JS_NewInt64(ctx, (int64_t)fr_writes()));
+    JS_SetPropertyStr(ctx, o, "own_reads", JS_NewInt64(ctx, (int64_t)fr_reads()));
+    JS_SetPropertyStr(ctx, o, "connections", JS_NewInt32(ctx, jsconn_count()));
+    return o;
+}

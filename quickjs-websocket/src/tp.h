@@ -1,0 +1,154 @@
+/*
+ * Transports (layer 2): how a connection's bytes move, behind one table of
+ * operations per connection (struct tp_ops), in the spirit of libwebsockets'
+ * role operations.  Our framing and the HTTP upgrade above it (frame.c,
+ * upgrade.c) reach the socket only through it:
+ *   tp_tcp (tp_tcp.c)  our own TCP socket (ws:// with "connect");
+ *   tp_lws (tp_lws.c)  the socket of a libwebsockets connection, after the
+ *                      hand-over to our framing (lws keeps the wsi).
+ * A transport with a handshake of its own (TLS) connects in open(), says
+ * EAGAIN to reads and writes until it is done (in either direction: a write
+ * may wait for POLLIN), asks the loop for what it needs itself and reports
+ * readiness upward through tp_up.io; bytes it holds that no POLLIN will
+ * announce are reported by pending(), and the read loop drains them.
+ *
+ * Who frames a connection is a second, small table (struct framer): our
+ * framing (fr_own, frame.c) over any transport, or libwebsockets' own
+ * (fr_lws, tp_lws.c: the lws path, wss:// and "framing" off).  The state
+ * machine and the binding send, close and fail through it and never ask which.
+ *
+ * struct tp is a connection's transport part; the layers above embed it
+ * (struct fr, frame.h) and reach their own part from it with container_of.
+ */
+#ifndef QJSWS_TP_H
+#define QJSWS_TP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "txq.h"
+
+#pragma GCC visibility push(hidden)
+
+struct tp;
+struct lws;
+
+struct tp_ops {
+    const char *name;
+    /* start connecting to host:port: 0 under way (the caller may write at
+     * once; EAGAIN until the transport is ready), -1 failed at once (*why;
+     * nothing is left open or registered) */
+    int (*open)(struct tp *t, const char *host, int port, const char **why);
+    /* the attempt failed before a byte came back: try the next address;
+     * 0 under way, -1 none left (*why: the last failure, if any) */
+    int (*retry)(struct tp *t, const char **why);
+    /* > 0 bytes moved, 0 the peer closed (read), -1 and errno: EAGAIN or
+     * EWOULDBLOCK nothing now (readiness follows through tp_up.io), EINTR
+     * again, anything else the connection is broken */
+    ssize_t (*read)(struct tp *t, void *buf, size_t n);
+    ssize_t (*write)(struct tp *t, const void *buf, size_t n);
+    ssize_t (*writev)(struct tp *t, const struct iovec *iov, int n);
+    /* bytes held inside the transport that no POLLIN will announce (TLS
+     * records already decrypted); NULL: never any.  The readers (frame.c,
+     * upgrade.c) read on while it says so; past the read loop's bound (16
+     * reads a wakeup) the transport asks for service itself */
+    int (*pending)(struct tp *t);
+    /* the readiness the layer above wants to hear of (POLLIN, POLLOUT) */
+    void (*poll)(struct tp *t, int events);
+    /* drop the connection, saying why, if it is not over within secs (0: no limit) */
+    void (*timeout)(struct tp *t, int secs, const char *why);
+    /* drop it now (outside any transport callback); tp_up.gone, or lws'
+     * own reports, follow, perhaps at once: t may be freed */
+    void (*close)(struct tp *t, const char *why);
+    /* runtime teardown: let go of the socket, raise nothing */
+    void (*abandon)(struct tp *t);
+    /* the connection is detached: forget it */
+    void (*release)(struct tp *t);
+    unsigned flags;
+};
+
+/* a kill asked for outside a service call happens in the transport's
+ * writable notification (lws' writable callback), not at the end of the next
+ * service call */
+#define TP_WRITABLE_KILLS 1u
+
+struct framer {
+    /* one message: 0 (written, queued or, once closing, dropped), -1 out of memory */
+    int (*send)(struct tp *t, int text, const uint8_t *p, size_t len);
+    /* close() while open: our close frame (code 1005: no body), then wait */
+    void (*close)(struct tp *t, int code, const char *reason, size_t rlen);
+    /* close() while connecting: give the attempt up */
+    void (*abort)(struct tp *t);
+    /* fail the connection (RFC 6455 7.1.7): our close frame, then drop TCP */
+    void (*fail)(struct tp *t, int code, const char *reason, size_t rlen);
+    /* our half of a clean close is done: our close frame went out */
+    int (*clean)(struct tp *t);
+    /* bytes queued, as conn.buffered() reports them */
+    size_t (*buffered)(struct tp *t);
+};
+
+struct tp {
+    const struct tp_ops *ops;     /* the transport */
+    const struct framer *fr;      /* who frames */
+    struct txq q;                 /* what waits for the socket (either framer's) */
+    int fd;                       /* the socket, -1: none (yet) */
+    int sock;                     /* a socket of ours is open (tp_tcp: open() to close()) */
+    int ev;                       /* the poll events it is registered with (0: none) */
+    int64_t deadline;             /* tp_tcp: timeout() (ms, 0: none) ... */
+    const char *deadline_why;     /* ... and what it reports */
+    void *priv;                   /* the transport's own (tp_tcp: addresses while connecting) */
+    char protocol[128];           /* the subprotocol the server chose */
+    struct lws *wsi;              /* tp_lws: lws' connection, while it lives */
+    struct {                      /* tp_lws */
+        int secure;
+        int hwait;                /* waiting for lws to reach a message end to hand over */
+        int hpaused;              /* lws rx paused at a message end, on the hand-over list */
+        struct tp *hnext;
+        int pong_wait;            /* lws' parser paused until its pong is written */
+        int close_sent;           /* our close frame, written with lws_write() */
+    } lws;
+};
+
+/* the connection has a socket (ours, or lws' wsi) */
+static inline int tp_live(const struct tp *t)
+{
+    return t->sock || t->wsi != NULL;
+}
+
+/* what transports report upward (set at init by service.c) */
+struct tp_up {
+    /* the socket is ready for the side that frames it (upgrade.c: the upgrade
+     * while it runs, then our framing) */
+    void (*io)(struct tp *t, short revents);
+    /* our socket is closed (tp_tcp): report, let go of JS (the state
+     * machine); may free t.  why: a connection that never opened, why not */
+    void (*gone)(struct tp *t, const char *why);
+};
+
+/* read, write, writev of the transports whose bytes go straight to the socket t->fd */
+static inline ssize_t tp_fd_read(struct tp *t, void *buf, size_t n)
+{
+    return recv(t->fd, buf, n, MSG_DONTWAIT);
+}
+
+static inline ssize_t tp_fd_write(struct tp *t, const void *buf, size_t n)
+{
+    return send(t->fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+static inline ssize_t tp_fd_writev(struct tp *t, const struct iovec *iov, int n)
+{
+    struct msghdr mh;
+    memset(&mh, 0, sizeof(mh));
+    mh.msg_iov = (struct iovec *)(uintptr_t)iov;
+    mh.msg_iovlen = (size_t)n;
+    return sendmsg(t->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+#pragma GCC visibility pop
+
+#endif

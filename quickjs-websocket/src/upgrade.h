@@ -1,0 +1,45 @@
+/*
+ * The client's opening handshake over any transport (upgrade.c, opt
+ * "connect"): the upgrade request written as soon as the transport takes it,
+ * the 101 checked (handshake_core.c), then the connection is on our framing
+ * from its first byte.  own_io() is where a transport's readiness enters our
+ * side of a connection: the upgrade while it runs, our framing after.
+ */
+#ifndef QJSWS_UPGRADE_H
+#define QJSWS_UPGRADE_H
+
+#include "frame.h"
+
+#pragma GCC visibility push(hidden)
+
+/* what the upgrade reports upward (set at init by service.c) */
+struct upg_up {
+    /* the 101 is in: the connection is open (the state machine) */
+    void (*opened)(struct fr *f);
+    /* frames that came with the 101 (the binding's receive path) */
+    void (*rx)(struct fr *f, const uint8_t *p, size_t n);
+};
+
+void upg_init(const struct upg_up *up);
+
+/* does connect() set this connection up itself (our socket, our handshake)? */
+int upg_wanted(int secure);
+
+/*
+ * Connect over transport `ops` and start the upgrade (`hosthdr`: the Host
+ * header's value; `protos`: offered subprotocols, or NULL).  0 under way
+ * (events follow), -1 failed at once (*why; nothing is registered, no event
+ * was raised).
+ */
+int upg_start(struct fr *f, const struct tp_ops *ops, const char *host, int port,
+              const char *path, const char *hosthdr, const char *protos, const char **why);
+
+/* the connection is detached: free what the upgrade still holds */
+void upg_free(struct fr *f);
+
+/* a transport's readiness for our side of the connection (tp_up.io) */
+void own_io(struct tp *t, short revents);
+
+#pragma GCC visibility pop
+
+#endif
