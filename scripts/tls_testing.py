@@ -2,8 +2,9 @@
 certificates of build/tls (scripts/setup-tls.sh), an echo server started in TLS mode with
 its stdout drained, and a Python wss:// client that trusts only the test CA.
 
-What each program needs for TLS on its command line or in its environment is written
-down here once (SERVER_TLS, CLIENT_TRUST): the harness catalog should say the same."""
+What each program needs for TLS on its command line or in its environment comes from the
+harness catalog (harness/runtimes.toml's `tls` tables, wsbench.catalog.Program.over_tls),
+so these tests check exactly what a measured run uses."""
 
 from __future__ import annotations
 
@@ -27,16 +28,21 @@ READY = re.compile(r"^WSBENCH-READY port=(\d+)$")
 TLS_LINE = re.compile(r'^WSBENCH-TLS version=(\S+) cipher=(\S+) group=(\S+) resumed=(yes|no|\?) '
                       r'library=("[^"]*"|\?)$')
 
-DENO = "node_modules/@deno/linux-x64-glibc/deno"
-DENO_RUN = [DENO, "run", "--no-config", "--no-lock", "--no-remote", "--no-npm", "--no-prompt",
-            "--allow-net=127.0.0.1"]
-SERVERS: dict[str, list[str]] = {
-    "lws": ["build/bin/lws-echo"],
-    "node-ws": ["node_modules/node20/bin/node", "servers/node-ws/server.mjs"],
-    "bun": ["node_modules/@oven/bun-linux-x64/bin/bun", "--no-install", "--no-env-file", "servers/bun/server.js"],
-    "deno": [*DENO_RUN, "servers/deno/server.ts"],
-}
-SERVER_ENV = {"deno": {"DENO_NO_UPDATE_CHECK": "1"}}
+
+
+SERVERS = ("lws", "node-ws", "bun", "deno")  # every server of the catalog speaks TLS
+
+
+def _catalog():  # type: ignore[no-untyped-def]
+    from wsbench.catalog import load_catalog  # the venv's harness (make setup)
+
+    return load_catalog()
+
+
+def _values(cert: str) -> dict[str, str]:
+    from wsbench.tls import load_certs
+
+    return load_certs(TLS_DIR).values(cert)
 
 
 def manifest() -> dict[str, dict[str, object]]:
@@ -48,24 +54,23 @@ def cert_files(name: str) -> tuple[Path, Path]:
     return TLS_DIR / str(entry["cert"]), TLS_DIR / str(entry["key"])
 
 
+def server_tls(server: str, cert: str = "server") -> tuple[list[str], dict[str, str]]:
+    """The server's command line in TLS mode presenting ``cert`` (servers/README.md, "TLS
+    per server"), and its environment: the catalog's twin NAME/wss."""
+    program = _catalog().servers[server].over_tls(_values(cert))
+    return [*program.command, "--port", "0"], dict(program.env)
+
+
 def server_tls_command(server: str, cert: str = "server") -> list[str]:
-    """The server's command line in TLS mode (servers/README.md, "TLS per server")."""
-    pem, key = (str(p.relative_to(ROOT)) for p in cert_files(cert))
-    command = list(SERVERS[server])
-    if server == "deno":  # read permission for the two files, before the script
-        command.insert(-1, f"--allow-read={pem},{key}")
-    return [*command, "--port", "0", "--tls-cert", pem, "--tls-key", key]
+    return server_tls(server, cert)[0]
 
 
-def client_trust(command: Sequence[str], runtime: str) -> tuple[list[str], dict[str, str]]:
+def client_trust(client: str) -> tuple[list[str], dict[str, str]]:
     """A client's command line and extra environment trusting only the test CA, the
-    runtime's documented way (clients/README.md, "wss://")."""
-    ca = str(CA.relative_to(ROOT))
-    if runtime == "deno":  # `deno run ... --cert FILE SCRIPT`: before the script
-        return [*command[:-1], "--cert", ca, command[-1]], {}
-    if runtime == "native":  # wsbench-loadgen
-        return [*command, "--ca", ca], {}
-    return list(command), {"NODE_EXTRA_CA_CERTS": ca}  # Node 20, Node 22, Bun
+    runtime's documented way (clients/README.md, "wss://"), as the catalog says."""
+    program = _catalog().clients[client]
+    secure = program.over_tls(_values("server"))
+    return list(secure.command), {k: v for k, v in secure.env.items() if program.env.get(k) != v}
 
 
 def client_context(ca: Path = CA) -> ssl.SSLContext:

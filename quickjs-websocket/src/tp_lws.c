@@ -624,6 +624,9 @@ int tp_lws_init(const struct tp_up *up, const struct lws_up *lup)
     info.options = LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
     info.pt_serv_buf_size = 65536;
     info.fd_limit_per_thread = lws_fd_limit();
+    /* wss://: the CA to trust instead of the system's store (certificate and host name are
+     * always verified) */
+    info.client_ssl_ca_filepath = getenv("QJSWS_CA_FILE");
     tp_lws_context = lws_create_context(&info);
     return tp_lws_context ? 0 : -1;
 }
@@ -655,8 +658,6 @@ int tp_lws_connect(struct tp *t, int secure, const char *host, int port, const c
     ci.protocol = protos && *protos ? protos : NULL;
     ci.local_protocol_name = "qjsws";
     ci.ssl_connection = secure ? LCCSCF_USE_SSL : 0;
-    if (secure && getenv("QJSWS_INSECURE_TLS"))
-        ci.ssl_connection |= LCCSCF_ALLOW_SELFSIGNED | LCCSCF_SKIP_SERVER_CERT_HOSTNAME_CHECK;
     ci.userdata = t;
     ci.pwsi = &t->wsi;
     if (!lws_client_connect_via_info(&ci)) {

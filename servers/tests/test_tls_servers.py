@@ -15,8 +15,8 @@ from websockets.exceptions import WebSocketException
 from websockets.sync.client import connect
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-from tls_testing import (ROOT, SERVER_ENV, SERVERS, TLS_DIR, Server, cert_files,  # noqa: E402
-                         client_context, manifest, server_tls_command)
+from tls_testing import (ROOT, SERVERS, TLS_DIR, Server, cert_files,  # noqa: E402
+                         client_context, manifest, server_tls, server_tls_command)
 
 pytestmark = pytest.mark.skipif(not (TLS_DIR / "manifest.json").exists(), reason="build/tls missing (make setup)")
 
@@ -77,7 +77,7 @@ def test_the_failure_set_fails_as_intended() -> None:
 
 
 def missing(server: str) -> str | None:
-    need = ROOT / SERVERS[server][0]
+    need = ROOT / server_tls_command(server)[0]
     return None if need.exists() else f"{need.relative_to(ROOT)} missing (make setup)"
 
 
@@ -92,7 +92,7 @@ def echo_both_kinds(url: str, context: ssl.SSLContext) -> None:
 def test_every_server_echoes_over_tls_and_tells_what_it_can(server: str) -> None:
     if missing(server):
         pytest.skip(missing(server))
-    with Server(server_tls_command(server), SERVER_ENV.get(server, {})) as srv:
+    with Server(*server_tls(server)) as srv:
         echo_both_kinds(srv.url(), client_context())
         echo_both_kinds(f"wss://localhost:{srv.port}/any/path?x=1", client_context())
         lines = srv.tls_lines(2, timeout=2 if server != "deno" else 0.3)
@@ -125,7 +125,7 @@ def test_lws_fragments_and_prepared_messages_over_tls() -> None:
 def test_every_server_takes_the_rsa_certificate_and_refuses_plain_ws(server: str) -> None:
     if missing(server):
         pytest.skip(missing(server))
-    with Server(server_tls_command(server, cert="server-rsa"), SERVER_ENV.get(server, {})) as srv:
+    with Server(*server_tls(server, cert="server-rsa")) as srv:
         with connect(srv.url(), ssl=client_context(), compression=None) as ws:
             ws.send("rsa")
             assert ws.recv(timeout=10) == "rsa"
@@ -139,7 +139,7 @@ def test_every_server_takes_the_rsa_certificate_and_refuses_plain_ws(server: str
 def test_the_expired_certificate_is_refused_by_a_verifying_client(server: str) -> None:
     if missing(server):
         pytest.skip(missing(server))
-    with Server(server_tls_command(server, cert="expired"), SERVER_ENV.get(server, {})) as srv:
+    with Server(*server_tls(server, cert="expired")) as srv:
         with pytest.raises(ssl.SSLCertVerificationError, match="certificate has expired"):
             with connect(srv.url(), ssl=client_context(), compression=None, open_timeout=5):
                 pass
@@ -147,7 +147,7 @@ def test_the_expired_certificate_is_refused_by_a_verifying_client(server: str) -
 
 def refused(command: list[str], server: str) -> str:
     """Run a server that must not start: its one line on stderr."""
-    proc = subprocess.run(command, cwd=ROOT, env={**os.environ, **SERVER_ENV.get(server, {})},
+    proc = subprocess.run(command, cwd=ROOT, env={**os.environ, **server_tls(server)[1]},
                           capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
     assert proc.returncode != 0 and "WSBENCH-READY" not in proc.stdout, (proc.stdout, proc.stderr)
     lines = proc.stderr.strip().splitlines()
