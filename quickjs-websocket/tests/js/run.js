@@ -3,7 +3,7 @@
 // Prints one JSON line with the results and exits 0 (the pytest side judges).
 import * as std from 'std'
 import * as os from 'os'
-import { WebSocket, poolStats, options, getMaxMessageSize, setMaxMessageSize } from '../../../build/quickjs-websocket/websocket.js'
+import { WebSocket, poolStats, options, getMaxMessageSize, setMaxMessageSize, getCAFile, setCAFile } from '../../../build/quickjs-websocket/websocket.js'
 
 const [, mode, url, ...rest] = scriptArgs
 
@@ -320,7 +320,7 @@ const modes = {
       ev.push({ type: 'close', t: ms() })
       // QJSWS_TEST_NATURAL: let the event loop run dry (runtime teardown, for valgrind)
       done({ mode, events: ev, close: { code: e.code, reason: e.reason, wasClean: e.wasClean }, readyState: ws.readyState,
-        peakRssKiB: peakRss(), peakVmKiB: procStatus('VmPeak'), maxBefore, max: getMaxMessageSize() },
+        peakRssKiB: peakRss(), peakVmKiB: procStatus('VmPeak'), maxBefore, max: getMaxMessageSize(), pool: poolStats() },
       std.getenv('QJSWS_TEST_NATURAL') !== undefined)
     }
   },
@@ -472,6 +472,31 @@ const modes = {
   // leak test: N messages (text and binary, several sizes) then pool stats
   // every message as it came (text as UTF-16 units, binary as hex), the errors and the close:
   // the stream property test (test_stream_property.py) compares them with what it sent
+  // wss://: a connection with the CA file in force (QJSWS_CA_FILE, or none), then
+  // setCAFile(ARG) and a second one (each: its events), then setCAFile(null)
+  cafile () {
+    const results = []
+    const before = getCAFile()
+    const one = (next) => {
+      const ws = new WebSocket(url)
+      const ev = []
+      ws.onopen = () => { ev.push('open'); ws.close(1000) }
+      ws.onerror = (e) => ev.push('error')
+      ws.onclose = (e) => { ev.push('close ' + e.code + ' ' + e.wasClean); results.push(ev); next() }
+    }
+    one(() => {
+      let bad = null
+      try { setCAFile(42) } catch (e) { bad = e.name }
+      let missing = null
+      try { setCAFile('/nonexistent/ca.pem') } catch (e) { missing = e.name }
+      const prev = setCAFile(rest[0])
+      one(() => {
+        const now = getCAFile()
+        setCAFile(null)
+        done({ mode, results, before, prev, now, after: getCAFile(), bad, missing })
+      })
+    })
+  },
   collect () {
     const ws = new WebSocket(url)
     ws.binaryType = 'arraybuffer'
