@@ -10,7 +10,9 @@
  * reported as the layer above asked for it (POLLIN: read now, POLLOUT: write
  * now), whatever the socket's was.
  *
- * OpenSSL reads and writes the socket itself (SSL_set_fd): no copy of the
+ * OpenSSL reads and writes the socket itself, through a socket BIO of ours (a
+ * plain recv, and a send with MSG_NOSIGNAL: OpenSSL's own socket BIO write()s,
+ * and a peer gone would kill the process with SIGPIPE): no copy of the
  * ciphertext, and its non-blocking retries map straight onto poll events.
  * Reads: read_ahead with a 256 KiB record buffer, so one recv() takes what the
  * socket holds, as a ws:// read does; read() loops SSL_read until the caller's
@@ -65,6 +67,7 @@ struct tls {
 static struct {
     struct tp_up up;
     SSL_CTX *ctx;
+    BIO_METHOD *bio;  /* our socket BIO's */
     unsigned ctx_gen; /* the g_ca_gen it was made with */
     char why[256];    /* a failure's text (reported at once) */
     struct tls_stats st;
@@ -80,6 +83,66 @@ void tp_tls_destroy(void)
 {
     SSL_CTX_free(T.ctx);
     T.ctx = NULL;
+    BIO_meth_free(T.bio);
+    T.bio = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* the socket BIO: recv, and send without SIGPIPE                        */
+
+static int bio_fd(BIO *b)
+{
+    return (int)(intptr_t)BIO_get_data(b);
+}
+
+static int bio_write(BIO *b, const char *p, int n)
+{
+    ssize_t r = send(bio_fd(b), p, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    BIO_clear_retry_flags(b);
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        BIO_set_retry_write(b);
+    return (int)r;
+}
+
+static int bio_read(BIO *b, char *p, int n)
+{
+    ssize_t r = recv(bio_fd(b), p, (size_t)n, MSG_DONTWAIT);
+    BIO_clear_retry_flags(b);
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        BIO_set_retry_read(b);
+    return (int)r;
+}
+
+static long bio_ctrl(BIO *b, int cmd, long num, void *ptr)
+{
+    UNUSED(b);
+    UNUSED(num);
+    UNUSED(ptr);
+    return cmd == BIO_CTRL_FLUSH; /* nothing is buffered here */
+}
+
+static int bio_create(BIO *b)
+{
+    BIO_set_init(b, 1);
+    return 1;
+}
+
+static BIO *socket_bio(int fd)
+{
+    BIO *b;
+    if (!T.bio) {
+        T.bio = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "qjsws socket");
+        if (!T.bio || !BIO_meth_set_write(T.bio, bio_write) || !BIO_meth_set_read(T.bio, bio_read) ||
+            !BIO_meth_set_ctrl(T.bio, bio_ctrl) || !BIO_meth_set_create(T.bio, bio_create)) {
+            BIO_meth_free(T.bio);
+            T.bio = NULL;
+            return NULL;
+        }
+    }
+    b = BIO_new(T.bio);
+    if (b)
+        BIO_set_data(b, (void *)(intptr_t)fd);
+    return b;
 }
 
 void tp_tls_stats(struct tls_stats *st)
@@ -167,15 +230,18 @@ static int session(struct tp *t, const char **why)
     SSL_CTX *ctx = tls_ctx(why);
     unsigned char ip[16];
     int literal, ok;
+    BIO *bio;
     SSL_free(s->ssl);
     s->ssl = NULL;
     if (!ctx)
         return -1;
     s->ssl = SSL_new(ctx);
-    if (!s->ssl || !SSL_set_fd(s->ssl, t->fd)) {
+    bio = s->ssl ? socket_bio(t->fd) : NULL;
+    if (!bio) {
         *why = failure(s, "TLS: cannot make a session", 0);
         return -1;
     }
+    SSL_set_bio(s->ssl, bio, bio); /* (takes our one reference) */
     literal = inet_pton(AF_INET, s->host, ip) == 1 || inet_pton(AF_INET6, s->host, ip) == 1;
     if (literal) {
         ok = X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(s->ssl), s->host);
