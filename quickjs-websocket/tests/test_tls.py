@@ -1,14 +1,17 @@
 """wss:// as TLS events make it (raw-socket peer in TLS mode, tests/peer_raw.py /tls):
 records that arrive byte by byte, close_notify before and after the WebSocket close, a
-TCP reset, a truncation and a fatal alert in the middle of a record; certificates the
-client must refuse; the CA file option; TLS set up only when the first wss:// connection
-is made.  Optimized (our TLS transport, src/tp_tls.c) and baseline (libwebsockets)."""
+TCP reset, a truncation and a fatal alert in the middle of a message; a renegotiation
+request and TLS 1.3 key updates while the client's writes are blocked (tests/c/tls_peer.c,
+OpenSSL: what Python's ssl cannot do); certificates the client must refuse; the CA file
+option; TLS set up only when the first wss:// connection is made.  Optimized (our TLS
+transport, src/tp_tls.c) and baseline (libwebsockets)."""
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
-from qjsws_testkit import CA_FILE, QJS, ROOT, TLS_DIR, Peer, need_client, peer_argv, run_qjs
+from qjsws_testkit import CA_FILE, HERE, QJS, ROOT, TLS_DIR, Peer, need_client, peer_argv, run_qjs
 
 # what /tls sends before each case's fault: text "one", 3,000 bytes binary, a text of
 # 14 UTF-16 units (2-, 3- and 4-byte characters)
@@ -118,3 +121,59 @@ def test_tls_set_up_at_the_first_wss_connection(peer_factory, scheme):
         assert tls == [], tls
     else:
         assert any("ca.pem" in l for l in tls), opened
+
+
+@pytest.fixture(scope="module")
+def tls_peer_exe(tmp_path_factory):
+    cc = shutil.which("cc")
+    if cc is None or not CA_FILE.exists():
+        pytest.skip("cc or build/tls missing")
+    exe = Path(tmp_path_factory.mktemp("tls_peer")) / "tls_peer"
+    subprocess.run([cc, "-O1", "-g", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-o", str(exe),
+                    str(HERE / "c" / "tls_peer.c"), "-lssl", "-lcrypto"], check=True)
+    return exe
+
+
+def c_peer(exe, mode):
+    return Peer("tls_peer", [str(exe), str(TLS_DIR / "server.pem"), str(TLS_DIR / "server.key"), mode],
+                None, True)
+
+
+def test_key_updates_while_writes_are_blocked(tls_peer_exe, variant):
+    """TLS 1.3: the peer reads nothing for 300 ms while the client bursts 3,000 messages
+    (~60 MB: its writes wait), then sends a KeyUpdate that requests the client's, and
+    another after every 500 echoed frames.  OpenSSL answers a requested update at the
+    client's next write once nothing is half written (openssl#8773; answering at once,
+    with a record half written, failed the session: openssl#8677): every echo intact, a
+    clean close.  (pool: tls_read_wants_write, tls_write_wants_read count the reads
+    that had to wait for POLLOUT and the writes for POLLIN, for the report.)"""
+    peer = c_peer(tls_peer_exe, "keyupdate")
+    try:
+        res = run_qjs("burst", peer.url, 3000, env_extra=variant, timeout=60)
+        assert res["got"] == 3000 and res["bad"] == 0, res
+        assert res["errors"] == [] and res["close"] == {"code": 1000, "wasClean": True}, res
+        lines = peer.wait_line("KEYUPDATES")
+        assert lines and int(lines[0].split()[1]) >= 6, peer.lines
+        if not variant:
+            assert res["pool"]["tls_staged"] > 0, res["pool"]  # records joined across blocks
+    finally:
+        peer.stop()
+
+
+def test_renegotiation_refused(tls_peer_exe, variant):
+    """TLS 1.2: the peer asks for a renegotiation (HelloRequest) while the client's burst
+    has its writes blocked.  Our transport refuses (SSL_OP_NO_RENEGOTIATION: a
+    no_renegotiation alert, sent when the socket takes it); libwebsockets' client
+    answers with an unexpected_message alert.  The peer's OpenSSL then ends the session
+    with a fatal alert: error, then close 1006, not clean; no hang."""
+    peer = c_peer(tls_peer_exe, "reneg")
+    try:
+        res = run_qjs("burst", peer.url, 3000, env_extra=variant, timeout=60)
+        assert res["got"] < 3000 and res["bad"] == 0, res
+        assert res["errors"] and res["close"] == {"code": 1006, "wasClean": False}, res
+        ended = peer.wait_line("RENEG-REFUSED") + peer.wait_line("TLSERR", timeout=0.5)
+        assert ended, peer.lines
+        if not variant:
+            assert ended[0] == "RENEG-REFUSED no renegotiation", peer.lines
+    finally:
+        peer.stop()

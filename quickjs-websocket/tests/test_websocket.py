@@ -94,13 +94,13 @@ def test_ping_answered(peer_factory, variant):
     assert res["close"]["code"] == 1000
 
 
-def test_connection_refused(variant):
+def test_connection_refused(variant, scheme):
     import socket
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()  # nothing listens there now
-    res = run_qjs("refused", "ws://127.0.0.1:%d/" % port, env_extra=variant)
+    res = run_qjs("refused", "%s://127.0.0.1:%d/" % (scheme, port), env_extra=variant)
     assert res["events"] == ["error", "close"]
     assert res["close"] == {"code": 1006, "wasClean": False}
     assert res["readyState"] == 3

@@ -119,8 +119,10 @@ const modes = {
       if (!ok) bad++
       if (got === n) ws.close(1000)
     }
+    const errors = []
+    ws.onerror = (e) => errors.push(e.message)
     ws.onclose = (e) => done({ mode, options, got, bad, maxBuffered, bufferedAfter: ws.bufferedAmount,
-      close: { code: e.code, wasClean: e.wasClean }, pool: poolStats() })
+      close: { code: e.code, wasClean: e.wasClean }, errors, pool: poolStats() })
   },
 
   // messages the server fragments; we only check reassembly
