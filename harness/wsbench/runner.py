@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from .catalog import Catalog, Program
 from .errors import WsbenchError
+from .jsonobj import read_object
 from .measure import run_client
 from .sweep import run_sweep
 from .progress import Progress
@@ -125,15 +125,7 @@ def tls_axis(mode: str, key_type: str,
 
 
 def _environment_from(path: Path) -> dict[str, object]:
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise WsbenchError(f"--environment-from {path}: file not found") from None
-    except (OSError, json.JSONDecodeError) as exc:
-        raise WsbenchError(f"--environment-from {path}: not readable JSON ({exc})") from None
-    if not isinstance(data, dict):
-        raise WsbenchError(f"--environment-from {path}: not a JSON object")
-    return data
+    return read_object(path, f"--environment-from {path}")
 
 
 def interleaved(cells: list[Cell], repetitions: int) -> list[tuple[int, Cell]]:
