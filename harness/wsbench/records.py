@@ -25,6 +25,7 @@ from typing import Any
 EXIT_PASS = 0
 EXIT_REGRESSION = 1
 EXIT_CANNOT_RUN = 2
+FAILING = ("regression", "failed")  # the verdicts that fail a gate (exit 1)
 
 
 # --- conformance ------------------------------------------------------------------------
@@ -306,7 +307,7 @@ class Finding:
     metric: str
     baseline: float
     value: float
-    verdict: str  # "regression", "improvement", "same"
+    verdict: str  # "regression", "improvement", "same"; "failed": the head's program failed the cell (--base)
     detail: str = ""  # p value, re-measure, ...
 
     @property
@@ -314,6 +315,8 @@ class Finding:
         return (self.value - self.baseline) / self.baseline if self.baseline else 0.0
 
     def line(self) -> str:
+        if self.verdict == "failed":
+            return f"FAILED: {self.gate} {self.cell}: {self.detail}"
         extra = f"; {self.detail}" if self.detail else ""
         return (f"{self.verdict.upper() if self.verdict != 'same' else 'same'}: {self.gate} {self.cell} "
                 f"{self.metric}: baseline {_num(self.baseline)} -> {_num(self.value)} ({self.change:+.2%}){extra}")
@@ -342,7 +345,7 @@ class Outcome:
 
     @property
     def exit_code(self) -> int:
-        if any(f.verdict == "regression" for f in self.findings):
+        if any(f.verdict in FAILING for f in self.findings):
             return EXIT_REGRESSION
         return EXIT_CANNOT_RUN if self.cannot_run else EXIT_PASS
 
