@@ -190,7 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
     gate.add_argument("--head", metavar="REF",
                       help="with --base: another commit as the head, built the same way (default: the working tree)")
     gate.add_argument("--summary", type=Path, metavar="FILE",
-                      help="with --base: append the verdict and its table as Markdown to FILE "
+                      help="append the verdict and its table as Markdown to FILE "
                            "(CI: $GITHUB_STEP_SUMMARY)")
     gate.add_argument("--wall-workload", action="append", metavar="NAME",
                       help="the wall gate on these workloads only (repeatable; default: "

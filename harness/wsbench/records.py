@@ -314,12 +314,13 @@ class Finding:
     def change(self) -> float:
         return (self.value - self.baseline) / self.baseline if self.baseline else 0.0
 
-    def line(self) -> str:
+    def line(self, against: str = "baseline") -> str:
+        """One line; ``against``: what the first figure is (the baseline file's, or the base build's)."""
         if self.verdict == "failed":
             return f"FAILED: {self.gate} {self.cell}: {self.detail}"
         extra = f"; {self.detail}" if self.detail else ""
         return (f"{self.verdict.upper() if self.verdict != 'same' else 'same'}: {self.gate} {self.cell} "
-                f"{self.metric}: baseline {_num(self.baseline)} -> {_num(self.value)} ({self.change:+.2%}){extra}")
+                f"{self.metric}: {against} {_num(self.baseline)} -> {_num(self.value)} ({self.change:+.2%}){extra}")
 
     def to_json(self) -> dict[str, Any]:
         return {"gate": self.gate, "cell": self.cell, "metric": self.metric, "baseline": self.baseline,

@@ -39,12 +39,18 @@ def markdown(gate: GateReport, builds: dict[str, Any] | None, report: str) -> st
     line, the findings that are not "same", then the full table."""
     code = gate.exit_code
     out = [f"## wsbench gate: {VERDICT.get(code, code)} (exit {code})", "", _against(gate, builds), ""]
-    out += [f"- {line}" for line in lines(gate.outcomes)] + [""]
+    out += [f"- {line}" for line in lines(gate.outcomes, findings=False)] + [""]
     rows = [f for o in gate.outcomes for f in o.findings]
     if rows:
         table = sections(gate, builds)[0].blocks[-1]
         assert isinstance(table, Grid)
-        out += table.markdown() + [""]
+        named = [r for r, f in zip(table.rows, sorted(rows, key=lambda f: ORDER.get(f.verdict, 9)))
+                 if f.verdict != "same"]
+        if named:
+            out += Grid(table.headers, table.right, named, [[None] * len(table.headers)] * len(named)).markdown()
+            out.append("")
+        out += [f"<details><summary>All {len(rows)} figures compared</summary>", "", *table.markdown(), "",
+                "</details>", ""]
     out += [f"Report: `{report}`.", ""]
     return "\n".join(out)
 

@@ -19,7 +19,7 @@ from ..catalog import Catalog
 from ..errors import WsbenchError
 from ..paths import ROOT, relative, report_files, time_stamp
 from ..progress import Progress
-from ..records import DeterministicBaseline, GateReport, WallBaseline
+from ..records import DeterministicBaseline, WallBaseline
 from ..results import Run, read_json, write_json
 from ..runs import carrying
 from ..workloads import WorkloadSet
@@ -91,16 +91,8 @@ def run(opts: Options, catalog: Catalog, workloads: WorkloadSet, argv: list[str]
         return combined_exit(outcomes) if outcomes else 0
     code = combined_exit(outcomes)
     report = carrying(wall_run, argv, env, {},
-                      gate=GateReport(relative(opts.baseline), "quick" if opts.quick else "full", outcomes, code))
-    lines = render(outcomes)
-    files = report_files(opts.out, "gate", stamp)
-    write_json(report, files.json)
-    files.md.write_text("# wsbench gate\n\n" + "".join(f"- {line}\n" for line in lines))
-    for line in lines:
-        print(line)
-    verdict = {0: "pass", 1: "REGRESSION", 2: "could not run"}[code]
-    print(f"wsbench gate: {verdict} (exit {code}); report: {relative(files.json)}")
-    return code
+                      gate=Report(relative(opts.baseline), "quick" if opts.quick else "full", outcomes, code))
+    return _write(opts, report, outcomes, stamp, None, "baseline")
 
 
 def _deterministic(opts: Options, previous: Run | None, workloads: WorkloadSet, here: dict[str, Any],
@@ -240,10 +232,18 @@ def _pair(opts: Options, catalog: Catalog, workloads: WorkloadSet, argv: list[st
                          "min_effect": thresholds.get("min_effect"), "wall_spec": spec.to_json()}}
     report = carrying(wall_run, argv, env, settings,
                       gate=Report(against, "quick" if opts.quick else "full", outcomes, code))
+    return _write(opts, report, outcomes, stamp, env["gate_builds"], "base")
+
+
+def _write(opts: Options, report: Run, outcomes: list[Outcome], stamp: str, pair: dict[str, Any] | None,
+           against: str) -> int:
+    """The report (``reports/gate-<time>.json`` and ``.md``; the Markdown also appended to
+    ``--summary FILE``), the verdict on stdout, and the exit code."""
+    assert isinstance(report.gate, Report)
+    code = report.gate.exit_code
     files = report_files(opts.out, "gate", stamp)
     write_json(report, files.json)
-    assert isinstance(report.gate, Report)
-    text = rendering.markdown(report.gate, env["gate_builds"], relative(files.json))
+    text = rendering.markdown(report.gate, pair, relative(files.json))
     files.md.write_text("# wsbench gate\n\n" + text)
     if opts.summary:
         try:
@@ -251,7 +251,7 @@ def _pair(opts: Options, catalog: Catalog, workloads: WorkloadSet, argv: list[st
                 f.write(text + "\n")
         except OSError as exc:
             raise WsbenchError(f"--summary {opts.summary}: cannot write ({exc.strerror})") from None
-    for line in render(outcomes):
+    for line in render(outcomes, against):
         print(line)
     print(f"wsbench gate: {rendering.VERDICT[code]} (exit {code}); report: {relative(files.json)}")
     return code

@@ -19,14 +19,16 @@ def combined_exit(outcomes: list[Outcome]) -> int:
     return EXIT_CANNOT_RUN if EXIT_CANNOT_RUN in codes else EXIT_PASS
 
 
-def render(outcomes: list[Outcome]) -> list[str]:
-    """The report: regressions first, then improvements, then one summary line per gate."""
+def render(outcomes: list[Outcome], against: str = "baseline", findings: bool = True) -> list[str]:
+    """The report: regressions first, then improvements (``findings``), then one summary
+    line per gate; ``against``: what the figures are compared with (``base`` for --base)."""
     lines = []
     for o in outcomes:
         for f in sorted(o.findings, key=lambda f: ({"failed": 0, "regression": 0, "improvement": 1}.get(f.verdict, 2),
                                                     -abs(f.change))):
-            if f.verdict != "same":
-                lines.append(f.line() + (" (worth `wsbench gate --update`)" if f.verdict == "improvement" else ""))
+            if f.verdict != "same" and findings:
+                lines.append(f.line(against) + (" (worth `wsbench gate --update`)"
+                                                if f.verdict == "improvement" and against == "baseline" else ""))
     for o in outcomes:
         n = len(o.findings)
         reg = sum(f.verdict in FAILING for f in o.findings)
