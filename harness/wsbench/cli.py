@@ -122,6 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
     cmp.add_argument("b", type=Path, help="the run after")
     cmp.add_argument("--format", "-f", default="md", metavar="FORMAT", help="md (default) or html")
     cmp.add_argument("-o", "--out", type=Path, metavar="FILE", help="write to FILE instead of printing")
+    cmp.add_argument("--raw", action="store_true",
+                     help="test the values as measured (default: the drift every cell shares, per repetition round "
+                          "and between the runs, is divided out first)")
 
     stab = add("stability", help="spread per cell of saved runs, and whether runs agree")
     stab.add_argument("files", type=Path, nargs="+", help="reports/*.json files (of the same matrix, to compare)")
