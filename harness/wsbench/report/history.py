@@ -50,8 +50,7 @@ class Point:
     dirty: bool
     first_seen: str  # the earliest file's time
     files: list[str] = field(default_factory=list)
-    exit_code: int | None = None  # the newest gate report's
-    fired: list[str] = field(default_factory=list)  # "gate cell" the gate named (regressed or failed)
+    gates: dict[str, tuple[int, list[str]]] = field(default_factory=dict)  # per gate, the newest: exit code, named
     counts: dict[str, tuple[float | None, tuple[float, float] | None]] = field(default_factory=dict)
     rates: dict[str, Interval] = field(default_factory=dict)  # "workload/client" -> msgs/s (ranking metric)
     ratios: dict[str, tuple[Interval | None, tuple[float, float] | None]] = field(default_factory=dict)
@@ -62,6 +61,16 @@ class Point:
     @property
     def label(self) -> str:
         return self.commit[:7] + ("*" if self.dirty else "")
+
+    @property
+    def fired(self) -> list[str]:
+        """"gate cell" of every figure a gate named (regressed or failed)."""
+        return [n for _, named in self.gates.values() for n in named]
+
+    @property
+    def exit_code(self) -> int | None:
+        codes = {code for code, _ in self.gates.values()}
+        return None if not codes else 1 if 1 in codes else 2 if 2 in codes else 0
 
 
 def load(directory: Path) -> list[Point]:
@@ -108,9 +117,9 @@ def _take(point: Point, run: Run) -> None:
     builds = run.environment.get("gate_builds") or {}
     gate = run.gate if isinstance(run.gate, GateReport) else None
     if gate is not None:
-        point.exit_code = gate.exit_code
-        point.fired = [f"{f.gate} {f.cell}" for o in gate.outcomes for f in o.findings if f.verdict in FAILING]
-        point.base = (builds.get("base") or {}).get("commit")
+        for o in gate.outcomes:
+            point.gates[o.gate] = (o.exit_code, [f"{f.gate} {f.cell}" for f in o.findings if f.verdict in FAILING])
+        point.base = (builds.get("base") or {}).get("commit") or point.base
         counts = {f.cell: f for o in gate.outcomes for f in o.findings if o.gate == "deterministic"}
         if counts:
             point.counts = {cell: (None if f.verdict == "failed" else f.value,
@@ -161,12 +170,14 @@ def build(points: list[Point], source: str, with_charts: bool = True) -> Report:
              "machines: " + ", ".join(sorted({p.machine for p in points if p.machine}) or ["unknown"]),
              "a point per commit; blue: the median (deterministic cells: the exact count) with its 95 % interval; "
              "green: the band the gate allowed (the base's figure ± the threshold); red cross: the gate fired"]
-    table = Grid(["#", "commit", "first measured", "base", "gate", "named", "files"], right={0})
+    gates = sorted({g for p in points for g in p.gates}, key=lambda g: ("build", "deterministic", "wall").index(g)
+                   if g in ("build", "deterministic", "wall") else 9)
+    table = Grid(["#", "commit", "first measured", "base", "gate", *gates, "named", "files"], right={0})
     for i, p in enumerate(points):
-        verdict = {0: "pass", 1: "**REGRESSION**", 2: "could not run"}.get(p.exit_code, "–") \
-            if p.exit_code is not None else "–"
         table.add([str(i), f"`{p.commit[:12]}`" + (" (dirty)" if p.dirty else ""), p.first_seen,
-                   f"`{p.base[:12]}`" if p.base else "–", verdict, ", ".join(p.fired) or "–", ", ".join(p.files)])
+                   f"`{p.base[:12]}`" if p.base else "–", _verdict(p.exit_code),
+                   *[_verdict(p.gates[g][0]) if g in p.gates else "–" for g in gates],
+                   ", ".join(p.fired) or "–", ", ".join(p.files)])
     sections = [Section("Commits", [table])]
     cells = _ordered({c for p in points for c in p.counts})
     if cells:
@@ -210,6 +221,10 @@ def build(points: list[Point], source: str, with_charts: bool = True) -> Report:
                                                                   "ratios, per commit"))
         sections.append(Section("Wall clock", blocks))
     return Report("wsbench history", source, facts, sections)
+
+
+def _verdict(code: int | None) -> str:
+    return {0: "pass", 1: "**REGRESSION**", 2: "could not run"}.get(code, "–") if code is not None else "–"
 
 
 def _ordered(names: set[str]) -> list[str]:
