@@ -175,7 +175,8 @@ def plant_section(unchanged: list[tuple[str, Run]], planted: list[tuple[str, int
             size = -statistics.median(c.change for c in cs)
             found = sum(c.verdict == "worse" for c in cs) / len(cs)
             by_size.append((size, found))
-            out.append(f"| {level} | {cell} | {size:+.1%} slower | {found:.0%} of {len(cs)} |")
+            what = f"{size:.1%} slower" if size >= 0 else f"{-size:.1%} faster"
+            out.append(f"| {level} | {cell} | {what} | {found:.0%} of {len(cs)} |")
     out += ["", "| planted size (slower) | cells | found in ≥ 80 % of pairs | mean share of pairs found |",
             "|---|---:|---:|---:|"]
     smallest = None
