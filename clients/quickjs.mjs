@@ -41,8 +41,27 @@ async function hold() {
   while (std.in.getline() !== null);
 }
 
+// Test only (scripts/compare_campaign.py: a planted change of known cause): with
+// WSBENCH_PLANT_SPIN=N every message handler the workload sets runs N empty loop turns
+// first. Unset, the module's WebSocket is used as it is: nothing per message changes.
+const plantSpin = Number(std.getenv('WSBENCH_PLANT_SPIN') || 0);
+let plantSink = 0;
+function planted(Base, turns) {
+  return class extends Base {
+    set onmessage(f) {
+      super.onmessage = typeof f !== 'function' ? f : (ev) => {
+        let x = 0;
+        for (let i = 0; i < turns; i++) x += i;
+        plantSink = x;
+        return f(ev);
+      };
+    }
+    get onmessage() { return super.onmessage; }
+  };
+}
+
 const env = {
-  WebSocket: WebSocket,
+  WebSocket: plantSpin > 0 ? planted(WebSocket, plantSpin) : WebSocket,
   now: () => os.now(), // monotonic, milliseconds (fractional)
   print,
   setTimeout: (fn, ms) => os.setTimeout(fn, ms),

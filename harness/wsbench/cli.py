@@ -1,6 +1,6 @@
 """Command line: ``wsbench run``, ``list``, ``verify``, ``report``, ``compare``,
-``stability``, ``merge``, ``conformance``, ``profile``, ``startup``, ``gate`` and
-``docker``. This module only parses the arguments (the options several subcommands share
+``stability``, ``merge``, ``conformance``, ``profile``, ``startup``, ``gate``,
+``history`` and ``docker``. This module only parses the arguments (the options several subcommands share
 are declared once, below) and hands over to the subcommand's module in ``commands/``;
 every subcommand's errors end here: one line and exit 2, Ctrl-C exit 130, and no process
 of ours left behind."""
@@ -17,7 +17,7 @@ from typing import Any, NoReturn, Sequence
 from . import __version__, procs, report
 from .conformance.runner import DEFAULT_JOBS
 from .errors import WsbenchError
-from .gate import baseline as gate_baseline, session as gate_session
+from .gate import baseline as gate_baseline, session as gate_session, wall as gate_wall
 from .gate.cells import CELLS as GATE_CELLS
 from .paths import PROFILES_DIR, REPORTS_DIR, RUNTIMES_FILE, WORKLOADS_DIR
 from .profile import session as profile_session, startup
@@ -122,6 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
     cmp.add_argument("b", type=Path, help="the run after")
     cmp.add_argument("--format", "-f", default="md", metavar="FORMAT", help="md (default) or html")
     cmp.add_argument("-o", "--out", type=Path, metavar="FILE", help="write to FILE instead of printing")
+    cmp.add_argument("--raw", action="store_true",
+                     help="test the values as measured (default: the drift every cell shares, per repetition round "
+                          "and between the runs, is divided out first)")
 
     stab = add("stability", help="spread per cell of saved runs, and whether runs agree")
     stab.add_argument("files", type=Path, nargs="+", help="reports/*.json files (of the same matrix, to compare)")
@@ -186,7 +189,32 @@ def build_parser() -> argparse.ArgumentParser:
                       help="with --update: N wall-clock runs of the unchanged code set the thresholds")
     gate.add_argument("--wall-run", type=Path, metavar="FILE",
                       help="judge (or, with --update, store) the ratios of this saved run instead of measuring")
+    gate.add_argument("--base", metavar="REF",
+                      help="gate against commit REF instead of the baseline file: its native pieces built in "
+                           "build/base/<sha>/ (cached), counted and measured beside the head's in this run "
+                           "(exit 2 if REF does not exist or does not build; 1 if the head does not build)")
+    gate.add_argument("--head", metavar="REF",
+                      help="with --base: another commit as the head, built the same way (default: the working tree)")
+    gate.add_argument("--summary", type=Path, metavar="FILE",
+                      help="append the verdict and its table as Markdown to FILE "
+                           "(CI: $GITHUB_STEP_SUMMARY)")
+    gate.add_argument("--wall-workload", action="append", metavar="NAME",
+                      help="the wall gate on these workloads only (repeatable; default: "
+                           + ", ".join(gate_wall.WORKLOADS) + ")")
+    gate.add_argument("--wall-repetitions", type=int, metavar="N",
+                      help=f"repetitions of the wall gate's run (default {gate_wall.REPETITIONS}; fewer than 5 "
+                           "cannot decide anything: a machinery check)")
     _results(gate, help="directory for the reports")
+
+    hist = add("history", help="the gate's trend over many commits (a directory of results files, e.g. the "
+                               "nightly's history) as one self-contained HTML page")
+    hist.add_argument("dir", type=Path, help="a directory of results files (*.json, searched recursively)")
+    hist.add_argument("-o", "--out", type=Path, metavar="DIR", help="write DIR/index.html instead of printing the page")
+    hist.add_argument("--screenshot", action="store_true",
+                      help="with -o: open the page in headless Chromium, fail on console errors or charts without "
+                           "a size, and save DIR/screenshot.png")
+    hist.add_argument("--last-commit", action="store_true",
+                      help="only print the commit of the newest file in DIR (the nightly's next base)")
 
     docker = add("docker", help="the servers in containers, in a private Docker engine (host network only)")
     dsub = docker.add_subparsers(dest="docker_command", required=True)

@@ -146,7 +146,7 @@ def _conformance(run: Run, source: Path, with_charts: bool) -> list[Section]:
 
 
 def _gate(run: Run, source: Path, with_charts: bool) -> list[Section]:
-    return gate_render.sections(run.gate)
+    return gate_render.sections(run.gate, run.environment.get("gate_builds"))
 
 
 def _links(run: Run, source: Path, with_charts: bool) -> list[Section]:
