@@ -29,7 +29,10 @@ static void deliver_message(conn *c, JSValue v)
         fail_no_memory(c);
         return;
     }
-    dispatch_js(c, JSB.msgfn, 1, (JSValueConst *)&v);
+    if (OPT(OPT_DIRECT))
+        ev_message(c, v);
+    else
+        dispatch_js(c, JSB.msgfn, 1, (JSValueConst *)&v);
     JS_FreeValue(ctx, v);
 }
 

@@ -111,7 +111,7 @@ JSClassDef handle_class = {
     .gc_mark = handle_mark,
 };
 
-/* init(pollfn, evfn, msgfn) -> handle */
+/* init(pollfn, evfn, msgfn, dispfn, errfn) -> handle */
 JSValue js_init(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
 {
     handle_data *hd;
@@ -120,9 +120,10 @@ JSValue js_init(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *a
 
     if (tp_lws_ready())
         return JS_ThrowInternalError(ctx, "quickjs-websocket: already initialised");
-    if (argc < 3 || !JS_IsFunction(ctx, argv[0]) || !JS_IsFunction(ctx, argv[1]) ||
-        !JS_IsFunction(ctx, argv[2]))
-        return JS_ThrowTypeError(ctx, "init(pollfn, evfn, msgfn): functions expected");
+    if (argc < 5 || !JS_IsFunction(ctx, argv[0]) || !JS_IsFunction(ctx, argv[1]) ||
+        !JS_IsFunction(ctx, argv[2]) || !JS_IsFunction(ctx, argv[3]) ||
+        !JS_IsFunction(ctx, argv[4]))
+        return JS_ThrowTypeError(ctx, "init(pollfn, evfn, msgfn, dispfn, errfn): functions expected");
 
     tp_lws_log_level(getenv("QJSWS_LWS_LOG"));
 
@@ -135,7 +136,7 @@ JSValue js_init(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *a
     if (JS_IsException(obj))
         return obj;
     hd->pollfn = JS_DupValue(ctx, argv[0]);
-    jsb_init(ctx, argv[1], argv[2]);
+    jsb_init(ctx, argv[1], argv[2], argv[3], argv[4]);
     JS_SetOpaque(obj, hd);
     g_handle = obj;
 
