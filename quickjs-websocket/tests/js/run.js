@@ -577,6 +577,53 @@ const modes = {
     ws.onclose = (e) => done({ mode, log, steps: step, close: { code: e.code, wasClean: e.wasClean } })
   },
 
+  // the output blocks our framing keeps (poolStats().out_spares/out_spare_bytes); url:
+  // peer_raw's /stall?ms=300 (reads nothing for 300 ms, then echoes): 40 x 1 MiB at
+  // once back up in the queue; kept as it drains (the bound); trimmed once idle (the
+  // housekeeping ticks); kept again by a burst of 64 KiB messages; trimmed at the close
+  spares () {
+    const n = Number(rest[0] || 40)
+    const ws = new WebSocket(url)
+    const r = { peak: 0, polls: 0 }
+    const stats = () => { const p = poolStats(); return [p.out_spares, p.out_spare_bytes] }
+    const look = () => { const s = stats(); if (s[1] > r.peak) r.peak = s[1]; return s }
+    // every 5 ms until cond(), then then()
+    const poll = (cond, then) => {
+      const t = () => { r.polls++; if (cond()) then(); else os.setTimeout(t, 5) }
+      os.setTimeout(t, 5)
+    }
+    const t0 = os.now()
+    let got = 0
+    ws.onopen = () => {
+      const big = pattern(1 << 20, 3).buffer
+      for (let i = 0; i < n; i++) ws.send(big)
+      r.queued = ws.bufferedAmount
+      poll(() => { look(); return ws.bufferedAmount === 0 }, () => { r.drained = stats() })
+    }
+    ws.onmessage = (e) => {
+      if (++got === n) {
+        // every echo is in: nothing is sent any more, the next ticks find it idle
+        const t1 = os.now()
+        poll(() => stats()[1] <= 65536 || os.now() - t1 > 3000, () => {
+          r.idle = stats()
+          r.idleMs = Math.round(os.now() - t1)
+          const m = pattern(65536, 4).buffer
+          let k = 0
+          ws.onmessage = () => { if (++k === 32) { r.again = stats(); ws.close(1000) } }
+          for (let i = 0; i < 32; i++) ws.send(m)
+        })
+      }
+    }
+    ws.onclose = (e) => {
+      r.ms = Math.round(os.now() - t0)
+      // the connection is let go right after its close event
+      os.setTimeout(() => {
+        r.closed = stats()
+        done({ mode, ...r, close: { code: e.code, wasClean: e.wasClean } })
+      }, 0)
+    }
+  },
+
   // strings with lone surrogates are sent as USVStrings (each lone surrogate -> U+FFFD)
   surrogates () {
     const cases = ['a\uD800b', '\uDC00', 'x\uD83D', '\uD83D\uDE00', 'a\uDFFF\uD800b', '\uD800\uD800', 'é\uDBFF', 'plain ascii']
