@@ -43,6 +43,30 @@ static void free_rx(JSRuntime *rt, void *opaque, void *ptr)
     free(ptr);
 }
 
+static void free_js(JSRuntime *rt, void *opaque, void *ptr)
+{
+    UNUSED(opaque);
+    js_free_rt(rt, ptr);
+}
+
+/*
+ * An ArrayBuffer holding a copy of p: JS_NewArrayBufferCopy() without its
+ * zero fill (it takes js_mallocz(), then copies over the zeros): the same
+ * allocation from the runtime (counted, under its memory limit), written once.
+ */
+static JSValue array_buffer_copy(JSContext *ctx, const uint8_t *p, size_t len)
+{
+    uint8_t *buf = js_malloc(ctx, len ? len : 1);
+    JSValue v;
+    if (!buf)
+        return JS_EXCEPTION;
+    memcpy(buf, p, len);
+    v = JS_NewArrayBuffer(ctx, buf, len, free_js, NULL, 0);
+    if (JS_IsException(v))
+        js_free(ctx, buf); /* not taken */
+    return v;
+}
+
 /*
  * One chunk of a data message.  `remain` is what the current frame still
  * owes after this chunk.  Returns -1 when the connection was failed
@@ -102,7 +126,7 @@ static int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int f
     if (first && final && !c->rxlen) {
         /* whole message in one chunk: one copy, straight from lws' buffer */
         if (binary)
-            deliver_message(c, JS_NewArrayBufferCopy(ctx, in, len));
+            deliver_message(c, array_buffer_copy(ctx, in, len));
         else
             deliver_message(c, text_string(ctx, &c->t16, in, len));
         goto check_fail;
