@@ -103,17 +103,28 @@ function ensureInit () {
 /* ------------------------------------------------------------------ */
 /* URL parsing (naive JS fallback for opt "urlparse")                   */
 
-const URL_RE = /^\s*(wss?|https?):\/\/(\[[^\]\/?#@]+\]|[^\/?#:@\[\]]+)(?::(\d*))?([\/?][^#]*)?\s*$/i
+/* regular expressions are made at their first use: a literal is compiled when the
+   module is loaded, which every start-up pays (String.raw: the literal's text) */
+const RE_SRC = {
+  url: [String.raw`^\s*(wss?|https?):\/\/(\[[^\]\/?#@]+\]|[^\/?#:@\[\]]+)(?::(\d*))?([\/?][^#]*)?\s*$`, 'i'],
+  hostBad: [String.raw`[\s%<>\\^|]`, ''],
+  space: [String.raw`\s`, ''],
+  token: ['^[!#$%&\'*+\\-.^_`|~0-9A-Za-z]+$', '']
+}
+const RE = Object.create(null)
+function re (name) {
+  return RE[name] || (RE[name] = new RegExp(RE_SRC[name][0], RE_SRC[name][1]))
+}
 
 function parseUrlJS (url) {
   if (url.indexOf('#') >= 0) throw new SyntaxError('Invalid WebSocket URL')
-  const m = URL_RE.exec(url)
+  const m = re('url').exec(url)
   if (m === null) throw new SyntaxError('Invalid WebSocket URL')
   const scheme = m[1].toLowerCase()
   const secure = scheme === 'wss' || scheme === 'https'
   let host = m[2].toLowerCase()
   if (host[0] === '[') host = host.slice(1, -1)
-  if (/[\s%<>\\^|]/.test(host)) throw new SyntaxError('Invalid WebSocket URL')
+  if (re('hostBad').test(host)) throw new SyntaxError('Invalid WebSocket URL')
   let port = secure ? 443 : 80
   if (m[3] !== undefined && m[3] !== '') {
     port = parseInt(m[3], 10)
@@ -121,7 +132,7 @@ function parseUrlJS (url) {
   }
   let path = m[4] === undefined ? '/' : m[4]
   if (path[0] === '?') path = '/' + path
-  if (/\s/.test(path)) throw new SyntaxError('Invalid WebSocket URL')
+  if (re('space').test(path)) throw new SyntaxError('Invalid WebSocket URL')
   const hostpart = host.indexOf(':') >= 0 ? '[' + host + ']' : host
   const defport = secure ? 443 : 80
   const href = (secure ? 'wss://' : 'ws://') + hostpart + (port === defport ? '' : ':' + port) + path
@@ -143,7 +154,6 @@ function arrayBufferJoinNaive (bufs) {
   return out.buffer
 }
 
-const TOKEN_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 
 function utf8Length (s) {
   return lws.encode_utf8(s).byteLength
@@ -164,7 +174,7 @@ export class WebSocket {
       const list = typeof protocols === 'string' ? [protocols] : Array.from(protocols, String)
       const seen = new Set()
       for (const p of list) {
-        if (!TOKEN_RE.test(p) || seen.has(p.toLowerCase())) {
+        if (!re('token').test(p) || seen.has(p.toLowerCase())) {
           throw new DOMException('Invalid subprotocol: ' + p, 'SyntaxError')
         }
         seen.add(p.toLowerCase())
