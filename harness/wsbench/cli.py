@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, NoReturn, Sequence
 
 from . import __version__, procs, report
+from .cluster import options as cluster_options
 from .conformance.runner import DEFAULT_JOBS
 from .errors import WsbenchError
 from .gate import baseline as gate_baseline, session as gate_session, wall as gate_wall
@@ -80,19 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--verify", choices=("on", "off", "both"), default="on",
                      help="off: clients check no echo; both: every client also runs unchecked beside itself "
                           "and the tables show what the checks cost (for that measurement only)")
-    run.add_argument("--target", action="append", metavar="[NAME=]ws://HOST:PORT/PATH",
-                     help="measure a server wsbench did not start (repeatable), after the same verification; "
-                          "NAME of a catalog server keeps its features; server CPU and RSS are n/a (external)")
-    run.add_argument("--target-pid", action="append", metavar="[NAME=]PID",
-                     help="read a target's CPU and RSS from this process on this machine (/proc/PID)")
-    run.add_argument("--allow-remote", action="store_true",
-                     help="accept a --target that is not a loopback address (its figures include the network)")
     run.add_argument("--environment-from", type=Path, metavar="FILE",
                      help="a JSON object added to the run's environment section (make bench-docker: images, "
                           "CPU limits)")
-    run.add_argument("--shard", metavar="I/N",
-                     help="this run is shard I of N load generators run at the same time against one server "
-                          "(recorded; combine the files with wsbench merge; docs/scaling.md)")
+    cluster_options.add_arguments(run)  # --target, --shard, --cluster and theirs
     _tls(run)
     _results(run)
 

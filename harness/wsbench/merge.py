@@ -67,7 +67,8 @@ def merge_shards(shards: Sequence[tuple[str, Run]], argv: list[str]) -> Run:
     environment = dict(first.environment)
     environment["shards"] = [{"file": where, "created": run.created, "finished": run.finished,
                               "shard": run.settings.get("shard"), "load_average": run.environment.get("load_average"),
-                              "git_commit": run.environment.get("git_commit")} for where, run in shards]
+                              "git_commit": run.environment.get("git_commit"), "worker": run.environment.get("worker")}
+                             for where, run in shards]
     settings = {**first.settings, "shard": None, "merged_shards": len(shards)}
     return Run(created=first.created, command=argv, suite=first.suite, repetitions=first.repetitions,
                environment=environment, workloads=first.workloads, servers=servers, clients=first.clients,
