@@ -204,6 +204,35 @@ def test_ctrl_c_during_a_cluster_run_stops_the_cluster_and_every_client(
     assert _gone(str(tmp_path), f"--url ws://127.0.0.1:{port}/") == []
 
 
+def test_a_cluster_the_user_runs_is_reached_by_its_address_and_the_server_worker_can_be_named(
+        tmp_path: Path, echo_server: tuple[int, int]) -> None:
+    pid, port = echo_server
+    engine = engines.connect("local:2", tmp_path / "theirs", None)  # no worker on the server's host
+    catalog = fake_catalog(tmp_path / "rt.toml", {"s": []}, {"c": {}})
+    workloads = tiny_workloads(tmp_path / "w", count=20)
+    try:
+        common = ["--catalog", str(catalog), "--workloads-dir", str(workloads), "run", "--suite", "t", "-n", "1",
+                  "--cluster", engine.address, "--target", f"ws://127.0.0.1:{port}/"]
+        proc = wsbench(*common, "--out", str(tmp_path / "a"))
+        assert proc.returncode == 0, proc.stderr
+        run = json.loads(next((tmp_path / "a").glob("run-*.json")).read_text())
+        assert run["settings"]["merged_shards"] == 2 and run["settings"]["cluster"]["server_worker"] is None
+        assert run["servers"]["target"]["readings"].startswith("n/a (external): no worker of the cluster runs on")
+        [sample] = run["cells"][0]["samples"]
+        assert sample["server_cpu_s"] is None and sample["messages"] == 40 and "start_skew_s" in sample["extra"]
+        named = wsbench(*common, "--server-worker", "load-2", "--target-pid", str(pid), "--out", str(tmp_path / "b"))
+        assert named.returncode == 0, named.stderr
+        run = json.loads(next((tmp_path / "b").glob("run-*.json")).read_text())
+        assert run["settings"]["merged_shards"] == 1 and run["settings"]["cluster"]["server_pids"] == [pid]
+        assert f"--target-pid {pid}" in run["servers"]["target"]["readings"]
+        assert run["cells"][0]["samples"][0]["server_cpu_s"] > 0
+        wrong = wsbench(*common, "--target-pid", "1", "--out", str(tmp_path / "c"))
+        assert wrong.returncode == 2 and "no worker runs there" in wrong.stderr, wrong.stderr
+    finally:
+        engine.close()
+    assert _gone(str(tmp_path), f"--url ws://127.0.0.1:{port}/") == []
+
+
 def test_what_a_cluster_run_cannot_do_is_refused_in_one_line(tmp_path: Path) -> None:
     for args, message in ((["-w", "text_11"], "give exactly one --target"),
                           (["--target", "ws://127.0.0.1:9/", "--shard", "1/2"], "--cluster and --shard exclude"),

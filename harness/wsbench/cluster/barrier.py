@@ -30,7 +30,6 @@ import os
 import signal
 import threading
 import time
-from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
 import distributed as d  # the engine (requirements.txt)
@@ -39,31 +38,13 @@ GO = "go"
 SLACK_S = 30.0  # beyond the readiness timeout, for a conductor that is itself late
 
 
-@dataclass(frozen=True)
 class Names:
     """The engine's objects of one barrier: unique per run and repetition."""
 
-    prefix: str
-
-    @property
-    def ready(self) -> str:
-        return f"{self.prefix}-ready"
-
-    @property
-    def go(self) -> str:
-        return f"{self.prefix}-go"
-
-    @property
-    def verdict(self) -> str:
-        return f"{self.prefix}-verdict"
-
-    @property
-    def ended(self) -> str:
-        return f"{self.prefix}-ended"
-
-    @property
-    def observed(self) -> str:
-        return f"{self.prefix}-observed"
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.ready, self.go, self.verdict, self.ended, self.observed = (
+            f"{prefix}-{what}" for what in ("ready", "go", "verdict", "ended", "observed"))
 
 
 class Readings(Protocol):

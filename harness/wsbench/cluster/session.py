@@ -225,8 +225,8 @@ class ClusterRun:
         n = len(self.load)
         ready_s = self.request.ready_timeout_s
         phase_s = workload.timeout_for(self.plan.settings.min_seconds) + STARTUP_ALLOWANCE_S
-        shard_logs = [str(self.log_dir / f"shard-{i}") if self.engine.local else
-                      f"reports/logs/{self.files.stamp}/shard-{i}" for i in range(1, n + 1)]
+        shard_logs = [str(self.log_dir / f"shard-{i}") if self.engine.local else f"{self.files.stamp}/shard-{i}"
+                      for i in range(1, n + 1)]
         futures = [c.submit(tasks.run_shard, names.prefix, i, n, client, self.server_program, workload, rep,
                             shard_logs[i - 1], self.plan.settings, ready_s, phase_s, workers=[w.address],
                             allow_other_workers=False, pure=False, key=f"{names.prefix}-shard-{i}")

@@ -25,7 +25,6 @@ from typing import Any
 from .. import environment, procfs
 from ..catalog import Program, Runtime
 from ..measure import run_client
-from ..paths import ROOT
 from ..results import Sample, Settings
 from ..target import ExternalServer
 from ..verify import verify_echo
@@ -42,8 +41,12 @@ def _worker_client() -> tuple[Any, str]:
 
 
 def _dir(path: str) -> Path:
+    """The clients' logs: ``path`` as it is on a local cluster; on another host, under the
+    worker's own directory (``dask worker --local-directory``)."""
+    from distributed import get_worker
+
     p = Path(path)
-    p = p if p.is_absolute() else ROOT / p  # a remote worker: under its own checkout
+    p = p if p.is_absolute() else Path(get_worker().local_directory) / "wsbench-logs" / p
     p.mkdir(parents=True, exist_ok=True)
     return p
 
