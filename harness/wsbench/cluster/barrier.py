@@ -4,14 +4,14 @@ primitives, held by the scheduler).
 Per repetition of a cell (``Names``):
 
 1. every shard runs its client; at ``WSBENCH-START`` (warm-up done, the client waiting on
-   its stdin) the shard puts "ready" on the ``ready`` queue and waits on the ``go`` event;
+   its stdin) the shard puts "ready" on the ``ready`` queue and waits for the ``verdict``
+   variable to be set (one request to the scheduler, answered when it is);
    a shard whose client failed before it puts "not ready" with the reason instead;
 2. the conductor takes one message per shard from the ``ready`` queue, for at most the
    readiness timeout. All ready: it takes the server's start readings (on the server's
-   host), sets the verdict "go" and the event. A shard not ready in time, or failed: the
-   verdict is "abort: ..." (the run fails, naming the shard's host); the shards' clients
-   are stopped;
-3. each shard, woken by the event, notes its time and writes ``GO`` to its client: every
+   host) and sets the verdict "go". A shard not ready in time, or failed: the verdict is
+   "abort: ..." (the run fails, naming the shard's host); the shards' clients are stopped;
+3. each shard, answered, notes its time and writes ``GO`` to its client: every
    shard's ``GO`` comes from the one release, so the measured phases overlap by
    construction, up to the skew the release takes to reach them (measured: each shard's
    wall clock at its wake-up, ``go_wall``);
@@ -43,8 +43,8 @@ class Names:
 
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
-        self.ready, self.go, self.verdict, self.ended, self.observed = (
-            f"{prefix}-{what}" for what in ("ready", "go", "verdict", "ended", "observed"))
+        self.ready, self.verdict, self.ended, self.observed = (
+            f"{prefix}-{what}" for what in ("ready", "verdict", "ended", "observed"))
 
 
 class Readings(Protocol):
@@ -70,7 +70,7 @@ def conduct(client: Any, names: Names, shards: int, ready_timeout_s: float, phas
     """Release the barrier once every shard is ready (or abort it), then wait for every
     shard's end and take the server's end readings. Returns what happened:
     ``verdict``, ``ready`` (per shard: true or the reason it was not), ``release_wall``
-    (this host's wall clock when the event was set), ``ended`` and ``server``."""
+    (this host's wall clock just before the verdict was set), ``ended`` and ``server``."""
     ready_q = d.Queue(names.ready, client=client)
     heard: dict[int, Any] = {}
     deadline = time.monotonic() + ready_timeout_s
@@ -93,9 +93,8 @@ def conduct(client: Any, names: Names, shards: int, ready_timeout_s: float, phas
             readings.start()
         except Exception as exc:  # a reading that fails leaves the server's figures empty, not the run
             server_problem = f"server start reading: {exc}"
-    d.Variable(names.verdict, client=client).set(verdict)
     release_wall = time.time()
-    d.Event(names.go, client=client).set()
+    d.Variable(names.verdict, client=client).set(verdict)  # the release: every waiting shard is answered
     out: dict[str, Any] = {"verdict": verdict, "ready": {str(i): heard.get(i, "silent") for i in range(1, shards + 1)},
                            "missing": missing, "failed": {str(i): why for i, why in failed.items()},
                            "release_wall": release_wall, "ended": [], "server": None}
@@ -126,7 +125,6 @@ def abort(client: Any, names: Names, why: str) -> None:
     """Release whoever waits on this barrier with an abort verdict (Ctrl-C, a lost task)."""
     try:
         d.Variable(names.verdict, client=client).set(f"abort: {why}")
-        d.Event(names.go, client=client).set()
         d.Event(names.observed, client=client).set()
     except Exception:  # the engine may be gone already: nothing waits then
         pass
@@ -137,7 +135,6 @@ def forget(client: Any, names: Names) -> None:
     for close in (lambda: d.Variable(names.verdict, client=client).delete(),
                   lambda: d.Queue(names.ready, client=client).close(),
                   lambda: d.Queue(names.ended, client=client).close(),
-                  lambda: d.Event(names.go, client=client).clear(),
                   lambda: d.Event(names.observed, client=client).clear()):
         try:
             close()
@@ -170,9 +167,8 @@ class ShardHook:
         """An abort verdict stops a client that has not reached its barrier yet (one that
         hangs before WSBENCH-START would otherwise hold the shard until its own timeout)."""
         try:
-            released = d.Event(self.names.go, client=self.client).wait(timeout=self.ready_timeout_s + SLACK_S)
-            verdict = d.Variable(self.names.verdict, client=self.client).get(timeout=5) if released else None
-        except Exception:
+            verdict = d.Variable(self.names.verdict, client=self.client).get(timeout=self.ready_timeout_s + SLACK_S)
+        except Exception:  # no verdict (the run is going away): nothing to stop here
             return
         with self._lock:
             if verdict is not None and verdict != GO and not self.said_ready and self.pid is not None:
@@ -182,10 +178,11 @@ class ShardHook:
         with self._lock:
             d.Queue(self.names.ready, client=self.client).put({"shard": self.shard, "ready": True})
             self.said_ready = True
-        if not d.Event(self.names.go, client=self.client).wait(timeout=self.ready_timeout_s + SLACK_S):
+        try:
+            verdict = d.Variable(self.names.verdict, client=self.client).get(timeout=self.ready_timeout_s + SLACK_S)
+        except TimeoutError:
             return f"start barrier: not released within {self.ready_timeout_s + SLACK_S:g} s"
-        self.go_wall = time.time()
-        verdict = d.Variable(self.names.verdict, client=self.client).get(timeout=10)
+        self.go_wall = time.time()  # then measure.run_client reads the client's CPU clock and writes GO
         return None if verdict == GO else f"start barrier: {verdict}"
 
     def ended(self) -> str | None:

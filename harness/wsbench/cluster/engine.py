@@ -256,3 +256,19 @@ def roles(workers: list[Worker], target_host: str, server_worker: str | None) ->
         raise WsbenchError("the cluster has no load worker: every worker but the one on the server's host runs "
                            f"a shard (workers: {', '.join(w.label for w in workers)})")
     return server, load
+
+
+def check_reach(target_host: str, load: list[Worker]) -> None:
+    """A loopback target means each load host's own loopback: only workers on this machine
+    (on loopback addresses themselves) can share it."""
+    if not _loopback(target_host):
+        return
+    away = [w for w in load if not _loopback(w.host)]
+    if away:
+        raise WsbenchError(f"target host {target_host} is a loopback address, but {away[0].label} is not on this "
+                           "machine: give the server's address that the load hosts reach (with --allow-remote)")
+
+
+def _loopback(host: str) -> bool:
+    found = addresses_of(host)
+    return bool(found) and all(ipaddress.ip_address(a).is_loopback for a in found)

@@ -13,8 +13,8 @@ merge names the shard), like a failed sample of a run on one host.
 
 from __future__ import annotations
 
-import concurrent.futures
 import copy
+import threading
 import time
 import uuid
 from dataclasses import dataclass, fields
@@ -95,6 +95,7 @@ class ClusterRun:
                            f"wsbench: cluster {self.request.address}: connecting")
         self.engine = engines.connect(self.request.address, self.log_dir, self.target.host)
         self.server_worker, self.load = engines.roles(self.engine.workers, self.target.host, self.request.server_worker)
+        engines.check_reach(self.target.host, self.load)
         self.offsets = self.engine.clock_offsets()
         hosts = ", ".join(f"{w.name} ({w.host})" for w in self.load)
         self.progress.note(f"wsbench: {ENGINE} {self.engine.version}, scheduler {self.engine.address}; "
@@ -231,23 +232,18 @@ class ClusterRun:
                             shard_logs[i - 1], self.plan.settings, ready_s, phase_s, workers=[w.address],
                             allow_other_workers=False, pure=False, key=f"{names.prefix}-shard-{i}")
                    for i, w in enumerate(self.load, 1)]
-        local_conductor: concurrent.futures.ThreadPoolExecutor | None = None
         if self.server_worker is not None:
             conductor: Any = c.submit(tasks.conduct_here, names.prefix, n, ready_s, phase_s, self.server_pids or None,
                                       workers=[self.server_worker.address], allow_other_workers=False, pure=False,
                                       key=f"{names.prefix}-conductor")
-        else:
-            local_conductor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="wsbench-conductor")
-            conductor = local_conductor.submit(barrier.conduct, c, names, n, ready_s, phase_s, None)
+        else:  # no worker on the server's host: the coordinator conducts (and reads no server)
+            conductor = _Background(barrier.conduct, c, names, n, ready_s, phase_s, None)
         try:
             lost = self._wait(futures, conductor, ready_s + phase_s + RETURN_ALLOWANCE_S)
         except BaseException:
             barrier.abort(c, names, "the coordinator was interrupted")
             c.cancel(futures)
             raise
-        finally:
-            if local_conductor is not None:
-                local_conductor.shutdown(wait=False)
         if lost:
             barrier.abort(c, names, lost)
             c.cancel(futures)
@@ -388,6 +384,31 @@ class ClusterRun:
         for i, run in enumerate(self.shard_runs, 1):
             write_json(run, self.shards_dir / f"shard-{i}.json", summaries=False)
         checkpoint(self.merged)
+
+
+class _Background:
+    """A call in a daemon thread, with the ``done``/``result`` of a future (a thread that is
+    still waiting when the run ends must not hold the process)."""
+
+    def __init__(self, call: Callable[..., Any], *args: Any) -> None:
+        self._value: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(call, args), name="wsbench-conductor", daemon=True)
+        self._thread.start()
+
+    def _run(self, call: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        try:
+            self._value = call(*args)
+        except BaseException as exc:  # kept for result(): never a traceback on stderr
+            self._error = exc
+
+    def done(self) -> bool:
+        return not self._thread.is_alive()
+
+    def result(self) -> Any:
+        if self._error is not None:
+            raise self._error
+        return self._value
 
 
 def _apply(sample: Sample, info: dict[str, Any]) -> None:
