@@ -233,14 +233,16 @@ def test_a_cluster_the_user_runs_is_reached_by_its_address_and_the_server_worker
     assert _gone(str(tmp_path), f"--url ws://127.0.0.1:{port}/") == []
 
 
-def test_what_a_cluster_run_cannot_do_is_refused_in_one_line(tmp_path: Path) -> None:
-    for args, message in ((["-w", "text_11"], "give exactly one --target"),
-                          (["--target", "ws://127.0.0.1:9/", "--shard", "1/2"], "--cluster and --shard exclude"),
-                          (["--target", "ws://127.0.0.1:9/", "-w", "openloop_sweep_32"], "is a rate sweep")):
-        proc = wsbench("run", "--cluster", "local:1", *args, "--out", str(tmp_path))
-        assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
-    bad = wsbench("run", "--cluster", "somewhere", "--target", "ws://127.0.0.1:9/", "-w", "text_11",
-                  "--out", str(tmp_path))
-    assert bad.returncode == 2 and "give a Dask scheduler's address" in bad.stderr
-    alone = wsbench("run", "--server-worker", "x", "-w", "text_11", "--out", str(tmp_path))
-    assert alone.returncode == 2 and "--server-worker goes with --cluster" in alone.stderr
+def test_what_a_cluster_run_cannot_do_is_refused_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from wsbench.cli import main
+
+    target = ["--target", "ws://127.0.0.1:9/"]
+    for args, message in ((["--cluster", "local:1", "-w", "text_11"], "give exactly one --target"),
+                          (["--cluster", "local:1", *target, "--shard", "1/2"], "--cluster and --shard exclude"),
+                          (["--cluster", "local:1", *target, "-w", "openloop_sweep_32"], "is a rate sweep"),
+                          (["--cluster", "somewhere", *target, "-w", "text_11"], "give a Dask scheduler's address"),
+                          (["--server-worker", "x", "-w", "text_11"], "--server-worker goes with --cluster")):
+        assert main(["run", *args, "--out", str(tmp_path)]) == 2
+        err = capsys.readouterr().err
+        assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert not list(tmp_path.iterdir())  # refused before anything started or was written

@@ -47,8 +47,10 @@ class Request:
     target_pid: list[str] | None = None
 
 
-def check(request: runner.Request) -> None:
+def check(request: runner.Request, address: str, workloads: list[Any]) -> None:
     """What a cluster run cannot do, refused before anything starts."""
+    if not (engines.LOCAL.match(address) or engines.ADDRESS.match(address)):
+        raise WsbenchError(f"--cluster '{address}': give a Dask scheduler's address (tcp://HOST:PORT) or local:N")
     if not request.target or len(request.target) != 1:
         raise WsbenchError("--cluster measures one server wsbench did not start: give exactly one --target "
                            "(the load hosts must reach its address)")
@@ -57,6 +59,10 @@ def check(request: runner.Request) -> None:
         if given:
             raise WsbenchError(f"--cluster and {flag} exclude each other: the engine numbers the shards, and each "
                                "host is pinned and described by its own means (docs/scaling.md)")
+    for w in workloads:
+        if w.sweep:
+            raise WsbenchError(f"workload '{w.name}' is a rate sweep: each shard would pick its own highest "
+                               "rate; run its rates as open-loop workloads on the cluster")
 
 
 class ClusterRun:
@@ -65,10 +71,6 @@ class ClusterRun:
 
     def __init__(self, plan: runner.Plan, catalog: Catalog, argv: list[str], request: Request, files: ReportFiles,
                  log_dir: Path, progress: Progress) -> None:
-        for w in plan.workloads:
-            if w.sweep:
-                raise WsbenchError(f"workload '{w.name}' is a rate sweep: each shard would pick its own highest "
-                                   "rate; run its rates as open-loop workloads on the cluster")
         self.plan, self.catalog, self.argv, self.request = plan, catalog, argv, request
         self.files, self.log_dir, self.progress = files, log_dir, progress
         self.server_program = plan.servers[0]

@@ -44,9 +44,9 @@ def _cluster(args: argparse.Namespace, argv: list[str], request: runner.Request)
     the run in one line, after the files are written."""
     from ..cluster import session
 
-    session.check(request)
     plan, catalog = runner.plan(replace(request, target_pid=None), load_catalog(args.catalog),
                                 load_workloads(args.workloads_dir))
+    session.check(request, args.cluster, plan.workloads)
     files = report_files(args.out, "run")
     progress = Progress(total=0, quiet=args.quiet)
     cluster = session.ClusterRun(plan, catalog, argv, session.Request(args.cluster, args.server_worker,
