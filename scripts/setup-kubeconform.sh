@@ -23,21 +23,8 @@ SCHEMAS=$ROOT/build/tools/k8s-schemas-$K8S
 LOCATION="$SCHEMAS/{{ .ResourceKind }}{{ .KindSuffix }}.json"
 
 if [[ ! -x $BIN ]]; then
-    GO=$(command -v go || true)
-    [[ -z $GO && -x /usr/local/go/bin/go ]] && GO=/usr/local/go/bin/go
-    if [[ -z $GO ]]; then
-        [[ $(id -u) -eq 0 ]] || fail "install golang-go: not root (run as root, or put go on PATH)"
-        say "installing golang-go (Debian) to build kubeconform" >&2
-        export DEBIAN_FRONTEND=noninteractive
-        quietly apt "update the package lists" apt-get update
-        quietly apt "install golang-go" apt-get install -y --no-install-recommends golang-go
-        GO=/usr/bin/go
-    fi
-    say "building kubeconform $VERSION with $("$GO" version | cut -d' ' -f3)" >&2
-    # a private module and build cache under build/; GOTOOLCHAIN=local: never fetch another Go
-    quietly kubeconform "build kubeconform $VERSION" env GOBIN="$OUT" GOPATH="$ROOT/build/tools/gopath" \
-        GOCACHE="$ROOT/build/tools/gocache" GOFLAGS=-modcacherw GOTOOLCHAIN=local CGO_ENABLED=0 \
-        "$GO" install "github.com/yannh/kubeconform/cmd/kubeconform@$VERSION"
+    # its go.mod asks for a newer Go than Debian's golang-go (1.19): the machine's Go builds it
+    go_install kubeconform "kubeconform $VERSION" "$OUT" "github.com/yannh/kubeconform/cmd/kubeconform@$VERSION"
     [[ -x $BIN ]] || fail "find $BIN after building it" "$LOGS/kubeconform.log"
 fi
 
