@@ -284,13 +284,13 @@ class ClusterRun:
         worker = self.load[shard - 1]
         if not future.done():
             return {"sample": Sample(rep=rep, error=f"shard {shard} ({worker.label}) never came back"),
-                    "go_wall": None, "end_wall": None, "reached_barrier": False}
+                    "go_wall": None, "end_wall": None}
         try:
             return dict(future.result())
         except Exception as exc:
             return {"sample": Sample(rep=rep, error=f"shard {shard} ({worker.label}): its task failed: "
                                                     f"{type(exc).__name__}: {exc}"),
-                    "go_wall": None, "end_wall": None, "reached_barrier": False}
+                    "go_wall": None, "end_wall": None}
 
     def _verdict(self, conductor: Any, lost: str | None) -> dict[str, Any]:
         if not conductor.done():

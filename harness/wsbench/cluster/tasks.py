@@ -67,8 +67,7 @@ def run_shard(prefix: str, shard: int, shards: int, client: Program, server: Pro
         sample.error = f"shard {shard}: {type(exc).__name__}: {exc}"
     finally:
         hook.finish(sample.error)
-    return {"sample": sample, "go_wall": hook.go_wall, "end_wall": hook.end_wall, "worker": address,
-            "reached_barrier": hook.said_ready and hook.go_wall is not None}
+    return {"sample": sample, "go_wall": hook.go_wall, "end_wall": hook.end_wall, "worker": address}
 
 
 def conduct_here(prefix: str, shards: int, ready_timeout_s: float, phase_timeout_s: float,

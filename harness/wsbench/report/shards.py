@@ -11,6 +11,7 @@ from ..doc import Bullets, Grid, Section
 from ..results import Cell, Run, Sample
 
 HISTOGRAM_KINDS = ("latency", "openloop")
+OVERLAP_WARN = 0.9
 
 
 def sections(run: Run) -> list[Section]:
@@ -102,6 +103,9 @@ def _skew(run: Run, cluster: dict[str, Any]) -> str | None:
               "PTP: microseconds); their offsets against the coordinator, measured when the run began, are in "
               "settings.cluster")
     overlap = f"; the measured phases overlap by at least {min(overlaps):.1%} of their union" if overlaps else ""
+    if overlaps and min(overlaps) < OVERLAP_WARN:
+        overlap += (f" ⚠ below {OVERLAP_WARN:.0%} in {sum(o < OVERLAP_WARN for o in overlaps)} repetitions: their "
+                    "summed rates count load that was not on the server at the same time")
     return (f"start skew (the largest difference between two shards' GO, per repetition): median "
             f"{statistics.median(skews) * 1e6:,.0f} µs, at most {max(skews) * 1e6:,.0f} µs over {len(skews)} "
             f"repetitions ({clocks}){overlap}")
