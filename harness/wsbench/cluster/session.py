@@ -13,6 +13,7 @@ merge names the shard), like a failed sample of a run on one host.
 
 from __future__ import annotations
 
+import concurrent.futures
 import copy
 import threading
 import time
@@ -82,7 +83,6 @@ class ClusterRun:
         self.server_worker: engines.Worker | None = None
         self.load: list[engines.Worker] = []
         self.server_pids: list[int] = []
-        self.server_how = ""
         self.offsets: dict[str, dict[str, float]] = {}
         self.barriers: dict[tuple[str, int], dict[str, Any]] = {}
         self.failure: str | None = None
@@ -134,9 +134,12 @@ class ClusterRun:
             self.progress.note(f"wsbench: server CPU and RSS: {record.readings}")
             return
         assert self.engine is not None
-        found = self.engine.client.submit(tasks.probe_server_host, self.target.host, self.target.port, pids,
-                                          workers=[self.server_worker.address], allow_other_workers=False,
-                                          pure=False).result(timeout=60)
+        try:
+            found = self.engine.client.submit(tasks.probe_server_host, self.target.host, self.target.port, pids,
+                                              workers=[self.server_worker.address], allow_other_workers=False,
+                                              pure=False).result(timeout=60)
+        except Exception as exc:
+            raise WsbenchError(f"{self.server_worker.label}: its probe failed: {type(exc).__name__}: {exc}") from None
         if found.get("error"):
             if pids:
                 raise WsbenchError(f"--target-pid on {self.server_worker.label}: {found['error']}")
@@ -144,9 +147,8 @@ class ClusterRun:
         else:
             self.server_pids = list(found["pids"])
             procs_ = ", ".join(f"{p} ({n})" for p, n in zip(found["pids"], found["names"]))
-            self.server_how = (f"on its host by {self.server_worker.label}: process {procs_}, {found['how']}: "
+            record.readings = (f"on its host by {self.server_worker.label}: process {procs_}, {found['how']}: "
                                "CPU-time clock and VmHWM from /proc over the union of the shards' phases")
-            record.readings = self.server_how
         self.progress.note(f"wsbench: server CPU and RSS: {record.readings}")
 
     def _probe_load_hosts(self) -> None:
@@ -254,8 +256,8 @@ class ClusterRun:
         barrier.forget(c, names)
         samples = [r["sample"] for r in results]
         if verdict.get("verdict") != barrier.GO or lost:
-            self.failure = self._barrier_failure(cell, rep, verdict, results, lost)
-            samples = [self._failed(s, i, verdict, results) for i, s in enumerate(samples, 1)]
+            self.failure = self._barrier_failure(cell, rep, verdict, lost)
+            samples = [self._failed(s, i, verdict, lost) for i, s in enumerate(samples, 1)]
         return samples, self._timing(results, verdict)
 
     def _wait(self, futures: list[Any], conductor: Any, limit_s: float) -> str | None:
@@ -282,19 +284,22 @@ class ClusterRun:
 
     def _result(self, shard: int, future: Any, rep: int) -> dict[str, Any]:
         worker = self.load[shard - 1]
-        if not future.done():
-            return {"sample": Sample(rep=rep, error=f"shard {shard} ({worker.label}) never came back"),
+        if not future.done() or future.cancelled():
+            return {"sample": Sample(rep=rep, error=f"shard {shard} ({worker.label}) did not come back"),
                     "go_wall": None, "end_wall": None}
         try:
             return dict(future.result())
+        except concurrent.futures.CancelledError:  # we cancelled it: the repetition stopped
+            return {"sample": Sample(rep=rep, error=f"shard {shard} ({worker.label}) did not come back"),
+                    "go_wall": None, "end_wall": None}
         except Exception as exc:
             return {"sample": Sample(rep=rep, error=f"shard {shard} ({worker.label}): its task failed: "
                                                     f"{type(exc).__name__}: {exc}"),
                     "go_wall": None, "end_wall": None}
 
     def _verdict(self, conductor: Any, lost: str | None) -> dict[str, Any]:
-        if not conductor.done():
-            return {"verdict": f"abort: {lost or 'the conductor never came back'}", "missing": [], "failed": {}}
+        if not conductor.done():  # the run stops on ``lost``; whether the barrier was released is not known
+            return {"verdict": None, "missing": [], "failed": {}}
         try:
             return dict(conductor.result())
         except Exception as exc:
@@ -302,25 +307,29 @@ class ClusterRun:
             return {"verdict": f"abort: the conductor on {where} failed: {type(exc).__name__}: {exc}",
                     "missing": [], "failed": {}}
 
-    def _barrier_failure(self, cell: Cell, rep: int, verdict: dict[str, Any], results: list[dict[str, Any]],
-                         lost: str | None) -> str:
+    def _barrier_failure(self, cell: Cell, rep: int, verdict: dict[str, Any], lost: str | None) -> str:
+        where = f"cluster run stopped at {cell.key} repetition {rep}"
+        if verdict.get("verdict") in (barrier.GO, None):  # a shard, its worker or the conductor never came back
+            return f"{where}: {lost}; nothing of that repetition was merged"
         culprits = [f"shard {i} ({self.load[i - 1].label}) was not ready within "
                     f"{self.request.ready_timeout_s:g} s" for i in verdict.get("missing", [])]
         culprits += [f"shard {i} ({self.load[int(i) - 1].label}) failed before the barrier: {why}"
                      for i, why in verdict.get("failed", {}).items()]
         if not culprits:
             culprits = [lost or str(verdict.get("verdict", "abort")).removeprefix("abort: ")]
-        return (f"cluster run stopped at {cell.key} repetition {rep}: {'; '.join(culprits)}; the start barrier was "
-                "not released, nothing of that repetition was merged")
+        return (f"{where}: {'; '.join(culprits)}; the start barrier was not released, nothing of that repetition "
+                "was merged")
 
-    def _failed(self, sample: Sample, shard: int, verdict: dict[str, Any], results: list[dict[str, Any]]) -> Sample:
-        """Every shard's sample of a repetition whose barrier was not released is a failure
-        (the culprit's names its host)."""
+    def _failed(self, sample: Sample, shard: int, verdict: dict[str, Any], lost: str | None) -> Sample:
+        """Every shard's sample of a repetition that stopped the run is a failure (the
+        culprit's names its host)."""
         worker = self.load[shard - 1]
         if shard in verdict.get("missing", []):
             why = f"not ready within {self.request.ready_timeout_s:g} s at the start barrier"
         elif str(shard) in verdict.get("failed", {}):
             why = f"failed before the start barrier: {verdict['failed'][str(shard)]}"
+        elif verdict.get("verdict") in (barrier.GO, None):
+            why = f"repetition stopped: {lost}"
         else:
             why = "start barrier not released (another shard was not ready)"
         sample.error = f"{worker.label}: {why}" + (f" [{sample.error}]" if sample.error else "")
