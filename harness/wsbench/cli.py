@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, NoReturn, Sequence
 
 from . import __version__, procs, report
+from .cluster import options as cluster_options
 from .conformance.runner import DEFAULT_JOBS
 from .errors import WsbenchError
 from .gate import baseline as gate_baseline, session as gate_session, wall as gate_wall
@@ -77,15 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--pin", action="store_true", help="run client and server on separate cores")
     run.add_argument("--verify", choices=("on", "off", "both"), default="on",
                      help="off: clients check no echo; both: also unchecked, to show what the checks cost")
-    run.add_argument("--target", action="append", metavar="[NAME=]ws://HOST:PORT/PATH",
-                     help="measure a server wsbench did not start, after the same verification (repeatable)")
-    run.add_argument("--target-pid", action="append", metavar="[NAME=]PID",
-                     help="read a target's CPU and RSS from this process on this machine (/proc/PID)")
-    run.add_argument("--allow-remote", action="store_true",
-                     help="accept a --target that is not a loopback address (its figures include the network)")
     run.add_argument("--environment-from", type=Path, metavar="FILE",
                      help="a JSON object added to the run's environment section (make bench-docker)")
-    run.add_argument("--shard", metavar="I/N", help="shard I of N load generators (wsbench merge; docs/scaling.md)")
+    cluster_options.add_arguments(run)  # --target, --shard, --cluster and theirs
     _tls(run)
     _results(run)
 

@@ -69,6 +69,28 @@ Schema history:
   certificate to refuse) or ``fault`` (a TLS session ended mid-message), and verdicts
   ``n/a`` (the client cannot speak TLS; the detail says why). Plain conformance runs
   record ``settings.tls`` null.
+- version 8: histograms that merge, and runs on a cluster (docs/scaling.md). Per sample of a
+  latency or open-loop workload, ``extra.latency_hist``: the client's latency histogram,
+  sparse (``unit_ns``, ``sub_bits``, ``integer_values``: how a bucket index maps to values;
+  ``count``; ``min``, ``max`` and ``sum``, exact, in units; ``buckets``: ``[index, count]`` of
+  every non-empty bucket; clients/README.md, "Latency histograms"). A merged run (``wsbench
+  merge``, ``wsbench run --cluster``) adds histograms per repetition: its ``latency_us`` are
+  the percentiles of the sum, and ``extra.shards_latency_us`` lists each shard's
+  ``latency_us``; ``environment.shards`` entries gain ``worker`` (the shard's ``address``,
+  ``host`` and ``name``, null for files of ``--shard``). A cluster run (``wsbench run
+  --cluster``) also has ``settings.cluster``: ``engine`` (name and version), ``address`` (as
+  given), ``scheduler``, ``local`` (a ``local:N`` cluster), ``ready_timeout_s``,
+  ``load_workers`` (per shard its ``shard`` number, ``address``, ``host``, ``name`` and
+  ``clock``: ``offset_s`` against the coordinator's wall clock and its ``uncertainty_s``),
+  ``server_worker`` (the same, or null), ``server_pids`` (the server's processes on its
+  host) and ``failure`` (why the run stopped, or null); its ``environment.shards`` entries
+  add ``clock``, ``cpu_model``, ``logical_cpus``, ``kernel`` and ``runtimes`` of each load
+  host; per merged sample ``extra.start_skew_s`` (the largest difference between two shards'
+  ``GO``, each by its host's wall clock) and ``extra.barrier`` (``go_after_first_s`` and
+  ``go_after_release_s`` per shard, ``phases_overlap``: the fraction of the union of the
+  shards' measured phases that all of them cover), and the server's CPU time and peak RSS
+  as read on its host over the union of the phases (``servers.NAME.readings`` says how).
+  Versions 1 to 7 are still read (no histograms: their latency workloads do not merge).
 
 The side sections are read and written through their records (records.py), key for key as
 above; tests/test_schemas.py loads a file of every version (tests/fixtures/schemas/).
@@ -91,9 +113,9 @@ if TYPE_CHECKING:
     from .pinning import Pinning
 
 SCHEMA = "wsbench-run"
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 T = TypeVar("T")
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7)
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8)
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 // Echo server: Bun.serve with its websocket handler. Contract: servers/README.md.
-//   bun --no-install --no-env-file servers/bun/server.js --port 0 [--tls-cert FILE --tls-key FILE]
+//   bun --no-install --no-env-file servers/bun/server.js --port 0 [--host ADDR] [--tls-cert FILE --tls-key FILE]
 // With the TLS arguments: Bun.serve's `tls` (Bun's BoringSSL), wss:// only.
 import { readFileSync } from 'node:fs';
-import { parsePort } from '../port.mjs';
+import { parseHost, parsePort } from '../port.mjs';
 import { parseTls, tlsLine } from '../tls.mjs';
 
 function die(message) {
@@ -11,8 +11,10 @@ function die(message) {
 }
 
 const argv = process.argv.slice(2);
+let host = '127.0.0.1';
 let tls = null;
 try {
+  host = parseHost(argv);
   tls = parseTls(argv);
   if (tls) tls = { cert: readFileSync(tls.cert, 'utf8'), key: readFileSync(tls.key, 'utf8') };
 } catch (e) {
@@ -41,7 +43,7 @@ function serve(options) {
 }
 
 server = serve({
-  hostname: '127.0.0.1',
+  hostname: host,
   port: parsePort(argv),
   ...(tls ? { tls } : {}),
   fetch(req, srv) {

@@ -1,10 +1,11 @@
 // Echo server: Deno.serve + Deno.upgradeWebSocket. Contract: servers/README.md.
 //   deno run --no-config --no-lock --no-remote --no-npm --no-prompt --allow-net=127.0.0.1 \
-//       [--allow-read=CERT,KEY] servers/deno/server.ts --port 0 [--tls-cert CERT --tls-key KEY]
+//       [--allow-read=CERT,KEY] servers/deno/server.ts --port 0 [--host ADDR] [--tls-cert CERT --tls-key KEY]
+// (--host ADDR needs --allow-net=ADDR instead: Deno's permission names the address listened on.)
 // With the TLS arguments: Deno.serve's cert and key (Deno's rustls), wss:// only; Deno needs
 // read permission for the two files. Deno tells nothing of what a connection negotiated
 // (nor its rustls version), so no WSBENCH-TLS line is printed.
-import { parsePort } from "../port.mjs";
+import { parseHost, parsePort } from "../port.mjs";
 import { parseTls } from "../tls.mjs";
 
 const encoder = new TextEncoder();
@@ -39,6 +40,14 @@ function tlsFiles(): { cert: string; key: string } | null {
 }
 const tls = tlsFiles();
 
+function host(): string {
+  try {
+    return parseHost(Deno.args);
+  } catch (e) {
+    return die((e as Error).message);
+  }
+}
+
 function serve(options: Deno.ServeTcpOptions, handler: Deno.ServeHandler): void {
   try {
     Deno.serve(options, handler);
@@ -48,7 +57,7 @@ function serve(options: Deno.ServeTcpOptions, handler: Deno.ServeHandler): void 
 }
 
 serve({
-  hostname: "127.0.0.1",
+  hostname: host(),
   port: parsePort(Deno.args),
   ...(tls ?? {}),
   // Replaces Deno's own "Listening on ..." line; reports the real port for --port 0.

@@ -1,7 +1,7 @@
 /*
  * lws-echo: the native reference echo server of wsbench (see servers/README.md).
  *
- *   lws-echo --port N [--no-coalesce] [--tls-cert FILE --tls-key FILE]
+ *   lws-echo --port N [--host ADDR] [--no-coalesce] [--tls-cert FILE --tls-key FILE]
  *   lws-echo --version
  *
  * --port 0 lets the kernel pick a free port. --no-coalesce sends one write per
@@ -9,7 +9,9 @@
  * --tls-cert/--tls-key (PEM, both or neither): accept only wss:// (lws on
  * OpenSSL), and print a WSBENCH-TLS line per connection (tls.c).
  *
- * Listens on 127.0.0.1 only, prints "WSBENCH-READY port=<port>" once
+ * Listens on 127.0.0.1 only, or on ADDR with --host (an IPv4 address of this
+ * host, never the wildcard 0.0.0.0: servers/README.md, item 2, for a load
+ * generated on other hosts), prints "WSBENCH-READY port=<port>" once
  * listening, echoes every message, and exits 0 on SIGTERM/SIGINT.
  *
  * SIGUSR1 (wsbench gate, under valgrind --tool=callgrind --instr-atstart=no)
@@ -22,6 +24,7 @@
 #include "prepared.h"
 #include "tls.h"
 
+#include <arpa/inet.h>
 #include <libwebsockets.h>
 #include <signal.h>
 #include <stdio.h>
@@ -41,12 +44,13 @@ static struct lws_context *volatile running_context;
 
 struct args {
 	int port;
+	const char *host;	/* the one address listened on */
 	const char *cert, *key;	/* both or neither: TLS */
 };
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: lws-echo --port N [--no-coalesce] [--tls-cert FILE --tls-key FILE]"
+	fprintf(stderr, "usage: lws-echo --port N [--host ADDR] [--no-coalesce] [--tls-cert FILE --tls-key FILE]"
 		" | --version\n");
 	exit(2);
 }
@@ -56,6 +60,19 @@ static void print_version(void)
 {
 	printf("libwebsockets %s\n", lws_get_library_version());
 	exit(0);
+}
+
+/* An IPv4 address, not the wildcard: the server listens on that one address. */
+static const char *parse_host(const char *s)
+{
+	struct in_addr addr;
+
+	if (inet_pton(AF_INET, s, &addr) != 1 || addr.s_addr == htonl(INADDR_ANY)) {
+		fprintf(stderr, "lws-echo: --host '%s': give one IPv4 address of this host "
+			"(not 0.0.0.0)\n", s);
+		exit(2);
+	}
+	return s;
 }
 
 static int parse_port(const char *s)
@@ -87,9 +104,12 @@ static void parse_args(int argc, char **argv, struct args *a)
 
 	memset(a, 0, sizeof(*a));
 	a->port = -1;
+	a->host = "127.0.0.1";
 	for (i = 1; i < argc; i++) {
 		if ((v = option(argc, argv, &i, "--port")))
 			a->port = parse_port(v);
+		else if ((v = option(argc, argv, &i, "--host")))
+			a->host = parse_host(v);
 		else if ((v = option(argc, argv, &i, "--tls-cert")))
 			a->cert = v;
 		else if ((v = option(argc, argv, &i, "--tls-key")))
@@ -170,7 +190,7 @@ static struct lws_context *create_context(const struct args *a)
 		info.ssl_cert_filepath = a->cert;
 		info.ssl_private_key_filepath = a->key;
 	}
-	info.iface = "127.0.0.1";
+	info.iface = a->host;
 	info.vhost_name = "default";
 	info.protocols = echo_protocols;
 	/* per-thread rx buffer; lws reads min(this, rx_buffer_size) per poll */
@@ -209,7 +229,7 @@ int main(int argc, char **argv)
 
 	ctx = create_context(&a);
 	if (!ctx) {
-		fprintf(stderr, "lws-echo: cannot listen on 127.0.0.1:%d%s\n", a.port,
+		fprintf(stderr, "lws-echo: cannot listen on %s:%d%s\n", a.host, a.port,
 			a.cert ? " with TLS" : "");
 		return 1;
 	}

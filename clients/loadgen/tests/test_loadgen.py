@@ -81,6 +81,12 @@ def test_latency_histogram(url: str) -> None:
     lat = res["latency_us"]
     assert lat["count"] == 2000
     assert 0 < lat["min"] <= lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["p999"] <= lat["max"]
+    # the histogram itself rides along (sparse), and the harness, which merges such histograms,
+    # takes exactly the percentiles the load generator took from it
+    from wsbench.histogram import Histogram
+    hist = Histogram.from_json(res["latency_hist"])
+    assert (hist.unit_ns, hist.sub_bits, hist.integer_values, hist.count) == (1, 7, True, 2000)
+    assert hist.summary() == lat
 
 
 def test_openloop_keeps_its_rate(url: str) -> None:
@@ -89,6 +95,8 @@ def test_openloop_keeps_its_rate(url: str) -> None:
     assert code == 0, res
     assert res["rate"] == 2000 and res["sent"] == pytest.approx(1000, abs=2)
     assert res["messages"] == res["sent"] and res["latency_us"]["count"] == res["sent"]
+    from wsbench.histogram import Histogram
+    assert Histogram.from_json(res["latency_hist"]).summary() == res["latency_us"]
 
 
 def test_handshakes(url: str) -> None:

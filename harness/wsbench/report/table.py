@@ -10,7 +10,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from . import tls as tls_report
+from . import shards as shards_report, tls as tls_report
 from ..conformance import report as conformance_report
 from ..doc import Bullets, Grid, Section
 from ..metrics import COLUMNS, METRICS, Metric
@@ -28,7 +28,8 @@ def render_markdown(run: Run) -> str:
     lines += [f"- {item}" for item in environment(run)] + [""]
     notes = [notes_section()] if run.workloads else []
     for section in [*(workload_section(run, w) for w in run.workloads), *notes,
-                    *conformance_report.sections(run), *check_cost(run), *failures(run)]:
+                    *conformance_report.sections(run), *check_cost(run), *failures(run),
+                    *shards_report.sections(run)]:
         lines += section.markdown()
     return "\n".join(lines).rstrip() + "\n"
 
