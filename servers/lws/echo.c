@@ -1,7 +1,10 @@
 /*
  * The echo protocol: reassemble each incoming message, queue it, and send it
- * back (optionally split into N frames) from the WRITEABLE callback.
+ * back (optionally split into N frames) from the WRITEABLE callback. On
+ * /broadcast the reassembled message goes to every subscriber instead
+ * (broadcast.c).
  */
+#include "broadcast.h"
 #include "echo.h"
 #include "msgq.h"
 #include "prepared.h"
@@ -13,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 /* Largest message we accept (contract: at least 64 MiB). */
 #define MAX_MESSAGE ((size_t)256 << 20)
@@ -47,6 +51,8 @@ struct conn {
 	struct msg batch;	/* reused buffer for coalesced frames */
 	struct prepared *serve;	/* ?serve=: reply with this, not an echo */
 	size_t serve_pending;	/* prepared replies still to send */
+	int bcast;		/* a /broadcast connection: */
+	struct bcast_sub sub;	/* its place among the subscribers */
 };
 
 /*
@@ -61,6 +67,11 @@ static int on_established(struct lws *wsi, struct conn *c)
 	int n = 0;
 
 	memset(c, 0, sizeof(*c));
+	if (bcast_is_path(wsi)) {	/* the query, if any, is not ours */
+		c->bcast = 1;
+		bcast_join(&c->sub, wsi);
+		return 0;
+	}
 	while (n <= REQOPTS_MAX_ARGS &&
 	       lws_hdr_copy_fragment(wsi, frag[n], sizeof(frag[n]),
 				     WSI_TOKEN_HTTP_URI_ARGS, n) >= 0) {
@@ -156,6 +167,8 @@ static int on_receive(struct lws *wsi, struct conn *c, const void *in,
 		return -1;
 	if (!lws_is_final_fragment(wsi))
 		return 0;
+	if (c->bcast)
+		return bcast_publish(&c->sub, &c->rx);
 
 	if (msgq_push_swap(&c->txq, &c->rx))
 		return -1;
@@ -281,6 +294,8 @@ static int on_writeable(struct lws *wsi, struct conn *c)
 
 	if (c->serve)
 		return on_writeable_serve(wsi, c);
+	if (c->bcast)
+		return bcast_writeable(&c->sub);
 	if (!c->txq.count)	/* lws may call us unasked, e.g. after a flush */
 		return 0;
 	ret = should_coalesce(c) ? send_batch(wsi, c) : send_frame(wsi, c);
@@ -294,11 +309,38 @@ static int on_writeable(struct lws *wsi, struct conn *c)
 
 static void on_closed(struct conn *c)
 {
+	if (c->bcast)
+		bcast_leave(&c->sub);
 	msg_free(&c->rx);
 	msgq_free(&c->txq);
 	msg_free(&c->batch);
 	prepared_put(c->serve);
 	c->serve = NULL;
+}
+
+/*
+ * At the descriptor limit: a connection whose descriptor is among the last
+ * FD_RESERVE the process may have is closed at once (the client sees its
+ * handshake end), so that accept() itself never fails with EMFILE (lws would
+ * retry it in a busy loop) and lws keeps the descriptors it needs.
+ */
+#define FD_RESERVE 16
+
+static int over_fd_limit(intptr_t fd)
+{
+	static int told;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY ||
+	    (rlim_t)fd + FD_RESERVE < rl.rlim_cur) {
+		told = 0;
+		return 0;
+	}
+	if (!told++)
+		fprintf(stderr, "lws-echo: closing new connections: descriptor %ld is within %d "
+			"of RLIMIT_NOFILE %llu\n", (long)fd, FD_RESERVE,
+			(unsigned long long)rl.rlim_cur);
+	return 1;
 }
 
 static int echo_callback(struct lws *wsi, enum lws_callback_reasons reason,
@@ -307,6 +349,8 @@ static int echo_callback(struct lws *wsi, enum lws_callback_reasons reason,
 	struct conn *c = user;
 
 	switch (reason) {
+	case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
+		return over_fd_limit((intptr_t)in);
 	case LWS_CALLBACK_ESTABLISHED:
 		tls_report(wsi);
 		return on_established(wsi, c);

@@ -58,6 +58,11 @@ struct msg *msgq_front(struct msgq *q)
 	return q->count ? &q->slots[q->head] : NULL;
 }
 
+struct msg *msgq_at(struct msgq *q, size_t i)
+{
+	return &q->slots[(q->head + i) & (q->nslots - 1)];
+}
+
 /* Double the ring, moving the queued messages to the front of the new one. */
 static int msgq_grow(struct msgq *q)
 {

@@ -16,6 +16,7 @@ struct msg {
 	size_t cap;		/* payload capacity, excluding the headroom */
 	size_t len;		/* payload bytes in use */
 	int binary;		/* 1 = binary message, 0 = text */
+	size_t refs;		/* broadcast: subscribers that have still to send it */
 };
 
 /* Payload pointer of a message (valid once msg_reserve() succeeded). */
@@ -40,6 +41,9 @@ struct msgq {
 
 /* Oldest queued message, or NULL if the queue is empty. */
 struct msg *msgq_front(struct msgq *q);
+
+/* The i-th oldest queued message (i < q->count). */
+struct msg *msgq_at(struct msgq *q, size_t i);
 
 /*
  * Queue the message held in *m without copying it: *m's buffer moves into the
