@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import ssl
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 
 from websockets.exceptions import WebSocketException
@@ -120,15 +121,11 @@ def verify_broadcast(url: str, tls: ssl.SSLContext | None = None, timeout_s: flo
     target = broadcast_url(url)
     sent: list[_Sent] = []
     try:
-        conns = []
-        try:
-            for _ in range(peers):
-                conns.append(connect(target, max_size=None, compression=None, open_timeout=timeout_s,
-                                     close_timeout=2, ssl=tls))
+        with ExitStack() as stack:
+            conns = [stack.enter_context(connect(target, max_size=None, compression=None,
+                                                 open_timeout=timeout_s, close_timeout=2, ssl=tls))
+                     for _ in range(peers)]
             _broadcast_rounds(conns, sent, timeout_s, result.checks)
-        finally:
-            for ws in conns:
-                ws.close()
     except BroadcastFailure as exc:
         result.error = f"/broadcast: {exc}"
         return result
