@@ -145,7 +145,12 @@ static void handshake_failed(struct cap_conn *cc, const char *why)
 	cc->failed = 1;
 	K.pending--;
 	progress();
-	limit("connection %s failed during the handshake: %s", thousands(cc->number, n), why);
+	/* a reset (or a write into one) is the server closing with our request unread */
+	if (strstr(why, strerror(ECONNRESET)) || strstr(why, strerror(EPIPE)))
+		limit("the server closed connection %s during the handshake (%s)",
+		      thousands(cc->number, n), why);
+	else
+		limit("connection %s failed during the handshake: %s", thousands(cc->number, n), why);
 }
 
 static void gone(struct cap_conn *cc, const char *why)
