@@ -68,10 +68,14 @@ def verify_echo(url: str, tls: ssl.SSLContext | None = None, timeout_s: float = 
         result.error = f"no echo within {timeout_s:g} s after {len(result.checks)} checks"
         return result
     except (OSError, WebSocketException) as exc:
-        result.error = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
+        result.error = _one_line(exc)
         return result
     result.ok = True
     return result
+
+
+def _one_line(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
 
 
 def _where(sent: str | bytes, got: str | bytes) -> str:
@@ -128,11 +132,9 @@ def verify_broadcast(url: str, tls: ssl.SSLContext | None = None, timeout_s: flo
             _broadcast_rounds(conns, sent, timeout_s, result.checks)
     except BroadcastFailure as exc:
         result.error = f"/broadcast: {exc}"
-        return result
     except (OSError, WebSocketException) as exc:
-        result.error = f"/broadcast: {type(exc).__name__}: {exc}".splitlines()[0][:200]
-        return result
-    result.ok = True
+        result.error = f"/broadcast: {_one_line(exc)}"
+    result.ok = result.error is None
     return result
 
 

@@ -24,6 +24,8 @@ FIXTURE = ROOT / "harness/tests/fixtures/capacity_server.py"
 sys.path.insert(0, str(ROOT / "scripts"))
 from tls_testing import Server  # noqa: E402
 
+from held import HOLD, answer, held  # noqa: E402
+
 pytestmark = pytest.mark.skipif(not (LOADGEN.exists() and SERVER.exists()),
                                 reason="build/bin/wsbench-loadgen or lws-echo not built (make setup)")
 
@@ -65,26 +67,13 @@ def test_idle_holds_every_connection_with_pings_and_each_echoes(lws: int) -> Non
 
 
 def test_idle_waits_at_the_mark_for_a_line_and_fails_at_end_of_file(lws: int) -> None:
-    args = [str(LOADGEN), "--kind", "idle", "--url", f"ws://127.0.0.1:{lws}/", "--connections", "20",
-            "--hold-ms", "50"]
-    env = {**os.environ, "WSBENCH_HOLD": "1"}
-    proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
-    try:
-        assert proc.stdin is not None and proc.stdout is not None
-        assert proc.stdout.readline().strip() == "WSBENCH-START"
-        proc.stdin.write("GO\n")
-        proc.stdin.flush()
-        assert proc.stdout.readline().strip() == "WSBENCH-MARK held"
-        proc.stdin.write("readings taken\n")  # any line
-        proc.stdin.flush()
+    args = ["--kind", "idle", "--url", f"ws://127.0.0.1:{lws}/", "--connections", "20", "--hold-ms", "50"]
+    with held(args) as proc:
+        answer(proc, "WSBENCH-START", "GO\n")
+        answer(proc, "WSBENCH-MARK held", "readings taken\n")  # any line
         assert json.loads(proc.stdout.readline())["alive"] == 20
-        proc.stdin.close()
-        assert proc.wait(timeout=10) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    ended = subprocess.run(args, input="GO\n", capture_output=True, text=True, env=env, timeout=30)
+    ended = subprocess.run([str(LOADGEN), *args], input="GO\n", capture_output=True, text=True, env=HOLD,
+                           timeout=30)
     assert ended.returncode == 1
     assert json.loads(ended.stdout.splitlines()[-1]) == {
         "error": "mark held: stdin closed before the harness's line"}
@@ -167,24 +156,12 @@ def test_fanout_against_a_dropping_server_fails_naming_the_message_and_the_subsc
 
 def test_fanout_subscribers_in_a_second_process(lws: int) -> None:
     """--publish off: subscribers only, timed by the due times the messages carry."""
-    env = {**os.environ, "WSBENCH_HOLD": "1"}
     url = f"ws://127.0.0.1:{lws}/broadcast"
     common = ["--kind", "fanout", "--url", url, "--connections", "10", "--rate", "500", "--count", "100"]
-    subs = subprocess.Popen([str(LOADGEN), *common, "--publish", "off"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True, env=env)
-    try:
-        assert subs.stdin is not None and subs.stdout is not None
-        assert subs.stdout.readline().strip() == "WSBENCH-START"  # its 10 are subscribed
-        subs.stdin.write("GO\n")
-        subs.stdin.flush()
+    with held([*common, "--publish", "off"]) as subs:
+        answer(subs, "WSBENCH-START", "GO\n")  # its 10 are subscribed by then
         code, _, pub = loadgen(*common)
         res = json.loads(subs.stdout.readline())
-        subs.stdin.close()
-        assert subs.wait(timeout=10) == 0
-    finally:
-        if subs.poll() is None:
-            subs.kill()
-            subs.wait()
     assert code == 0 and pub["delivered"] == 1000 and pub["sent"] == 100, pub
     assert res["delivered"] == res["expected"] == 1000 and res["sent"] == 0 and res["latency_us"]["count"] == 1000
 
