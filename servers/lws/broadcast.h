@@ -3,13 +3,15 @@
  * /broadcast connection goes to every open /broadcast connection, the sender
  * included, unchanged and in the order received.
  *
- * One ring of messages is shared by all subscribers, each with its own
- * position in it: a message is stored once (no copy per subscriber), every
- * subscriber sends it from the ring in its own WRITEABLE callback, and the
- * ring drops a message when the last subscriber has sent it. A slow
- * subscriber holds the ring's tail back; once the ring is full (4,096
- * messages or 64 MiB), the reads of whoever publishes are paused (rx flow
- * control) until it has drained to 1,024 messages and 16 MiB: publishers
+ * The messages are framed once, on arrival, into a chain of shared blocks
+ * (32 KiB, or one message if it is bigger); every subscriber has its own
+ * position in the chain and, in its WRITEABLE callback, sends the whole frames
+ * from there with one lws_write() straight from the block (up to 64 KiB, or
+ * one bigger frame): no copy per subscriber, and a subscriber that is behind
+ * catches up a block at a time, not a message at a time. A block is freed when
+ * no subscriber is left in it. A slow subscriber holds the chain back; once it
+ * holds 4,096 messages or 64 MiB the reads of whoever publishes are paused
+ * (rx flow control) until it is down to 1,024 messages and 16 MiB: publishers
  * wait, nothing is dropped.
  */
 #ifndef WSBENCH_BROADCAST_H
@@ -18,13 +20,17 @@
 #include "msgq.h"
 
 #include <libwebsockets.h>
-#include <stdint.h>
+#include <stddef.h>
+
+struct bcast_block;
 
 struct bcast_sub {
 	struct lws *wsi;
-	uint64_t pos;		/* number of the next message to send it */
-	struct bcast_sub *prev, *next;
-	int paused;		/* its reads are paused: the ring was full */
+	struct bcast_block *blk;	/* where it is in the chain */
+	size_t off;			/* bytes of blk's frames it has sent */
+	struct bcast_sub *prev, *next;	/* in the idle or the busy list */
+	int busy;		/* something to send: a WRITEABLE callback is pending */
+	int paused;		/* its reads are paused: the chain was full */
 };
 
 /* The connection's request path is /broadcast (any query). */
@@ -33,16 +39,16 @@ int bcast_is_path(struct lws *wsi);
 /* Subscribe: it gets every message published from now on. */
 void bcast_join(struct bcast_sub *s, struct lws *wsi);
 
-/* Publish the message in *m (moved into the ring; *m gets a recycled buffer). */
-int bcast_publish(struct bcast_sub *from, struct msg *m);
+/* Publish the message in *m (framed into the chain: *m is left as it was). */
+int bcast_publish(struct bcast_sub *from, const struct msg *m);
 
-/* WRITEABLE: send the subscriber's next message, if any; -1 to close. */
+/* WRITEABLE: send the subscriber's next frames, if any; -1 to close. */
 int bcast_writeable(struct bcast_sub *s);
 
 /* Unsubscribe (the connection closed). */
 void bcast_leave(struct bcast_sub *s);
 
-/* Free the ring (at exit). */
+/* Free the chain (at exit). */
 void bcast_free_all(void);
 
 #endif

@@ -38,7 +38,6 @@
  */
 #define COALESCE_MSG_MAX (16 * 1024)	/* only messages up to this size */
 #define COALESCE_BYTES (64 * 1024)	/* payload+headers per batch */
-#define WS_HEADER_MAX 10		/* unmasked server frame header */
 
 int echo_coalesce = 1;
 
@@ -167,8 +166,13 @@ static int on_receive(struct lws *wsi, struct conn *c, const void *in,
 		return -1;
 	if (!lws_is_final_fragment(wsi))
 		return 0;
-	if (c->bcast)
-		return bcast_publish(&c->sub, &c->rx);
+	if (c->bcast) {
+		if (bcast_publish(&c->sub, &c->rx))
+			return -1;
+		if (c->rx.cap > ((size_t)1 << 20))	/* keep no huge buffer */
+			msg_free(&c->rx);
+		return 0;
+	}
 
 	if (msgq_push_swap(&c->txq, &c->rx))
 		return -1;
@@ -192,28 +196,6 @@ static void frame_span(size_t len, unsigned n, unsigned i, size_t *off,
 	*size = base + (i < extra ? 1 : 0);
 }
 
-/* Write an unmasked, FIN-set frame header; returns its length. */
-static size_t put_frame_header(unsigned char *p, int binary, size_t len)
-{
-	int i;
-
-	p[0] = 0x80 | (binary ? 0x2 : 0x1);
-	if (len < 126) {
-		p[1] = (unsigned char)len;
-		return 2;
-	}
-	if (len <= 0xffff) {
-		p[1] = 126;
-		p[2] = (unsigned char)(len >> 8);
-		p[3] = (unsigned char)len;
-		return 4;
-	}
-	p[1] = 127;
-	for (i = 0; i < 8; i++)
-		p[2 + i] = (unsigned char)((uint64_t)len >> (56 - 8 * i));
-	return 10;
-}
-
 static int batch_fits(const struct msg *batch, const struct msg *m)
 {
 	return m->len <= COALESCE_MSG_MAX &&
@@ -234,7 +216,7 @@ static int send_batch(struct lws *wsi, struct conn *c)
 		return -1;
 	b->len = 0;
 	while ((m = msgq_front(&c->txq)) && batch_fits(b, m)) {
-		b->len += put_frame_header(msg_payload(b) + b->len, m->binary,
+		b->len += msg_frame_header(msg_payload(b) + b->len, m->binary,
 					   m->len);
 		memcpy(msg_payload(b) + b->len, msg_payload(m), m->len);
 		b->len += m->len;

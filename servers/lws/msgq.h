@@ -16,7 +16,6 @@ struct msg {
 	size_t cap;		/* payload capacity, excluding the headroom */
 	size_t len;		/* payload bytes in use */
 	int binary;		/* 1 = binary message, 0 = text */
-	size_t refs;		/* broadcast: subscribers that have still to send it */
 };
 
 /* Payload pointer of a message (valid once msg_reserve() succeeded). */
@@ -30,6 +29,12 @@ int msg_append(struct msg *m, const void *data, size_t n);
 
 void msg_free(struct msg *m);
 
+/* Largest header of an unmasked (server) frame. */
+#define WS_HEADER_MAX 10
+
+/* Write an unmasked, FIN-set frame header for `len` payload bytes; returns its length. */
+size_t msg_frame_header(unsigned char *p, int binary, size_t len);
+
 /* Ring buffer of messages; slots keep their buffers when popped. */
 struct msgq {
 	struct msg *slots;
@@ -41,9 +46,6 @@ struct msgq {
 
 /* Oldest queued message, or NULL if the queue is empty. */
 struct msg *msgq_front(struct msgq *q);
-
-/* The i-th oldest queued message (i < q->count). */
-struct msg *msgq_at(struct msgq *q, size_t i);
 
 /*
  * Queue the message held in *m without copying it: *m's buffer moves into the
