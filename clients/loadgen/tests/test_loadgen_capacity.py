@@ -129,6 +129,39 @@ def test_idle_from_several_source_addresses(lws: int) -> None:
     assert code == 1 and res["error"] == "--sources needs a loopback server address (127.x.y.z), not 0.0.0.0"
 
 
+NETNS_PORTS = """
+set -e
+ip link set lo up
+sysctl -qw net.ipv4.ip_local_port_range="40000 40049"
+"$1" --port 0 > "$3" 2>/dev/null &
+pid=$!
+trap 'kill $pid; wait $pid' EXIT
+for i in $(seq 100); do grep -q READY "$3" && break; sleep 0.05; done
+port=$(sed -n 's/.*port=//p' "$3")
+for k in 1 3; do
+    "$2" --kind idle --url ws://127.0.0.1:$port/ --connections max --hold-ms 50 --sources $k | tail -n 1
+done
+"""
+
+
+@pytest.mark.skipif(subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode != 0,
+                    reason="cannot make a network namespace here (unshare -n)")
+def test_idle_max_stops_at_the_ephemeral_ports_of_one_source_address(tmp_path: Path) -> None:
+    """In a network namespace of its own with 50 ephemeral ports (one of them the server's):
+    49 connections from 127.0.0.1, 147 from three source addresses."""
+    proc = subprocess.run(["unshare", "-n", "bash", "-c", NETNS_PORTS, "netns", str(SERVER), str(LOADGEN),
+                           str(tmp_path / "server.out")], capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL)
+    one, three = (json.loads(line) for line in proc.stdout.splitlines())
+    assert one["connections"] == one["alive"] == 49 and three["connections"] == three["alive"] == 147
+    assert re.fullmatch(r"connect\(\): Cannot assign requested address \(ephemeral ports 40000 40049 of "
+                        r"127\.0\.0\.1 → 127\.0\.0\.1:\d+ exhausted; use --sources\) at connection 50",
+                        one["limit"]), one["limit"]
+    assert re.fullmatch(r"connect\(\): Cannot assign requested address \(ephemeral ports 40000 40049 of "
+                        r"127\.0\.0\.1 \.\.\. 127\.0\.0\.3 → 127\.0\.0\.1:\d+ exhausted; use more "
+                        r"--sources\) at connection 148", three["limit"]), three["limit"]
+
+
 def test_fanout_delivers_every_message_to_every_subscriber(lws: int) -> None:
     code, lines, res = loadgen("--kind", "fanout", "--url", f"ws://127.0.0.1:{lws}/broadcast",
                                "--connections", "50", "--rate", "1000", "--count", "200", "--size", "64")
