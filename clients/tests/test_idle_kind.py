@@ -80,7 +80,7 @@ def test_idle_holds_n_connections_and_each_echoes(lws: int, client: str) -> None
     res: dict[str, Any] = json.loads(lines[-1])
     assert code == 0, res
     assert res["connections"] == res["alive"] == res["messages"] == 100 and res["lost"] == 0
-    assert 0.3 <= res["hold_s"] < 2 and res["open_s"] > 0 and "limit" not in res
+    assert 0.29 <= res["hold_s"] < 2 and res["open_s"] > 0 and "limit" not in res  # qjs timers: whole ms
     assert res["opens_per_s"] == pytest.approx(100 / res["open_s"], rel=1e-6)
 
 
