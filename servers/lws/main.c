@@ -20,6 +20,7 @@
  * line "WSBENCH-COUNT on" or "WSBENCH-COUNT off" once the event loop has made
  * it. Natively the switch costs a few no-op instructions.
  */
+#include "broadcast.h"
 #include "echo.h"
 #include "prepared.h"
 #include "tls.h"
@@ -30,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #if defined(__has_include)
 #if __has_include(<valgrind/callgrind.h>)
@@ -179,6 +181,21 @@ static void install_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/*
+ * Every connection is a descriptor: raise the soft RLIMIT_NOFILE to the hard
+ * limit before lws sizes its tables from it (lws stops accepting when its
+ * table is full; the clients see handshakes that do not complete).
+ */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 static struct lws_context *create_context(const struct args *a)
 {
 	struct lws_context_creation_info info;
@@ -226,6 +243,7 @@ int main(int argc, char **argv)
 	}
 	lws_set_log_level(LLL_ERR | LLL_WARN, NULL);
 	install_signals();
+	raise_nofile();
 
 	ctx = create_context(&a);
 	if (!ctx) {
@@ -249,5 +267,6 @@ int main(int argc, char **argv)
 	running_context = NULL;
 	lws_context_destroy(ctx);
 	prepared_free_all();
+	bcast_free_all();
 	return rc;
 }

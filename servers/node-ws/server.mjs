@@ -1,5 +1,5 @@
 // Echo server: Node.js 20 (node_modules/node20/bin/node, pinned in package.json) + the `ws`
-// package. Contract: servers/README.md.
+// package, and /broadcast. Contract: servers/README.md.
 //   node_modules/node20/bin/node servers/node-ws/server.mjs --port 0 [--host ADDR] [--tls-cert FILE --tls-key FILE]
 // With the TLS arguments: node:https (Node's own OpenSSL) carrying ws, wss:// only.
 import { readFileSync } from 'node:fs';
@@ -56,12 +56,32 @@ function reportTls(socket) {
   }) + '\n');
 }
 
+// /broadcast (servers/README.md): every message goes to every open /broadcast
+// connection, the sender included, in a loop over them. ws queues what a slow
+// client has not taken yet (nothing is dropped; the queue grows instead).
+const subscribers = new Set();
+
+function broadcast(data, isBinary) {
+  for (const sub of subscribers) sub.send(data, { binary: isBinary });
+}
+
+function isBroadcast(url) {
+  const q = url.indexOf('?');
+  return (q < 0 ? url : url.slice(0, q)) === '/broadcast';
+}
+
 wss.on('connection', (ws, req) => {
   if (server) reportTls(req.socket);
+  ws.on('error', (err) => process.stderr.write(`connection error: ${err.message}\n`));
+  if (isBroadcast(req.url || '/')) {
+    subscribers.add(ws);
+    ws.on('close', () => subscribers.delete(ws));
+    ws.on('message', broadcast);
+    return;
+  }
   // data is a Buffer holding the message bytes as received (text is not decoded),
   // so the echo is byte-exact; isBinary keeps the type.
   ws.on('message', (data, isBinary) => ws.send(data, { binary: isBinary }));
-  ws.on('error', (err) => process.stderr.write(`connection error: ${err.message}\n`));
 });
 
 wss.on('error', (err) => {
