@@ -62,7 +62,17 @@ Schema history:
   (servers/README.md, WSBENCH-TLS: ``connections``, ``resumed``, ``version``, ``cipher``,
   ``group``, ``library``; absent where the server prints nothing). Workloads carry
   ``tls_only`` (true: measured over wss:// only, e.g. session resumption). Versions 1 to 6
-  are still read (no TLS). A conformance run (``wsbench conformance --tls``) has the same
+  are still read (no TLS).
+  Also in version 7, capacity (the `idle` and `fanout` kinds): workloads carry
+  ``fresh_server`` (every sample on a server started for it) and ``ramp`` (null, or the
+  ``connections`` tried and the ``p95_ms`` bound); the environment's ``limits`` (the
+  harness's RLIMIT_NOFILE, which its children get with soft = hard, and the sysctls
+  ip_local_port_range, somaxconn, tcp_mem, fs.nr_open, fs.file-max); per sample of those
+  kinds ``extra.limits`` (each side's RLIMIT_NOFILE, [soft, hard]),
+  ``extra.server_rss_before_kib``, ``extra.marks`` (per WSBENCH-MARK of the client: ``t_s``
+  since GO, both sides' CPU since GO and resident memory then), ``extra.stopped`` (the
+  one-line reason a limit stopped the client, with the count it held), and for a ramp
+  ``max_connections``, ``ramp_stopped`` and its ``steps``. A conformance run (``wsbench conformance --tls``) has the same
   shape: ``settings.tls`` (mode "on", the peer's certificate, and
   ``failure_certificates``: per failure-set entry its file), and its ``conformance``
   section may hold cases of group ``tls-failure`` whose ``expect`` is ``refuse`` (a
