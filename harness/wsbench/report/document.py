@@ -21,7 +21,7 @@ from ..profile import render as profile_render
 from ..ranking import factor, label
 from ..results import Run
 from .table import check_cost, environment, failures, fmt_factor, notes_section, workload_section
-from . import claims, model, shards as shards_report, tls as tls_report
+from . import capacity, claims, model, shards as shards_report, tls as tls_report
 
 
 @dataclass
@@ -137,6 +137,10 @@ def _check_cost(run: Run, source: Path, with_charts: bool) -> list[Section]:
     return check_cost(run)
 
 
+def _capacity(run: Run, source: Path, with_charts: bool) -> list[Section]:
+    return capacity.sections(run, with_charts)
+
+
 def _tls(run: Run, source: Path, with_charts: bool) -> list[Section]:
     return tls_report.sections(run)
 
@@ -176,8 +180,8 @@ def _failures(run: Run, source: Path, with_charts: bool) -> list[Section]:
 
 
 Builder = Callable[[Run, Path, bool], list[Section]]
-BUILDERS: list[Builder] = [_gate, _scoreboard, _scores, _workloads, _shards, _tls, _efficiency, _check_cost,
-                           _conformance, _claims,
+BUILDERS: list[Builder] = [_gate, _scoreboard, _scores, _workloads, _shards, _capacity, _tls, _efficiency,
+                           _check_cost, _conformance, _claims,
                            _links, _notes, _failures]
 NO_WORKLOADS: list[Builder] = [_gate, _conformance, _failures]
 PROFILED: list[Builder] = [_links]
