@@ -4,7 +4,7 @@
 # by loadgen) and times every runtime's start-up.  `make fuzz` runs every libFuzzer target
 # for FUZZ_SECONDS each (scripts/fuzz.py); `make test-asan` runs the quickjs-websocket tests
 # on a build of qjs and the module with ASan and UBSan. `make gate` is the regression gate
-# (README, "The regression gate"); `make gate-update` re-takes its baseline.
+# (docs/gate.md; `make gate BASE=REF` against another commit); `make gate-update` re-takes its baseline.
 # `make bench-docker` runs the suite with the servers in containers (docker-compose.yml;
 # a private Docker engine, host network only).
 
@@ -41,8 +41,12 @@ profile: setup
 	@$(WSBENCH) profile --matrix --startup --overhead-runs 3 $(ARGS)
 
 # Exit 0: nothing regressed; 1: a confirmed regression; 2: the gate could not run (why, in one line).
+# BASE=REF: against that commit, built in build/base/<sha>/ and counted beside the head (docs/gate.md).
+# (make itself exits 2 whenever a recipe fails: the gate's own code is in its last line,
+# "wsbench gate: ... (exit N)", and in make's "Error N".)
+BASE ?=
 gate: setup
-	@$(WSBENCH) gate $(ARGS)
+	@$(WSBENCH) gate $(if $(BASE),--base $(BASE)) $(ARGS)
 
 # After a change that moves the figures on purpose: new deterministic counts (both
 # profiles) and wall-clock ratios into baselines/gate.json (commit it; the diff shows what moved).

@@ -24,10 +24,12 @@ function print(line) {
 }
 
 // With WSBENCH_HOLD=1 (set by the harness), wait at the start barrier for the harness's
-// "GO" line on stdin. Nothing is in flight at that point, so a blocking read is fine.
-function barrier() {
+// "GO" line on stdin (with `mark`, at WSBENCH-MARK <mark>, for any line). Nothing is in
+// flight at either point, so a blocking read is fine.
+function barrier(mark) {
   if (!held) return null;
   const line = std.in.getline();
+  if (mark) return line === null ? Promise.reject(new Error('stdin closed at WSBENCH-MARK ' + mark)) : Promise.resolve();
   if (line === null) return Promise.reject(new Error('stdin closed before GO'));
   if (line.trim() !== 'GO') return Promise.reject(new Error('expected GO on stdin, got ' + JSON.stringify(line.slice(0, 40))));
   counting = true;
@@ -41,8 +43,27 @@ async function hold() {
   while (std.in.getline() !== null);
 }
 
+// Test only (scripts/compare_campaign.py: a planted change of known cause): with
+// WSBENCH_PLANT_SPIN=N every message handler the workload sets runs N empty loop turns
+// first. Unset, the module's WebSocket is used as it is: nothing per message changes.
+const plantSpin = Number(std.getenv('WSBENCH_PLANT_SPIN') || 0);
+let plantSink = 0;
+function planted(Base, turns) {
+  return class extends Base {
+    set onmessage(f) {
+      super.onmessage = typeof f !== 'function' ? f : (ev) => {
+        let x = 0;
+        for (let i = 0; i < turns; i++) x += i;
+        plantSink = x;
+        return f(ev);
+      };
+    }
+    get onmessage() { return super.onmessage; }
+  };
+}
+
 const env = {
-  WebSocket: WebSocket,
+  WebSocket: plantSpin > 0 ? planted(WebSocket, plantSpin) : WebSocket,
   now: () => os.now(), // monotonic, milliseconds (fractional)
   print,
   setTimeout: (fn, ms) => os.setTimeout(fn, ms),

@@ -126,13 +126,44 @@ V7 = ["v7-run-tls.json", "v7-conformance.json", "v7-conformance-tls.json", "v7-p
       "v7-gate-report.json"]
 
 
-@pytest.mark.parametrize("name", V7)
-def test_version_7_round_trip(name: str, tmp_path: Path) -> None:
+V8 = ["v8-run-cluster.json"]
+
+
+@pytest.mark.parametrize("name", V8)
+def test_version_8_round_trip(name: str, tmp_path: Path) -> None:
     path = SCHEMAS / name
     run = read_json(path)
     write_json(run, tmp_path / "again.json")
     assert (tmp_path / "again.json").read_text() == path.read_text()
     assert read_json(tmp_path / "again.json") == run
+
+
+@pytest.mark.parametrize("name", V7)
+def test_version_7_is_written_again_as_version_8_and_nothing_else_changes(name: str, tmp_path: Path) -> None:
+    path = SCHEMAS / name
+    run = read_json(path)
+    write_json(run, tmp_path / "again.json")
+    assert (tmp_path / "again.json").read_text() == path.read_text().replace('"schema_version": 7,',
+                                                                             '"schema_version": 8,', 1)
+    assert read_json(tmp_path / "again.json") == run
+
+
+def test_version_8_cluster_run_with_histograms() -> None:
+    from wsbench.histogram import KEY, Histogram
+
+    run = load("v8-run-cluster.json", 8)
+    cluster = run.settings["cluster"]
+    assert run.settings["merged_shards"] == 2 and cluster["local"] and len(cluster["load_workers"]) == 2
+    assert cluster["server_worker"]["name"] == "server-host" and cluster["failure"] is None
+    assert [e["worker"]["host"] for e in run.environment["shards"]] == ["127.0.0.2", "127.0.0.3"]
+    cell = next(c for c in run.cells if c.workload == "latency_32")
+    for sample in cell.samples:
+        hist = Histogram.from_json(sample.extra[KEY])
+        assert hist.count == 400 and hist.summary() == sample.extra["latency_us"]  # two shards of 200
+        assert len(sample.extra["shards_latency_us"]) == 2 and sample.extra["start_skew_s"] >= 0
+        assert sample.server_cpu_s and sample.server_peak_rss_kib  # read on the server's host
+    assert run.servers["lws"].readings.startswith("on its host by worker server-host")
+    assert "## Shards: the merged run beside each shard" in render_markdown(run)
 
 
 @pytest.mark.parametrize("path", [SCHEMAS / name for name in V6] + [ROOT / "baselines" / "gate.json"],

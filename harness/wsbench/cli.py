@@ -1,6 +1,6 @@
 """Command line: ``wsbench run``, ``list``, ``verify``, ``report``, ``compare``,
-``stability``, ``merge``, ``conformance``, ``profile``, ``startup``, ``gate`` and
-``docker``. This module only parses the arguments (the options several subcommands share
+``stability``, ``merge``, ``conformance``, ``profile``, ``startup``, ``gate``,
+``history`` and ``docker``. This module only parses the arguments (the options several subcommands share
 are declared once, below) and hands over to the subcommand's module in ``commands/``;
 every subcommand's errors end here: one line and exit 2, Ctrl-C exit 130, and no process
 of ours left behind."""
@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any, NoReturn, Sequence
 
 from . import __version__, procs, report
+from .cluster import options as cluster_options
 from .conformance.runner import DEFAULT_JOBS
 from .errors import WsbenchError
-from .gate import baseline as gate_baseline, session as gate_session
+from .gate import baseline as gate_baseline, session as gate_session, wall as gate_wall
 from .gate.cells import CELLS as GATE_CELLS
 from .paths import PROFILES_DIR, REPORTS_DIR, RUNTIMES_FILE, WORKLOADS_DIR
 from .profile import session as profile_session, startup
@@ -72,27 +73,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--runtime", "-r", action="append", help="keep servers and clients of this runtime (repeatable)")
     _names(run, "server", "client")
     run.add_argument("--repetitions", "-n", type=int, help="repetitions per cell (default: the suite's)")
-    run.add_argument("--min-seconds", type=float, metavar="S",
-                     help=f"shortest measured phase: bursts repeat until it has passed (default: the "
-                          f"suite's, else {DEFAULT_MIN_SECONDS:g}; latency and open-loop workloads keep their length)")
-    run.add_argument("--pin", action="store_true",
-                     help="run client and server on separate cores (sched_setaffinity); recorded with the run")
+    run.add_argument("--min-seconds", type=float, metavar="S", help="shortest measured phase: bursts repeat until "
+                     f"it has passed (default: the suite's, else {DEFAULT_MIN_SECONDS:g})")
+    run.add_argument("--pin", action="store_true", help="run client and server on separate cores")
     run.add_argument("--verify", choices=("on", "off", "both"), default="on",
-                     help="off: clients check no echo; both: every client also runs unchecked beside itself "
-                          "and the tables show what the checks cost (for that measurement only)")
-    run.add_argument("--target", action="append", metavar="[NAME=]ws://HOST:PORT/PATH",
-                     help="measure a server wsbench did not start (repeatable), after the same verification; "
-                          "NAME of a catalog server keeps its features; server CPU and RSS are n/a (external)")
-    run.add_argument("--target-pid", action="append", metavar="[NAME=]PID",
-                     help="read a target's CPU and RSS from this process on this machine (/proc/PID)")
-    run.add_argument("--allow-remote", action="store_true",
-                     help="accept a --target that is not a loopback address (its figures include the network)")
+                     help="off: clients check no echo; both: also unchecked, to show what the checks cost")
     run.add_argument("--environment-from", type=Path, metavar="FILE",
-                     help="a JSON object added to the run's environment section (make bench-docker: images, "
-                          "CPU limits)")
-    run.add_argument("--shard", metavar="I/N",
-                     help="this run is shard I of N load generators run at the same time against one server "
-                          "(recorded; combine the files with wsbench merge; docs/scaling.md)")
+                     help="a JSON object added to the run's environment section (make bench-docker)")
+    cluster_options.add_arguments(run)  # --target, --shard, --cluster and theirs
     _tls(run)
     _results(run)
 
@@ -110,11 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--format", "-f", action="append", metavar="FORMAT",
                      help=f"{', '.join(report.FORMATS)} (default md); repeatable or comma-separated")
     rep.add_argument("-o", "--out", type=Path, metavar="DIR",
-                     help="write the files into DIR (" + ", ".join(report.FORMATS.values()) + ") instead of "
-                          "printing one format")
+                     help="write the files into DIR (" + ", ".join(report.FORMATS.values()) + ")")
     rep.add_argument("--screenshot", action="store_true",
-                     help="with -o and html: open index.html in headless Chromium, fail on console errors or "
-                          "charts without a size, and save DIR/screenshot.png")
+                     help="with -o and html: check index.html in headless Chromium, save DIR/screenshot.png")
 
     cmp = add("compare", help="what changed between two saved runs, cell by cell (exit code: "
                               "0 same, 1 worse, 3 better only, 4 untestable)")
@@ -122,6 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
     cmp.add_argument("b", type=Path, help="the run after")
     cmp.add_argument("--format", "-f", default="md", metavar="FORMAT", help="md (default) or html")
     cmp.add_argument("-o", "--out", type=Path, metavar="FILE", help="write to FILE instead of printing")
+    cmp.add_argument("--raw", action="store_true",
+                     help="test the values as measured (default: the drift all cells share is divided out first)")
 
     stab = add("stability", help="spread per cell of saved runs, and whether runs agree")
     stab.add_argument("files", type=Path, nargs="+", help="reports/*.json files (of the same matrix, to compare)")
@@ -140,8 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
                                "(a profiled run: never ranked)")
     _names(prof, "workload", "client", "server")
     prof.add_argument("--side", choices=("client", "server", "both", "auto"), default="auto",
-                      help="which process to profile (auto: the one that is not the reference program; both "
-                           "when both are)")
+                      help="which process to profile (auto: the one that is not a reference program)")
     prof.add_argument("--matrix", action="store_true",
                       help="every client against the reference server and every server driven by the reference "
                            "client (default workloads: " + ", ".join(profile_session.MATRIX_WORKLOADS) +
@@ -151,10 +138,8 @@ def build_parser() -> argparse.ArgumentParser:
     prof.add_argument("--frequency", "-F", type=int, default=DEFAULT_FREQUENCY, metavar="HZ",
                       help=f"perf samples per second (default {DEFAULT_FREQUENCY})")
     prof.add_argument("--overhead-runs", type=int, default=1, metavar="N",
-                      help="alternate the unprofiled and perf passes N times; the overhead compares their medians "
-                           "(default 1)")
-    prof.add_argument("--startup", action="store_true", help="also time start-up (as wsbench startup) into the "
-                                                             "same results")
+                      help="alternate the unprofiled and perf passes N times (default 1)")
+    prof.add_argument("--startup", action="store_true", help="also time start-up (as wsbench startup)")
     prof.add_argument("--diff", nargs=2, type=Path, metavar=("A", "B"),
                       help="instead: a differential flamegraph from profile A to profile B (cell directories "
                            "or .folded files of the same cell)")
@@ -173,12 +158,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "ratios against the baseline (exit 0 pass, 1 regression, 2 cannot run)")
     gate.add_argument("--baseline", type=Path, default=gate_baseline.DEFAULT_PATH,
                       help="the baseline file (default: baselines/gate.json)")
-    gate.add_argument("--update", action="store_true",
-                      help="measure and write the baseline instead of gating (the deterministic counts of both "
-                           "profiles; the wall-clock ratios, with --calibrate N also their thresholds)")
+    gate.add_argument("--update", action="store_true", help="measure and write the baseline instead of gating")
     gate.add_argument("--only", choices=gate_session.GATES, help="run one gate only")
-    gate.add_argument("--quick", action="store_true",
-                      help="deterministic gate on the reduced message counts (make test)")
+    gate.add_argument("--quick", action="store_true", help="the reduced message counts (make test)")
     gate.add_argument("--cell", action="append", metavar="NAME",
                       help="deterministic cells only (program/workload, a program or a workload; repeatable): "
                            + ", ".join(c.name for c in GATE_CELLS))
@@ -186,7 +168,26 @@ def build_parser() -> argparse.ArgumentParser:
                       help="with --update: N wall-clock runs of the unchanged code set the thresholds")
     gate.add_argument("--wall-run", type=Path, metavar="FILE",
                       help="judge (or, with --update, store) the ratios of this saved run instead of measuring")
+    gate.add_argument("--base", metavar="REF",
+                      help="gate against commit REF, built in build/base/<sha>/ and counted and measured beside "
+                           "the head here, instead of the baseline file (docs/gate.md)")
+    gate.add_argument("--head", metavar="REF",
+                      help="with --base: another commit as the head, built the same way (default: the working tree)")
+    gate.add_argument("--summary", type=Path, metavar="FILE", help="append the verdict as Markdown to FILE (CI)")
+    gate.add_argument("--wall-workload", action="append", metavar="NAME",
+                      help="the wall gate on these workloads only (repeatable; default: "
+                           + ", ".join(gate_wall.WORKLOADS) + ")")
+    gate.add_argument("--wall-repetitions", type=int, metavar="N",
+                      help=f"repetitions of the wall gate's run (default {gate_wall.REPETITIONS})")
     _results(gate, help="directory for the reports")
+
+    hist = add("history", help="the gate's trend over many commits (a directory of results files, e.g. the "
+                               "nightly's history) as one self-contained HTML page")
+    hist.add_argument("dir", type=Path, help="a directory of results files (*.json, searched recursively)")
+    hist.add_argument("-o", "--out", type=Path, metavar="DIR", help="write DIR/index.html instead of printing the page")
+    hist.add_argument("--screenshot", action="store_true", help="with -o: check the page in headless Chromium")
+    hist.add_argument("--last-commit", action="store_true",
+                      help="only print the commit of the newest file in DIR (the nightly's next base)")
 
     docker = add("docker", help="the servers in containers, in a private Docker engine (host network only)")
     dsub = docker.add_subparsers(dest="docker_command", required=True)

@@ -7,6 +7,24 @@ differ by more than the minimum effect: 20 % for p99 latency, 10 % for everythin
 (throughput). With few repetitions the test cannot reach p < 0.01 at all (3 against 3:
 the smallest possible p is 0.1); such cells are listed as untestable, never as unchanged.
 
+Before testing, the drift every cell shares is divided out (``remove_drift``; ``--raw``
+keeps the values as measured), per metric, where at least ``MIN_CELLS`` cells share it:
+
+1. within each run, per repetition round: the machine's pace in that round is the median
+   over cells of (value in the round / the cell's median over the rounds) — repetitions
+   are interleaved, so every cell runs in every round;
+2. between the runs: the median over cells of (B's median / A's median), once the rounds'
+   drift is out, is what the whole of run B shares against run A (a slower machine that
+   day, another load); B is divided by it. Cells a first pass finds changed are left out
+   of that median in a second pass, so that a change of many cells (every cell of one
+   client: a quarter of the quick suite) is not partly taken for drift.
+
+A change of the code under test moves the cells that run it (the QuickJS client's, say),
+a minority: the medians over all cells stay with the majority, which did not change, so it
+stays visible, and the spread the machine adds to every cell no longer hides it. A change
+that moved most cells alike would be taken for drift: the shared shift is printed, and
+any beyond the minimum effect is called out.
+
 Exit codes (``EXIT_*``): 0 nothing changed; 1 at least one cell got worse; 3 only
 improvements; 4 no cell could be tested (too few repetitions on either side); 2 bad
 input (the command line's usual code).
@@ -25,6 +43,7 @@ from .ranking import label, values, workload_metric
 from .results import Run
 
 ALPHA = 0.01
+MIN_CELLS = 8  # cells sharing a metric before drift is estimated from them
 MIN_EFFECT = {"latency_p99_us": 0.20}
 DEFAULT_MIN_EFFECT = 0.10
 P99 = "latency_p99_us"
@@ -47,10 +66,12 @@ class Change:
     p: float | None  # None when the test cannot be run (a side without values)
     min_p: float  # the smallest p these sample sizes can give
     verdict: str  # "worse", "better", "same", "untestable"
+    adjusted: tuple[float, float] | None = None  # the medians tested, drift removed (None: as measured)
 
     @property
     def change(self) -> float:
-        a, b = self.median
+        """B over A, as tested (with the drift removed, unless ``--raw``)."""
+        a, b = self.adjusted or self.median
         return (b - a) / a if a else math.inf
 
 
@@ -85,27 +106,105 @@ def compare_cell(a: list[float], b: list[float], metric: str,
     return p, floor, "better" if (mb > ma) == higher else "worse"
 
 
-Readings = dict[tuple[str, str], list[float]]  # (cell key, metric) -> the repetitions' values
+Readings = dict[tuple[str, str], dict[int, float]]  # (cell key, metric) -> value per repetition round
 
 
 def readings(run: Run) -> Readings:
-    """The values ``compare`` looks at, per cell and metric: the workload's ranking metric,
-    and p99 latency for latency and open-loop workloads (ValueError or TypeError for a run
-    file whose values are not numbers)."""
+    """The values ``compare`` looks at, per cell and metric, by repetition round: the
+    workload's ranking metric, and p99 latency for latency and open-loop workloads
+    (ValueError or TypeError for a run file whose values are not numbers)."""
     out: Readings = {}
     for cell in run.cells:
         metrics = [workload_metric(run, cell.workload)]
         if run.workloads[cell.workload].get("kind") in P99_KINDS and P99 not in metrics:
             metrics.append(P99)
         for metric in metrics:
-            vs = [float(v) for v in values(cell, metric)]
+            get = METRICS[metric].get
+            vs = {s.rep: float(v) for s in cell.ok_samples if (v := get(s)) is not None}
             if vs:
                 out[(cell.key, metric)] = vs
     return out
 
 
-def compare(a: Run, ra: Readings, rb: Readings) -> list[Change]:
-    """Every (cell, metric) both runs measured; names and workloads as in run A."""
+@dataclass(frozen=True)
+class Drift:
+    """What ``remove_drift`` divided out, per metric: each run's factor per repetition round
+    (its pace in that round over its median pace), and B's shift against A shared by all
+    cells (B over A); ``cells``: how many cells the estimates came from."""
+
+    rounds: dict[str, tuple[list[float], list[float]]]
+    shift: dict[str, float]
+    cells: dict[str, int]
+
+
+def remove_drift(ra: Readings, rb: Readings, changed: frozenset[tuple[str, str]] = frozenset()
+                 ) -> tuple[Readings, Readings, Drift]:
+    """Both runs with the drift every cell shares divided out (module docstring), per metric
+    that at least MIN_CELLS cells of both runs share; other metrics stay as measured. The
+    estimates are medians of logarithms, so one cell cannot move them far; ``changed``: cells
+    a first pass found changed, left out of the shift between the runs."""
+    metrics = sorted({m for _, m in ra} & {m for _, m in rb})
+    out_a, out_b = dict(ra), dict(rb)
+    drift = Drift({}, {}, {})
+    for metric in metrics:
+        common = [k for k in ra if k[1] == metric and k in rb]
+        if len(common) < MIN_CELLS:
+            continue
+        fa, fb = _round_factors({k: ra[k] for k in common}), _round_factors({k: rb[k] for k in common})
+        for k in common:
+            out_a[k] = {r: v / fa.get(r, 1.0) for r, v in ra[k].items()}
+            out_b[k] = {r: v / fb.get(r, 1.0) for r, v in rb[k].items()}
+        logs = [math.log(statistics.median(out_b[k].values()) / statistics.median(out_a[k].values()))
+                for k in common if _positive(out_a[k]) and _positive(out_b[k]) and k not in changed]
+        shift = math.exp(statistics.median(logs)) if logs else 1.0
+        for k in common:
+            out_b[k] = {r: v / shift for r, v in out_b[k].items()}
+        drift.rounds[metric] = ([fa[r] for r in sorted(fa)], [fb[r] for r in sorted(fb)])
+        drift.shift[metric] = shift
+        drift.cells[metric] = len(common)
+    return out_a, out_b, drift
+
+
+def _round_factors(cells: Readings) -> dict[int, float]:
+    """Per repetition round, the median over cells of the value over the cell's median
+    (in logs); rounds only some cells have still get one (from those)."""
+    per_round: dict[int, list[float]] = {}
+    for vs in cells.values():
+        if len(vs) < 2 or not _positive(vs):
+            continue
+        mid = statistics.median(math.log(v) for v in vs.values())
+        for r, v in vs.items():
+            per_round.setdefault(r, []).append(math.log(v) - mid)
+    return {r: math.exp(statistics.median(ds)) for r, ds in per_round.items()}
+
+
+def _positive(vs: dict[int, float]) -> bool:
+    return all(v > 0 for v in vs.values())
+
+
+def compare(a: Run, ra: Readings, rb: Readings, raw: bool = False) -> list[Change]:
+    """Every (cell, metric) both runs measured, drift removed first unless ``raw``; names
+    and workloads as in run A."""
+    return judged(a, ra, rb, raw)[0]
+
+
+def judged(a: Run, ra: Readings, rb: Readings, raw: bool = False) -> tuple[list[Change], Drift | None]:
+    """``compare``, and the drift it removed (None with ``raw``). Two passes: the cells the
+    first finds changed do not count toward the shift the second removes, so a change of
+    many cells (a client's every cell) does not pass for drift and make the others move."""
+    if raw:
+        return _tested(a, ra, rb, ra, rb, raw), None
+    ta, tb, drift = remove_drift(ra, rb)
+    first = _tested(a, ra, rb, ta, tb, raw)
+    changed = frozenset((f"{c.workload}/{c.server}/{c.client}", c.metric) for c in first
+                        if c.verdict in ("worse", "better"))
+    if not changed:
+        return first, drift
+    ta, tb, drift = remove_drift(ra, rb, changed)
+    return _tested(a, ra, rb, ta, tb, raw), drift
+
+
+def _tested(a: Run, ra: Readings, rb: Readings, ta: Readings, tb: Readings, raw: bool) -> list[Change]:
     cells = {c.key: c for c in a.cells}
     out = []
     for (key, metric), va in ra.items():
@@ -113,9 +212,12 @@ def compare(a: Run, ra: Readings, rb: Readings) -> list[Change]:
         if vb is None:
             continue
         cell = cells[key]
-        p, floor, verdict = compare_cell(va, vb, metric)
+        xa, xb = list(ta[(key, metric)].values()), list(tb[(key, metric)].values())
+        p, floor, verdict = compare_cell(xa, xb, metric)
+        adjusted = None if raw else (statistics.median(xa), statistics.median(xb))
         out.append(Change(cell.workload, cell.server, cell.client, metric, (len(va), len(vb)),
-                          (statistics.median(va), statistics.median(vb)), p, floor, verdict))
+                          (statistics.median(va.values()), statistics.median(vb.values())), p, floor, verdict,
+                          adjusted))
     if not out:
         raise WsbenchError("the two runs have no measured cell in common")
     return out
@@ -133,10 +235,12 @@ def exit_code(changes: list[Change]) -> int:
 ORDER = {"worse": 0, "better": 1, "same": 2, "untestable": 3}
 
 
-def sections(a: Run, b: Run, names: tuple[str, str], changes: list[Change]) -> list[Section]:
+def sections(a: Run, b: Run, names: tuple[str, str], changes: list[Change],
+             drift: Drift | None = None) -> list[Section]:
     counts = {v: sum(c.verdict == v for c in changes) for v in ORDER}
-    grid = Grid(["workload", "client", "server", "metric", "A median", "B median", "change", "n (A, B)", "p",
-                 "verdict"], right={4, 5, 6, 7, 8})
+    grid = Grid(["workload", "client", "server", "metric", "A median", "B median",
+                 "change" if drift is None else "change, drift removed", "n (A, B)", "p", "verdict"],
+                right={4, 5, 6, 7, 8})
     for c in sorted(changes, key=lambda c: (ORDER[c.verdict], -abs(c.change))):
         m = METRICS[c.metric]
         worse = c.change * (1 if not m.higher_is_better else -1)
@@ -159,8 +263,32 @@ def sections(a: Run, b: Run, names: tuple[str, str], changes: list[Change]) -> l
     facts = Bullets([f"A: `{names[0]}`: {_what(a)}", f"B: `{names[1]}`: {_what(b)}"] + differences(a, b))
     rule = (f"A cell changed when the two-sided Mann-Whitney U test over the repetitions gives p < {ALPHA} and the "
             f"medians differ by more than {MIN_EFFECT[P99]:.0%} (p99 latency) or {DEFAULT_MIN_EFFECT:.0%} "
-            "(every other metric); change is B over A.")
-    return [Section("Runs", [facts, rule, *summary]), Section("Cells", [grid])]
+            "(every other metric); change is B over A"
+            + (", as measured (--raw)." if drift is None else ", once the drift every cell shares is divided out "
+               "(below)."))
+    blocks: list = [facts, rule, *summary]
+    if drift is not None:
+        blocks += _drift_lines(drift)
+    return [Section("Runs", blocks), Section("Cells", [grid])]
+
+
+def _drift_lines(drift: Drift) -> list[str]:
+    if not drift.shift:
+        return [f"**Drift**: no metric is shared by {MIN_CELLS} cells or more: the values are tested as measured."]
+    out = []
+    for metric, shift in drift.shift.items():
+        fa, fb = drift.rounds[metric]
+        header = METRICS[metric].header
+        line = (f"**Drift removed** ({header}, from {drift.cells[metric]} cells): run B against run A, shared by "
+                f"all cells: {shift - 1:+.1%}; round factors A: {', '.join(f'{f:.3f}' for f in fa)}; "
+                f"B: {', '.join(f'{f:.3f}' for f in fb)}.")
+        effect = MIN_EFFECT.get(metric, DEFAULT_MIN_EFFECT)
+        if abs(shift - 1) > effect:
+            line += (f" That shift is beyond the minimum effect ({effect:.0%}): the machine moved, or a change "
+                     "moved most cells alike, which this cannot tell apart — compare with --raw to see the cells "
+                     "as measured.")
+        out.append(line)
+    return out
 
 
 def differences(a: Run, b: Run) -> list[str]:

@@ -25,6 +25,7 @@ from typing import Any
 EXIT_PASS = 0
 EXIT_REGRESSION = 1
 EXIT_CANNOT_RUN = 2
+FAILING = ("regression", "failed")  # the verdicts that fail a gate (exit 1)
 
 
 # --- conformance ------------------------------------------------------------------------
@@ -306,17 +307,20 @@ class Finding:
     metric: str
     baseline: float
     value: float
-    verdict: str  # "regression", "improvement", "same"
+    verdict: str  # "regression", "improvement", "same"; "failed": the head's program failed the cell (--base)
     detail: str = ""  # p value, re-measure, ...
 
     @property
     def change(self) -> float:
         return (self.value - self.baseline) / self.baseline if self.baseline else 0.0
 
-    def line(self) -> str:
+    def line(self, against: str = "baseline") -> str:
+        """One line; ``against``: what the first figure is (the baseline file's, or the base build's)."""
+        if self.verdict == "failed":
+            return f"FAILED: {self.gate} {self.cell}: {self.detail}"
         extra = f"; {self.detail}" if self.detail else ""
         return (f"{self.verdict.upper() if self.verdict != 'same' else 'same'}: {self.gate} {self.cell} "
-                f"{self.metric}: baseline {_num(self.baseline)} -> {_num(self.value)} ({self.change:+.2%}){extra}")
+                f"{self.metric}: {against} {_num(self.baseline)} -> {_num(self.value)} ({self.change:+.2%}){extra}")
 
     def to_json(self) -> dict[str, Any]:
         return {"gate": self.gate, "cell": self.cell, "metric": self.metric, "baseline": self.baseline,
@@ -342,7 +346,7 @@ class Outcome:
 
     @property
     def exit_code(self) -> int:
-        if any(f.verdict == "regression" for f in self.findings):
+        if any(f.verdict in FAILING for f in self.findings):
             return EXIT_REGRESSION
         return EXIT_CANNOT_RUN if self.cannot_run else EXIT_PASS
 

@@ -10,13 +10,13 @@ on every machine.
 
 from __future__ import annotations
 
-import json
 import ssl
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .errors import WsbenchError
+from .jsonobj import read_object
 from .paths import ROOT, relative
 
 TLS_DIR = ROOT / "build" / "tls"
@@ -63,14 +63,8 @@ class Certs:
 def load_certs(directory: Path = TLS_DIR) -> Certs:
     """The certificates, or one line saying what is missing."""
     path = directory / "manifest.json"
-    try:
-        manifest = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise WsbenchError(f"{relative(path)} is missing: the TLS certificates are made by make setup") from None
-    except (OSError, json.JSONDecodeError) as exc:
-        raise WsbenchError(f"{relative(path)}: not readable JSON ({exc}); run: make setup") from None
-    if not isinstance(manifest, dict):
-        raise WsbenchError(f"{relative(path)}: not a JSON object; run: make setup")
+    manifest = read_object(path, relative(path), " is missing: the TLS certificates are made by make setup",
+                           "; run: make setup")
     certs = Certs(directory, manifest)
     certs.ca  # the one file every TLS run needs: fail now, in one line
     return certs

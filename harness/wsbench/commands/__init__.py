@@ -1,8 +1,8 @@
 """One module per subcommand of ``wsbench`` (cli.py parses the arguments, then calls the
 module's ``main(args, argv)``, which returns the exit code):
 
-run, list, verify, report, compare, stability, merge, conformance, profile, startup, gate
-and docker. What they share is here: recording a run's results and printing its tables,
+run, list, verify, report, compare, stability, merge, conformance, profile, startup, gate,
+history and docker. What they share is here: recording a run's results and printing its tables,
 and writing and rendering files with their errors as one line.
 
 Layering: commands import the harness's modules; no module outside ``commands`` and the

@@ -17,8 +17,8 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     a, b = read_json(args.a), read_json(args.b)
     ra = rendered(lambda: compare.readings(a), args.a)
     rb = rendered(lambda: compare.readings(b), args.b)
-    changes = compare.compare(a, ra, rb)
-    sections = compare.sections(a, b, (str(args.a), str(args.b)), changes)
+    changes, drift = compare.judged(a, ra, rb, raw=args.raw)
+    sections = compare.sections(a, b, (str(args.a), str(args.b)), changes, drift)
     text = report.render_sections("wsbench compare", f"{args.a} → {args.b}", [], sections, args.format)
     if args.out:
         write_text(args.out, text)

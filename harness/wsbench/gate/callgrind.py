@@ -37,7 +37,8 @@ from ..paths import ROOT
 from ..records import CellCount
 from ..server import StdoutTail
 from ..workloads import WorkloadSet
-from .cells import LWS_ECHO, Cell, workload_for
+from .builds import HEAD, Build
+from .cells import Cell, workload_for
 
 VALGRIND = ("valgrind", "--tool=callgrind", "--instr-atstart=no", "--dump-instr=no", "--compress-strings=no")
 READY = re.compile(r"^WSBENCH-READY port=(\d+)\s*$")
@@ -60,10 +61,12 @@ class Count:
         return CellCount(self.instructions, self.messages, round(self.per_message, 1))
 
 
-def run_cell(cell: Cell, workloads: WorkloadSet, profile: str, work_dir: Path) -> Count:
-    """Count one cell; WsbenchError (one line, naming the cell and the log) when it fails."""
+def run_cell(cell: Cell, workloads: WorkloadSet, profile: str, work_dir: Path, build: Build = HEAD,
+             peer: Build = HEAD) -> Count:
+    """Count one cell, the counted program from ``build`` and the other side from ``peer``
+    (both the working tree's by default); WsbenchError (one line, naming the cell and the log) when it fails."""
     work_dir.mkdir(parents=True, exist_ok=True)
-    stem = cell.name.replace("/", "-")
+    stem = cell.name.replace("/", "-") + ("" if build.side == "head" else f"@{build.side}")
     out_file = work_dir / f"{stem}.callgrind"
     server_log, client_log = work_dir / f"{stem}.server.log", work_dir / f"{stem}.client.log"
     out_file.unlink(missing_ok=True)
@@ -72,11 +75,13 @@ def run_cell(cell: Cell, workloads: WorkloadSet, profile: str, work_dir: Path) -
     env = {**os.environ, "WSBENCH_HOLD": "1"}
 
     def fail(what: str, log: Path) -> WsbenchError:
-        return WsbenchError(f"gate cell {cell.name}: {what} (log: {log}{last_line(log)})")
+        side = "" if build.tree == "." else f" ({build.label})"
+        return WsbenchError(f"gate cell {cell.name}{side}: {what} (log: {log}{last_line(log)})")
 
     workload, override = workload_for(cell, workloads, profile)
-    server = _spawn([*(wrap if counted_server else []), *LWS_ECHO, "--port", "0", *cell.server_args()], env,
-                    server_log, False)
+    server_build = build if counted_server else peer
+    server = _spawn([*(wrap if counted_server else []), *server_build.lws_echo, "--port", "0", *cell.server_args()],
+                    env, server_log, False)
     try:
         server_out = procs.LineReader(server)
         port = _wait_for(server_out, READY, STEP_TIMEOUT_S)
@@ -84,7 +89,7 @@ def run_cell(cell: Cell, workloads: WorkloadSet, profile: str, work_dir: Path) -
             raise fail("the server printed no readiness line", server_log)
         if cell.tls:
             StdoutTail(server_out).start()  # its WSBENCH-TLS line per connection, drained
-        argv = [*(wrap if not counted_server else []), *cell.client_command(),
+        argv = [*(wrap if not counted_server else []), *cell.client_command(peer if counted_server else build),
                 "--url", f"{cell.scheme}://127.0.0.1:{port.group(1)}{workload.path}",
                 *workload.client_args(override, min_seconds=0.0)]
         client = _spawn(argv, {**env, **cell.client_env()}, client_log, True)

@@ -14,6 +14,9 @@ moved their counts by 2-36 % between identical runs; one at a time they repeat w
 0.3 %. ``loadgen/frag4_4k`` still depends on how the server's four frames arrive, so it
 is counted and reported but not gated (``gated``).
 
+With ``wsbench gate --base REF`` each cell is counted twice, the counted program taken
+from the base's build and from the head's (gate/builds.py), its peer the head's both times.
+
 Each cell has two fixed message counts: ``full`` (``make gate``) and ``quick`` (``make
 test``, about a tenth). Counts per message differ a little between the two (a constant
 per run is spread over fewer messages), so each profile has its own baseline figures.
@@ -31,14 +34,11 @@ from dataclasses import dataclass, replace
 from ..errors import WsbenchError
 from ..tls import load_certs
 from ..workloads import Workload, WorkloadSet
+from .builds import HEAD, Build
 
 PROFILES = ("full", "quick")
 PROGRAMS = ("qjs", "lws-echo", "loadgen")
 
-# The command lines, relative to the repository root (as in harness/runtimes.toml).
-QJS = ("build/prefix/bin/qjs", "clients/quickjs.mjs")
-LWS_ECHO = ("build/bin/lws-echo",)
-LOADGEN = ("build/bin/wsbench-loadgen",)
 
 # The 1 MiB valid UTF-8 text message of lws-echo's ?serve=utf8 (servers/lws/README.md),
 # 1,009,740 UTF-16 code units long; the 16 MiB one of text_16m is too slow under valgrind.
@@ -79,8 +79,9 @@ class Cell:
     def counted_side(self) -> str:
         return "server" if self.program == "lws-echo" else "client"
 
-    def client_command(self) -> tuple[str, ...]:
-        return QJS if self.program == "qjs" else LOADGEN
+    def client_command(self, build: Build = HEAD) -> tuple[str, ...]:
+        """The client's command line, from ``build`` (the working tree's by default)."""
+        return build.qjs if self.program == "qjs" else build.loadgen
 
     def count(self, profile: str) -> int:
         return self.counts[PROFILES.index(profile)]

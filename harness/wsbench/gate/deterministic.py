@@ -5,6 +5,12 @@ A cell regresses when its count rises by more than ``RISE`` (3 %); a fall of mor
 ``FALL`` (3 %) is reported as an improvement worth ``--update``. Same code on the same
 machine agrees within 0.5 % (README, "The regression gate"), so 3 % is never noise.
 Counts from another machine (``machine.mismatch``) are not compared: the gate cannot run.
+
+With ``--base REF`` the figures to beat are not the baseline file's but the base build's,
+counted in the same job, cell by cell just before the head's (``measure_pair``,
+``judge_pair``): the same machine by construction, the same thresholds. A cell the head's
+program fails while the base's runs it is a failure of the change (verdict ``failed``,
+exit 1); a cell the base cannot run is not compared (exit 2 unless something regressed).
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from ..errors import WsbenchError
 from ..records import CellCount, DeterministicBaseline
 from ..workloads import WorkloadSet
 from . import machine
+from .builds import Build
 from .callgrind import Count, run_cell
 from .cells import Cell
 from .verdict import Finding, Outcome
@@ -36,6 +43,52 @@ def measure(cells: list[Cell], workloads: WorkloadSet, profile: str, work_dir: P
     return out
 
 
+def measure_pair(cells: list[Cell], workloads: WorkloadSet, profile: str, work_dir: Path, base: Build,
+                 head: Build, note: Callable[[str], None]) -> tuple[dict[str, Count | str], dict[str, Count | str]]:
+    """Each cell counted for the base, then for the head (the counted program from each side,
+    the peer the head's); per side a Count, or the one-line reason the cell failed."""
+    sides: tuple[dict[str, Count | str], dict[str, Count | str]] = ({}, {})
+    for i, cell in enumerate(cells, 1):
+        for build, out in zip((base, head), sides):
+            try:
+                count: Count | str = run_cell(cell, workloads, profile, work_dir / build.side, build, head)
+            except WsbenchError as exc:
+                count = str(exc)
+            out[cell.name] = count
+            what = (f"{count.per_message:,.1f} instructions/message ({count.instructions:,} over {count.messages:,} "
+                    f"messages)" if isinstance(count, Count) else f"failed: {count}")
+            note(f"gate: [{i}/{len(cells)}] {cell.name} ({profile}, {build.label}): {what}")
+    return sides
+
+
+def judge_pair(base: dict[str, Count | str], head: dict[str, Count | str], profile: str,
+               ungated: dict[str, str] | None = None) -> Outcome:
+    """The head's counts against the base's, with the baseline's thresholds."""
+    findings, not_compared = [], []
+    for name, new in head.items():
+        old = base.get(name)
+        if not isinstance(old, Count):
+            not_compared.append(f"{name} ({old})" if old else name)
+            continue
+        if isinstance(new, str):
+            findings.append(Finding("deterministic", name, METRIC, round(old.per_message, 1), 0.0, "failed",
+                                    f"the head's program failed the cell the base's ran: {new}"))
+            continue
+        findings.append(_finding(name, old.per_message, new, profile, ungated))
+    problem = (f"the base could not run {len(not_compared)} cell(s), not compared: " + "; ".join(not_compared)
+               if not_compared else None)
+    return Outcome("deterministic", findings, problem)
+
+
+def _finding(name: str, old: float, count: Count, profile: str, ungated: dict[str, str] | None) -> Finding:
+    change = (count.per_message - old) / old
+    verdict = "regression" if change > RISE else "improvement" if change < -FALL else "same"
+    detail = f"{count.messages:,} messages ({profile})"
+    if ungated and name in ungated:
+        verdict, detail = "same", f"{detail}; not gated: {ungated[name]}"
+    return Finding("deterministic", name, METRIC, round(old, 1), round(count.per_message, 1), verdict, detail)
+
+
 def judge(counts: dict[str, Count], baseline: DeterministicBaseline | None, profile: str,
           here: dict[str, Any], ungated: dict[str, str] | None = None) -> Outcome:
     """Counts against the baseline's ``deterministic`` section (None: no baseline)."""
@@ -52,13 +105,7 @@ def judge(counts: dict[str, Count], baseline: DeterministicBaseline | None, prof
         if base is None:
             missing.append(name)
             continue
-        old = float(base.per_message)
-        change = (count.per_message - old) / old
-        verdict = "regression" if change > RISE else "improvement" if change < -FALL else "same"
-        detail = f"{count.messages:,} messages ({profile})"
-        if ungated and name in ungated:
-            verdict, detail = "same", f"{detail}; not gated: {ungated[name]}"
-        findings.append(Finding("deterministic", name, METRIC, old, round(count.per_message, 1), verdict, detail))
+        findings.append(_finding(name, float(base.per_message), count, profile, ungated))
     problem = None
     if missing:
         problem = f"the baseline has no {profile} count for {', '.join(missing)} (run: wsbench gate --update)"

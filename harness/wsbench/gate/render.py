@@ -1,25 +1,78 @@
 """The ``gate`` section of a results file as report sections (``wsbench report`` of a
-gate report or of the baseline)."""
+gate report or of the baseline), and a gate report as Markdown (``reports/gate-*.md``,
+and with ``--summary FILE`` the job summary of CI): the verdict, then the verdict table."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..doc import Grid, Section
-from ..records import Gate, GateBaseline
+from ..records import FAILING, Gate, GateBaseline, GateReport
+from .verdict import render as lines
+
+VERDICT = {0: "pass", 1: "REGRESSION", 2: "could not run"}
+ORDER = {"failed": 0, "regression": 1, "improvement": 2, "same": 3}
 
 
-def sections(gate: Gate | None) -> list[Section]:
+def sections(gate: Gate | None, builds: dict[str, Any] | None = None) -> list[Section]:
+    """``builds``: the report's ``environment.gate_builds`` (``--base``): then the figures
+    compared are the base's and the head's, counted in the same job."""
     if gate is None:
         return []
     if isinstance(gate, GateBaseline):
         return _baseline(gate)
-    grid = Grid(["gate", "cell", "metric", "baseline", "value", "change", "verdict", "detail"], right={3, 4, 5})
-    for o in gate.outcomes:
-        for f in o.findings:
-            grid.add([f.gate, f.cell, f.metric, f"{f.baseline:,}", f"{f.value:,}",
-                      f"{round(f.change, 6):+.2%}", f"**{f.verdict}**" if f.verdict != "same" else "same", f.detail])
+    pair = builds is not None
+    grid = Grid(["gate", "cell", "metric", "base" if pair else "baseline", "head" if pair else "value", "change",
+                 "verdict", "detail"], right={3, 4, 5})
+    findings = [f for o in gate.outcomes for f in o.findings]
+    for f in sorted(findings, key=lambda f: ORDER.get(f.verdict, 9)):
+        failed = f.verdict == "failed"
+        grid.add([f.gate, f.cell, f.metric, f"{f.baseline:,}", "–" if failed else f"{f.value:,}",
+                  "–" if failed else f"{round(f.change, 6):+.2%}",
+                  f"**{f.verdict}**" if f.verdict != "same" else "same", f.detail])
     why = [f"{o.gate} gate could not run: {o.cannot_run}" for o in gate.outcomes if o.cannot_run]
-    return [Section("Regression gate", [f"Exit code {gate.exit_code} against `{gate.baseline}` "
-                                        f"({gate.profile} message counts).", *why, grid])]
+    return [Section("Regression gate", [_against(gate, builds) + f" Exit code {gate.exit_code}.", *why, grid])]
+
+
+def markdown(gate: GateReport, builds: dict[str, Any] | None, report: str) -> str:
+    """The gate report as Markdown: the verdict, what was compared, every gate's summary
+    line, the findings that are not "same", then the full table."""
+    code = gate.exit_code
+    out = [f"## wsbench gate: {VERDICT.get(code, code)} (exit {code})", "", _against(gate, builds), ""]
+    out += [f"- {line}" for line in lines(gate.outcomes, findings=False)] + [""]
+    rows = [f for o in gate.outcomes for f in o.findings]
+    if rows:
+        table = sections(gate, builds)[0].blocks[-1]
+        assert isinstance(table, Grid)
+        named = [r for r, f in zip(table.rows, sorted(rows, key=lambda f: ORDER.get(f.verdict, 9)))
+                 if f.verdict != "same"]
+        if named:
+            out += Grid(table.headers, table.right, named, [[None] * len(table.headers)] * len(named)).markdown()
+            out.append("")
+        out += [f"<details><summary>All {len(rows)} figures compared</summary>", "", *table.markdown(), "",
+                "</details>", ""]
+    out += [f"Report: `{report}`.", ""]
+    return "\n".join(out)
+
+
+def _against(gate: GateReport, builds: dict[str, Any] | None) -> str:
+    if not builds:
+        return f"Against `{gate.baseline}` ({gate.profile} message counts)."
+    base, head = builds.get("base") or {}, builds.get("head") or {}
+    head_what = f"`{str(head.get('commit'))[:12]}`" if head.get("commit") else "the working tree"
+    if head.get("ref"):
+        head_what += f" (`{head['ref']}`)"
+    if head.get("tree") == "." and head.get("dirty"):
+        head_what += " with uncommitted changes"
+    built = "cached" if base.get("cached") else "built cold"
+    return (f"Head {head_what} against base `{str(base.get('commit'))[:12]}` (`{base.get('ref')}`), both counted "
+            f"and measured in this job on this machine ({gate.profile} message counts; base {built} in "
+            f"{base.get('build_s')} s).")
+
+
+def failing(gate: GateReport) -> list[str]:
+    """The cells a gate report names as failing (regressed or failed)."""
+    return [f"{f.gate} {f.cell}" for o in gate.outcomes for f in o.findings if f.verdict in FAILING]
 
 
 def _baseline(gate: GateBaseline) -> list[Section]:

@@ -1,11 +1,16 @@
 """One ``wsbench gate`` invocation: which gates, measure, judge or update, write the
-report (``reports/gate-<time>.json`` and ``.md``) or the baseline, and the exit code."""
+report (``reports/gate-<time>.json`` and ``.md``) or the baseline, and the exit code.
+
+Two ways to get the figures to beat: the committed baseline file (``baselines/gate.json``,
+for local use on the machine that took it), or ``--base REF`` (``_pair``): the base
+commit built in ``build/base/<sha>/`` (gate/builds.py) and counted and measured beside the
+head in the same job, so the machine is the same by construction (CI)."""
 
 from __future__ import annotations
 
 import shutil
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -14,12 +19,14 @@ from ..catalog import Catalog
 from ..errors import WsbenchError
 from ..paths import ROOT, relative, report_files, time_stamp
 from ..progress import Progress
-from ..records import DeterministicBaseline, GateReport, WallBaseline
+from ..records import DeterministicBaseline, WallBaseline
 from ..results import Run, read_json, write_json
 from ..runs import carrying
 from ..workloads import WorkloadSet
-from . import baseline as baselines, deterministic, machine, wall, wallrun
-from .cells import LOADGEN, LWS_ECHO, PROFILES, QJS, UNGATED, select
+from ..records import Finding, GateReport as Report
+from . import baseline as baselines, builds, deterministic, machine, render as rendering, wall, wallrun
+from .builds import HEAD, Build, HeadDoesNotBuild
+from .cells import PROFILES, UNGATED, select
 from .verdict import EXIT_CANNOT_RUN, Outcome, combined_exit, render
 
 GATES = ("deterministic", "wall")
@@ -36,9 +43,16 @@ class Options:
     wall_run: Path | None = None
     out: Path = ROOT / "reports"
     quiet: bool = False
+    base: str | None = None  # --base REF: gate against that commit's build instead of the baseline file
+    head: str | None = None  # --head REF (with --base): another commit as the head, built the same way
+    summary: Path | None = None  # append the verdict as Markdown (CI: $GITHUB_STEP_SUMMARY)
+    wall_workloads: list[str] | None = None  # replace the wall spec's workloads
+    wall_repetitions: int | None = None  # replace the wall spec's repetitions
 
 
 def run(opts: Options, catalog: Catalog, workloads: WorkloadSet, argv: list[str]) -> int:
+    if opts.base or opts.head:
+        return _pair(opts, catalog, workloads, argv)
     if opts.calibrate and (opts.calibrate < 2 or not opts.update):
         raise WsbenchError("--calibrate N needs --update and N of at least 2")
     if opts.wall_run and opts.only == "deterministic":
@@ -77,16 +91,8 @@ def run(opts: Options, catalog: Catalog, workloads: WorkloadSet, argv: list[str]
         return combined_exit(outcomes) if outcomes else 0
     code = combined_exit(outcomes)
     report = carrying(wall_run, argv, env, {},
-                      gate=GateReport(relative(opts.baseline), "quick" if opts.quick else "full", outcomes, code))
-    lines = render(outcomes)
-    files = report_files(opts.out, "gate", stamp)
-    write_json(report, files.json)
-    files.md.write_text("# wsbench gate\n\n" + "".join(f"- {line}\n" for line in lines))
-    for line in lines:
-        print(line)
-    verdict = {0: "pass", 1: "REGRESSION", 2: "could not run"}[code]
-    print(f"wsbench gate: {verdict} (exit {code}); report: {relative(files.json)}")
-    return code
+                      gate=Report(relative(opts.baseline), "quick" if opts.quick else "full", outcomes, code))
+    return _write(opts, report, outcomes, stamp, None, "baseline")
 
 
 def _deterministic(opts: Options, previous: Run | None, workloads: WorkloadSet, here: dict[str, Any],
@@ -120,16 +126,14 @@ def _deterministic(opts: Options, previous: Run | None, workloads: WorkloadSet, 
 def _missing_tools() -> str | None:
     if shutil.which("valgrind") is None:
         return "valgrind is not installed (run: make setup)"
-    for path in (QJS[0], LWS_ECHO[0], LOADGEN[0], "build/clients/wsbench_check.so"):
-        if not (ROOT / path).exists():
-            return f"{path} is missing (run: make setup)"
-    return None
+    missing = HEAD.missing()
+    return f"{missing} is missing (run: make setup)" if missing else None
 
 
 def _wall(opts: Options, previous: Run | None, catalog: Catalog, workloads: WorkloadSet, progress: Progress,
           argv: list[str]) -> tuple[Outcome | None, WallBaseline | None, Run | None]:
     base = baselines.wall(previous)
-    spec = wall.Spec.from_json(base.spec) if base and not opts.update else wall.Spec()
+    spec = _spec(opts, wall.Spec.from_json(base.spec) if base and not opts.update else wall.Spec())
     if not opts.update and base is None:
         return Outcome("wall", [], f"{relative(opts.baseline)} has no wall-clock ratios "
                                    "(run: wsbench gate --update)"), None, None
@@ -163,3 +167,121 @@ def _wall(opts: Options, previous: Run | None, catalog: Catalog, workloads: Work
     remeasure = None if opts.wall_run else (lambda names: measure(names)[1])
     outcome = wall.gate({k: list(v) for k, v in base.ratios.items()}, base.thresholds, remeasure, first)
     return outcome, None, first_run
+
+
+def _spec(opts: Options, spec: wall.Spec) -> wall.Spec:
+    """The wall spec with --wall-workload and --wall-repetitions applied."""
+    if opts.wall_repetitions is not None and opts.wall_repetitions < 1:
+        raise WsbenchError(f"--wall-repetitions must be at least 1, got {opts.wall_repetitions}")
+    return replace(spec, workloads=tuple(opts.wall_workloads or spec.workloads),
+                   repetitions=opts.wall_repetitions or spec.repetitions)
+
+
+def _pair(opts: Options, catalog: Catalog, workloads: WorkloadSet, argv: list[str]) -> int:
+    """``--base REF``: build the base (and bring the head up to date), count every cell for
+    both, run the wall gate with both builds interleaved, judge the head against the base
+    with the baseline's thresholds. The base not existing or not building: exit 2; the
+    head not building: exit 1."""
+    if not opts.base:
+        raise WsbenchError("--head REF goes with --base REF (the head is the working tree otherwise)")
+    for flag, given in (("--update", opts.update), ("--calibrate", opts.calibrate), ("--wall-run", opts.wall_run)):
+        if given:
+            raise WsbenchError(f"{flag} is for the baseline file, not for --base")
+    progress = Progress(total=0, quiet=opts.quiet)
+    gates = [opts.only] if opts.only else list(GATES)
+    stamp = time_stamp()
+    here = machine.fingerprint()
+    if "deterministic" in gates and shutil.which("valgrind") is None:
+        raise WsbenchError("valgrind is not installed (run: make setup)")
+    base: Build | None = None
+    head: Build | None = None
+    outcomes: list[Outcome] = []
+    wall_run: Run | None = None
+    spec, thresholds = _spec(opts, wall.Spec()), _thresholds(opts.baseline)
+    try:
+        base = builds.prepare(opts.base, "base", progress.note)
+        progress.note(f"gate: base {base.commit[:12] if base.commit else ''} ({opts.base}): "
+                      + (f"cached in {base.tree}, checked in {base.build_s:.1f} s" if base.cached
+                         else f"built in {base.build_s:.1f} s (cold)"))
+        head = builds.prepare(opts.head, "head", progress.note) if opts.head else builds.build_head(progress.note)
+        progress.note(f"gate: {head.label}: up to date in {head.build_s:.1f} s")
+    except HeadDoesNotBuild as exc:
+        outcomes.append(Outcome("build", [Finding("build", "head", "native build", 0.0, 0.0, "failed", str(exc))]))
+    except WsbenchError as exc:
+        outcomes.append(Outcome("build", [], str(exc)))
+    if base is not None and head is not None:
+        if "deterministic" in gates:
+            cells = select(opts.cells)
+            profile = "quick" if opts.quick else "full"
+            counts = deterministic.measure_pair(cells, workloads, profile, opts.out / "gate" / stamp / profile,
+                                                base, head, progress.note)
+            outcomes.append(deterministic.judge_pair(*counts, profile, UNGATED))
+        if "wall" in gates:
+            outcome, wall_run = _wall_pair(opts, catalog, workloads, progress, argv, base, head, spec, thresholds)
+            outcomes.append(outcome)
+    code = combined_exit(outcomes)
+    env = environment.collect(catalog.runtimes[r] for r in sorted(catalog.runtimes))
+    env["gate_machine"] = here
+    env["gate_builds"] = {"base": base.record() if base else {"side": "base", "ref": opts.base},
+                          "head": {**(head.record() if head else {"side": "head", "ref": opts.head}),
+                                   **({"commit": env.get("git_commit"), "dirty": env.get("git_dirty")}
+                                      if not opts.head else {})}}
+    against = f"base {base.commit[:12]} ({opts.base})" if base and base.commit else f"base {opts.base}"
+    # what the verdicts were judged with, for the history page's threshold bands
+    settings = {**(wall_run.settings if wall_run else {}), "gate": {"rise": deterministic.RISE, "fall": deterministic.FALL,
+                         "min_effect": thresholds.get("min_effect"), "wall_spec": spec.to_json()}}
+    report = carrying(wall_run, argv, env, settings,
+                      gate=Report(against, "quick" if opts.quick else "full", outcomes, code))
+    return _write(opts, report, outcomes, stamp, env["gate_builds"], "base")
+
+
+def _write(opts: Options, report: Run, outcomes: list[Outcome], stamp: str, pair: dict[str, Any] | None,
+           against: str) -> int:
+    """The report (``reports/gate-<time>.json`` and ``.md``; the Markdown also appended to
+    ``--summary FILE``), the verdict on stdout, and the exit code."""
+    assert isinstance(report.gate, Report)
+    code = report.gate.exit_code
+    files = report_files(opts.out, "gate", stamp)
+    write_json(report, files.json)
+    text = rendering.markdown(report.gate, pair, relative(files.json))
+    files.md.write_text("# wsbench gate\n\n" + text)
+    if opts.summary:
+        try:
+            with opts.summary.open("a") as f:
+                f.write(text + "\n")
+        except OSError as exc:
+            raise WsbenchError(f"--summary {opts.summary}: cannot write ({exc.strerror})") from None
+    for line in render(outcomes, against):
+        print(line)
+    print(f"wsbench gate: {rendering.VERDICT[code]} (exit {code}); report: {relative(files.json)}")
+    return code
+
+
+def _thresholds(path: Path) -> dict[str, Any]:
+    """The wall gate's thresholds (minimum effects): the baseline file's where it has them
+    (its calibration on this kind of machine), else the defaults."""
+    committed = baselines.wall(baselines.load(path)) if path.exists() else None
+    if committed and committed.thresholds:
+        return committed.thresholds
+    return wall.thresholds_from({"note": "not calibrated: default minimum effects",
+                                 "min_effect": dict(wall.DEFAULT_EFFECT)})
+
+
+def _wall_pair(opts: Options, catalog: Catalog, workloads: WorkloadSet, progress: Progress, argv: list[str],
+               base: Build, head: Build, spec: wall.Spec, thresholds: dict[str, Any]) -> tuple[Outcome, Run]:
+    """Both builds' clients in one interleaved run, judged with ``thresholds``."""
+    sides = (base, head)
+
+    def names(b: Build) -> dict[str, str]:
+        out = {c: f"{c}@{b.side}" for c in spec.clients} if b.tree != "." else {}
+        if head.tree != ".":
+            out[spec.server] = f"{spec.server}@head"
+        return out
+
+    def measure(only: list[str] | None = None) -> tuple[Run, tuple[wall.Ratios, wall.Ratios]]:
+        r, path = wallrun.measure(spec, catalog, workloads, opts.out, argv, progress, only, sides)
+        print(f"wsbench gate: wall-clock run: {relative(path)}", file=sys.stderr)
+        return r, (wall.ratios(r, spec, names(base)), wall.ratios(r, spec, names(head)))
+
+    first_run, first = measure()
+    return wall.gate_pair(first, thresholds, lambda only: measure(only)[1]), first_run

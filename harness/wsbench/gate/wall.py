@@ -12,6 +12,11 @@ the other runtimes), gated without crying wolf on a noisy shared machine.
   p99 latency, or what the calibration stored with the baseline asks for, if more).
 - **Re-measured once.** A cell that looks worse is measured again (its workloads only);
   it fails only if it is worse again.
+
+With ``--base REF`` (``gate_pair``) the ratios to beat are not the baseline file's: the base
+build's clients (``quickjs@base``, ``loadgen@base``) run in the same interleaved run as the
+head's, each with its ratio to the same reference in the same rounds, and the re-measure
+measures both again.
 """
 
 from __future__ import annotations
@@ -63,17 +68,23 @@ class Spec:
 Ratios = dict[str, list[float]]  # "workload/client/metric" -> one ratio per repetition
 
 
-def ratios(run: Run, spec: Spec) -> Ratios:
+def ratios(run: Run, spec: Spec, names: dict[str, str] | None = None) -> Ratios:
     """Per workload and our client, metric(ours) / metric(reference) in each round both
-    completed (a failed repetition on either side drops that round only)."""
+    completed (a failed repetition on either side drops that round only). ``names``: the
+    run's names of the spec's clients and server where they differ (``quickjs@base``);
+    the keys keep the spec's names."""
+    names = names or {}
     out: Ratios = {}
+    server = names.get(spec.server, spec.server)
     for workload in spec.workloads:
+        if workload not in run.workloads:
+            continue
         metrics = [workload_metric(run, workload)]
         if run.workloads.get(workload, {}).get("kind") in compare.P99_KINDS and P99 not in metrics:
             metrics.append(P99)
-        ref = _cell(run, workload, spec.server, spec.reference)
+        ref = _cell(run, workload, server, spec.reference)
         for client in spec.clients:
-            ours = _cell(run, workload, spec.server, client)
+            ours = _cell(run, workload, server, names.get(client, client))
             if ref is None or ours is None:
                 continue
             for metric in metrics:
@@ -125,9 +136,37 @@ def gate(base: Ratios, thresholds: dict[str, Any], measure: Callable[[list[str]]
     findings = judge(base, first, thresholds)
     if not findings:
         return Outcome("wall", [], "the run and the baseline have no ratio in common")
+    rejudge = None if measure is None else (lambda names: judge(base, measure(names), thresholds))
+    lost = sorted(set(base) - set(first))
+    return _confirmed(findings, rejudge, [f"no ratio measured for {', '.join(lost)} (a cell failed: see the run's "
+                                          "log)"] if lost else [])
+
+
+def gate_pair(first: tuple[Ratios, Ratios], thresholds: dict[str, Any],
+              measure: Callable[[list[str]], tuple[Ratios, Ratios]] | None) -> Outcome:
+    """``--base``: the head's ratios against the base's from the same run; suspects are
+    re-measured (both builds again, their workloads only) with ``measure``. A ratio the
+    base measured and the head's client never did (it failed every round) is a failure."""
+    base, head = first
+    if not base:
+        return Outcome("wall", [], "the base build's clients measured no ratio (see the run's log)")
+    findings = judge(base, head, thresholds)
+    for key in sorted(set(base) - set(head)):
+        workload, client, metric = key.rsplit("/", 2)
+        findings.append(Finding("wall", f"{workload}/{client}", f"{metric} ratio to {REFERENCE}",
+                                round(statistics.median(base[key]), 4), 0.0, "failed",
+                                "the head's client failed every repetition the base's ran (see the run's log)"))
+    rejudge = None if measure is None else (lambda names: judge(*measure(names), thresholds))
+    return _confirmed(findings, rejudge, [])
+
+
+def _confirmed(findings: list[Finding], rejudge: Callable[[list[str]], list[Finding]] | None,
+               problems: list[str]) -> Outcome:
+    """Regressions re-judged on a new measurement of their workloads (``rejudge``) stand
+    only if they are regressions again; without ``rejudge`` they stand as found."""
     suspects = [f for f in findings if f.verdict == "regression"]
-    if suspects and measure is not None:
-        again = judge(base, measure(sorted({f.cell.split("/")[0] for f in suspects})), thresholds)
+    if suspects and rejudge is not None:
+        again = rejudge(sorted({f.cell.split("/")[0] for f in suspects}))
         by_key = {(f.cell, f.metric): f for f in again}
         confirmed = []
         for f in findings:
@@ -136,7 +175,7 @@ def gate(base: Ratios, thresholds: dict[str, Any], measure: Callable[[list[str]]
                 continue
             second = by_key.get((f.cell, f.metric))
             if second is not None and second.verdict == "regression":
-                confirmed.append(Finding(f.gate, f.cell, f.metric, f.baseline, second.value, "regression",
+                confirmed.append(Finding(f.gate, f.cell, f.metric, second.baseline, second.value, "regression",
                                          f"confirmed on re-measure ({f.detail}; then {second.detail}, "
                                          f"{f.change:+.1%} first)"))
             else:
@@ -147,14 +186,10 @@ def gate(base: Ratios, thresholds: dict[str, Any], measure: Callable[[list[str]]
         findings = [Finding(f.gate, f.cell, f.metric, f.baseline, f.value, f.verdict,
                             f.detail + ("; from a run file: not re-measured" if f.verdict == "regression" else ""))
                     for f in findings]
-    problems = []
     untestable = [f for f in findings if f.detail.startswith("untestable")]
     if untestable:
-        problems.append(f"{len(untestable)} of {len(findings)} ratios untestable: too few repetitions "
-                        "(at least 5 against 5)")
-    lost = sorted(set(base) - set(first))
-    if lost:
-        problems.append(f"no ratio measured for {', '.join(lost)} (a cell failed: see the run's log)")
+        problems = [f"{len(untestable)} of {len(findings)} ratios untestable: too few repetitions "
+                    "(at least 5 against 5)", *problems]
     return Outcome("wall", findings, "; ".join(problems) or None)
 
 

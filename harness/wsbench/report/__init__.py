@@ -7,7 +7,9 @@
 - sources, claims: the source documents' published figures beside ours;
 - document: the sections of a report, the same for every format;
 - markdown, html (+ templates/, charts, visuals), csvfile, jsonfile: the formats;
-- screenshot: the HTML opened in headless Chromium (console errors, charts' sizes, a PNG).
+- screenshot: the HTML opened in headless Chromium (console errors, charts' sizes, a PNG);
+- history: the gate's trend over many commits (``wsbench history``), through the same
+  sections, template and charts.
 """
 
 from __future__ import annotations

@@ -102,6 +102,66 @@ def percentiles(series: dict[str, list[float | None]], points: list[str], ylabel
     return _svg(fig)
 
 
+def scatter_lines(series: dict[str, list[tuple[float, float]]], xlabel: str, ylabel: str) -> str:
+    """One line of points per series (x rising), e.g. memory against connections held."""
+    fig, ax = _figure(12, min_height=3.5)
+    for name, points in series.items():
+        pts = sorted(points)
+        ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", linewidth=1, label=name)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+    return _svg(fig)
+
+
 def element_ids(svg: str) -> list[str]:
     """The ids an SVG defines (for checking that charts in one page never collide)."""
     return re.findall(r'\sid="([^"]+)"', svg)
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One small chart of a trend: a value per commit with its interval, the band the gate
+    allowed it, and where the gate fired."""
+
+    title: str
+    ylabel: str
+    values: list[float | None]  # per commit (None: not measured there)
+    lows: list[float | None]
+    highs: list[float | None]
+    bands: list[tuple[float, float] | None]  # per commit: the range that passes the gate
+    fired: list[bool]  # per commit: the gate named this panel's cell
+
+
+def trend(panels: list[Panel], commits: list[str], columns: int = 3) -> str:
+    """Small multiples, one panel per cell: the commits left to right, the median as a
+    dot with its 95 % interval, the gate's band as a green bar behind it, a red cross
+    where the gate fired."""
+    rows = -(-len(panels) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(WIDTH_IN, 0.4 + 2.3 * rows), layout="constrained",
+                             squeeze=False)
+    xs = list(range(len(commits)))
+    for ax, panel in zip([a for row in axes for a in row], panels):
+        nan = float("nan")
+        y = [nan if v is None else v for v in panel.values]
+        low = [0.0 if v is None or lo is None else max(v - lo, 0.0) for v, lo in zip(panel.values, panel.lows)]
+        high = [0.0 if v is None or hi is None else max(hi - v, 0.0) for v, hi in zip(panel.values, panel.highs)]
+        for x, band in zip(xs, panel.bands):
+            if band is not None:
+                ax.bar(x, band[1] - band[0], bottom=band[0], width=0.7, color="#2ca02c", alpha=0.18, linewidth=0)
+        ax.errorbar(xs, y, yerr=[low, high], fmt="o-", color="#1f77b4", markersize=4, elinewidth=1, capsize=2,
+                    linewidth=1)
+        hits = [(x, v if v == v else (band[0] + band[1]) / 2) for x, v, f, band in zip(xs, y, panel.fired, panel.bands)
+                if f and (v == v or band is not None)]  # a failed cell has no value: its cross sits in its band
+        if hits:
+            ax.scatter([x for x, _ in hits], [v for _, v in hits], marker="X", s=90, color="#d62728", zorder=5)
+        ax.set_title(panel.title, fontsize=9)
+        ax.set_ylabel(panel.ylabel, fontsize=8)
+        ax.set_xticks(xs, commits, fontsize=7, rotation=45 if len(commits) > 6 else 0)
+        ax.tick_params(axis="y", labelsize=7)
+        ax.grid(alpha=0.3)
+        ax.set_xlim(-0.6, len(commits) - 0.4)
+    for ax in [a for row in axes for a in row][len(panels):]:
+        ax.set_visible(False)
+    return _svg(fig)

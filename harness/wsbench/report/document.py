@@ -21,7 +21,7 @@ from ..profile import render as profile_render
 from ..ranking import factor, label
 from ..results import Run
 from .table import check_cost, environment, failures, fmt_factor, notes_section, workload_section
-from . import claims, model, tls as tls_report
+from . import capacity, claims, model, shards as shards_report, tls as tls_report
 
 
 @dataclass
@@ -104,6 +104,10 @@ def _workloads(run: Run, source: Path, with_charts: bool) -> list[Section]:
     return out
 
 
+def _shards(run: Run, source: Path, with_charts: bool) -> list[Section]:
+    return shards_report.sections(run)
+
+
 def _efficiency(run: Run, source: Path, with_charts: bool) -> list[Section]:
     blocks: list[Block] = [
         "For embedded readers: messages per busy core (messages over the CPU-seconds both sides spent, and "
@@ -133,6 +137,10 @@ def _check_cost(run: Run, source: Path, with_charts: bool) -> list[Section]:
     return check_cost(run)
 
 
+def _capacity(run: Run, source: Path, with_charts: bool) -> list[Section]:
+    return capacity.sections(run, with_charts)
+
+
 def _tls(run: Run, source: Path, with_charts: bool) -> list[Section]:
     return tls_report.sections(run)
 
@@ -146,7 +154,7 @@ def _conformance(run: Run, source: Path, with_charts: bool) -> list[Section]:
 
 
 def _gate(run: Run, source: Path, with_charts: bool) -> list[Section]:
-    return gate_render.sections(run.gate)
+    return gate_render.sections(run.gate, run.environment.get("gate_builds"))
 
 
 def _links(run: Run, source: Path, with_charts: bool) -> list[Section]:
@@ -172,8 +180,8 @@ def _failures(run: Run, source: Path, with_charts: bool) -> list[Section]:
 
 
 Builder = Callable[[Run, Path, bool], list[Section]]
-BUILDERS: list[Builder] = [_gate, _scoreboard, _scores, _workloads, _tls, _efficiency, _check_cost, _conformance,
-                           _claims,
+BUILDERS: list[Builder] = [_gate, _scoreboard, _scores, _workloads, _shards, _capacity, _tls, _efficiency,
+                           _check_cost, _conformance, _claims,
                            _links, _notes, _failures]
 NO_WORKLOADS: list[Builder] = [_gate, _conformance, _failures]
 PROFILED: list[Builder] = [_links]
