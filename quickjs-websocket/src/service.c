@@ -274,5 +274,6 @@ JSValue js_pool_stats(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
     JS_SetPropertyStr(ctx, o, "tls_read_wants_write", JS_NewInt64(ctx, (int64_t)ts.rd_want_write));
     JS_SetPropertyStr(ctx, o, "tls_write_wants_read", JS_NewInt64(ctx, (int64_t)ts.wr_want_read));
     JS_SetPropertyStr(ctx, o, "tls_staged", JS_NewInt64(ctx, (int64_t)ts.staged));
+    JS_SetPropertyStr(ctx, o, "tls_kept", JS_NewInt64(ctx, (int64_t)ts.kept));
     return o;
 }

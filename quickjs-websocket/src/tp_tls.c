@@ -11,12 +11,18 @@
  * now), whatever the socket's was.
  *
  * OpenSSL reads and writes the socket itself, through a socket BIO of ours (a
- * plain recv, and a send with MSG_NOSIGNAL: OpenSSL's own socket BIO write()s,
- * and a peer gone would kill the process with SIGPIPE): no copy of the
- * ciphertext, and its non-blocking retries map straight onto poll events.
- * Reads: read_ahead with a 256 KiB record buffer, so one recv() takes what the
- * socket holds, as a ws:// read does; read() loops SSL_read until the caller's
- * buffer is full or OpenSSL needs the socket.  Writes: our framing's coalesced
+ * buffered recv, and a send with MSG_NOSIGNAL: OpenSSL's own socket BIO
+ * write()s, and a peer gone would kill the process with SIGPIPE); its
+ * non-blocking retries map straight onto poll events.  Reads: the BIO takes
+ * what the socket holds into a 256 KiB buffer with one recv(), as a ws:// read
+ * does, and hands OpenSSL each record's header and body from there (one copy).
+ * Not OpenSSL's read_ahead: before each record it moves every unread byte of
+ * its buffer to the front, so a full 256 KiB buffer is copied about 8 times
+ * over (half the instructions of a 64 KiB echo).  The buffer is one for the
+ * process (reads are one at a time); bytes a connection leaves in it are moved
+ * to a buffer of their own when another connection reads, so an idle
+ * connection holds none.  read() loops SSL_read until the caller's buffer is
+ * full or the BIO meets an empty socket.  Writes: our framing's coalesced
  * blocks, each in records of up to 16 KiB written at once (partial writes);
  * a block's tail shorter than a record is joined with the next block's head
  * in a staging buffer, so a burst makes no short record in its middle.
@@ -47,7 +53,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
-#define TLS_RBUF (256 * 1024) /* OpenSSL's record buffer while data flows */
+#define TLS_RBUF (256 * 1024) /* the socket BIO's read buffer while data flows */
 #define TLS_RECORD 16384      /* the largest record's plaintext */
 
 struct tls {
@@ -61,7 +67,10 @@ struct tls {
     short end;   /* a read met the end: 1 close_notify, -1 an error (errno: err) */
     int err;
     int fatal;   /* no close_notify of ours may follow (an error) */
-    char host[]; /* for the next address's attempt */
+    int fd;        /* the socket the session's BIO reads and writes */
+    uint8_t *kept; /* unread bytes moved out of the shared buffer, or NULL */
+    size_t kept_off, kept_len;
+    char host[];   /* for the next address's attempt */
 };
 
 static struct {
@@ -72,6 +81,9 @@ static struct {
     char why[256];    /* a failure's text (reported at once) */
     struct tls_stats st;
     uint8_t stage[TLS_RECORD];
+    uint8_t *in;          /* the BIO's read buffer (TLS_RBUF), made at the first read */
+    size_t in_off, in_len; /* its unread bytes, in[in_off, in_len), are in_owner's */
+    struct tls *in_owner;
 } T;
 
 void tp_tls_init(const struct tp_up *up)
@@ -85,32 +97,116 @@ void tp_tls_destroy(void)
     T.ctx = NULL;
     BIO_meth_free(T.bio);
     T.bio = NULL;
+    free(T.in);
+    T.in = NULL;
+    T.in_owner = NULL;
+    T.in_off = T.in_len = 0;
 }
 
 /* ------------------------------------------------------------------ */
-/* the socket BIO: recv, and send without SIGPIPE                        */
-
-static int bio_fd(BIO *b)
-{
-    return (int)(intptr_t)BIO_get_data(b);
-}
+/* the socket BIO: buffered recv, and send without SIGPIPE               */
 
 static int bio_write(BIO *b, const char *p, int n)
 {
-    ssize_t r = send(bio_fd(b), p, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    struct tls *s = BIO_get_data(b);
+    ssize_t r = send(s->fd, p, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
     BIO_clear_retry_flags(b);
     if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
         BIO_set_retry_write(b);
     return (int)r;
 }
 
+/* the shared buffer's unread bytes into a buffer of their owner's own; out of
+ * memory, they are lost and the owner's session fails at its next read */
+static void keep_unread(void)
+{
+    struct tls *o = T.in_owner;
+    size_t k = T.in_len - T.in_off;
+    T.in_owner = NULL;
+    if (!k)
+        return;
+    o->kept = malloc(k);
+    if (!o->kept) {
+        o->kept_off = o->kept_len = 0;
+        o->end = -1;
+        o->err = ENOMEM;
+        o->fatal = 1;
+        return;
+    }
+    memcpy(o->kept, T.in + T.in_off, k);
+    o->kept_off = 0;
+    o->kept_len = k;
+    T.st.kept++;
+}
+
+/* the session's unread bytes (its own first, then the shared buffer's); the
+ * socket only when there are none (so the end of the stream, or an error,
+ * comes after every byte before it) */
 static int bio_read(BIO *b, char *p, int n)
 {
-    ssize_t r = recv(bio_fd(b), p, (size_t)n, MSG_DONTWAIT);
+    struct tls *s = BIO_get_data(b);
+    const uint8_t *from;
+    size_t have;
     BIO_clear_retry_flags(b);
-    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-        BIO_set_retry_read(b);
-    return (int)r;
+    if (n <= 0)
+        return 0;
+    if (s->kept) {
+        from = s->kept + s->kept_off;
+        have = s->kept_len - s->kept_off;
+    } else {
+        if (T.in_owner != s || T.in_off == T.in_len) {
+            ssize_t r;
+            if (T.in_owner && T.in_owner != s)
+                keep_unread();
+            if (!T.in && !(T.in = malloc(TLS_RBUF))) {
+                errno = ENOMEM;
+                return -1;
+            }
+            T.in_owner = NULL;
+            r = recv(s->fd, T.in, TLS_RBUF, MSG_DONTWAIT);
+            if (r <= 0) {
+                if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+                    BIO_set_retry_read(b);
+                return (int)r;
+            }
+            T.in_owner = s;
+            T.in_off = 0;
+            T.in_len = (size_t)r;
+        }
+        from = T.in + T.in_off;
+        have = T.in_len - T.in_off;
+    }
+    if (have > (size_t)n)
+        have = (size_t)n;
+    memcpy(p, from, have);
+    if (s->kept) {
+        s->kept_off += have;
+        if (s->kept_off == s->kept_len) {
+            free(s->kept);
+            s->kept = NULL;
+        }
+    } else {
+        T.in_off += have;
+    }
+    return (int)have;
+}
+
+/* bytes the BIO holds for the session that no POLLIN will announce */
+static int held(const struct tls *s)
+{
+    return s->kept || (T.in_owner == s && T.in_off < T.in_len);
+}
+
+/* the session's bytes, wherever they are, dropped (its end) */
+static void drop_unread(struct tls *s)
+{
+    if (T.in_owner == s) {
+        T.in_owner = NULL;
+        T.in_off = T.in_len = 0;
+    }
+    free(s->kept);
+    s->kept = NULL;
+    s->kept_off = s->kept_len = 0;
 }
 
 static long bio_ctrl(BIO *b, int cmd, long num, void *ptr)
@@ -127,7 +223,7 @@ static int bio_create(BIO *b)
     return 1;
 }
 
-static BIO *socket_bio(int fd)
+static BIO *socket_bio(struct tls *s)
 {
     BIO *b;
     if (!T.bio) {
@@ -141,7 +237,7 @@ static BIO *socket_bio(int fd)
     }
     b = BIO_new(T.bio);
     if (b)
-        BIO_set_data(b, (void *)(intptr_t)fd);
+        BIO_set_data(b, s);
     return b;
 }
 
@@ -192,8 +288,6 @@ static SSL_CTX *tls_ctx(const char **why)
 #ifndef QJSWS_TLS_KEEP_BUFFERS /* (only to measure what it saves: bench/tls_idle_memory.py) */
     SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
 #endif
-    SSL_CTX_set_read_ahead(ctx, 1);
-    SSL_CTX_set_default_read_buffer_len(ctx, TLS_RBUF);
     if (g_ca_file ? SSL_CTX_load_verify_locations(ctx, g_ca_file, NULL) != 1
                   : SSL_CTX_set_default_verify_paths(ctx) != 1) {
         snprintf(T.why, sizeof(T.why), "TLS: cannot load the CA certificates of %s",
@@ -235,10 +329,12 @@ static int session(struct tp *t, const char **why)
     BIO *bio;
     SSL_free(s->ssl);
     s->ssl = NULL;
+    drop_unread(s); /* (a former socket's) */
+    s->fd = t->fd;
     if (!ctx)
         return -1;
     s->ssl = SSL_new(ctx);
-    bio = s->ssl ? socket_bio(t->fd) : NULL;
+    bio = s->ssl ? socket_bio(s) : NULL;
     if (!bio) {
         *why = failure(s, "TLS: cannot make a session", 0);
         return -1;
@@ -319,6 +415,7 @@ static void tls_free(struct tp *t, int notify)
         ERR_clear_error();
         SSL_free(s->ssl);
     }
+    drop_unread(s);
     free(s);
     t->tls = NULL;
 }
@@ -470,11 +567,11 @@ static ssize_t tls_read(struct tp *t, void *buf, size_t n)
         }
         return got ? (ssize_t)got : ended(s); /* (pending() says there is more) */
     }
-    /* the buffer is full: OpenSSL may hold complete records that no POLLIN
-     * will announce.  The reader reads on; should it stop at its bound, POLLOUT
-     * (ready unless the peer stops reading us) re-drives the read, and so does
-     * POLLIN, as ever */
-    if (SSL_has_pending(s->ssl)) {
+    /* the buffer is full: OpenSSL, or our BIO, may hold complete records that
+     * no POLLIN will announce.  The reader reads on; should it stop at its
+     * bound, POLLOUT (ready unless the peer stops reading us) re-drives the
+     * read, and so does POLLIN, as ever */
+    if (held(s) || SSL_has_pending(s->ssl)) {
         s->more = 1;
         if (s->rd != (POLLIN | POLLOUT)) {
             s->rd = POLLIN | POLLOUT;

@@ -17,9 +17,10 @@ void tp_tls_destroy(void);
 
 /* counters (pool_stats()): reads that had to wait for POLLOUT (OpenSSL had to
  * write first), writes that had to wait for POLLIN, records joined across
- * blocks in the staging buffer */
+ * blocks in the staging buffer, unread bytes moved out of the shared read
+ * buffer into their connection's own (another connection read) */
 struct tls_stats {
-    uint64_t rd_want_write, wr_want_read, staged;
+    uint64_t rd_want_write, wr_want_read, staged, kept;
 };
 void tp_tls_stats(struct tls_stats *st);
 

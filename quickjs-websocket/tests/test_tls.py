@@ -3,7 +3,8 @@ records that arrive byte by byte, close_notify before and after the WebSocket cl
 TCP reset, a truncation and a fatal alert in the middle of a message; a renegotiation
 request and TLS 1.3 key updates while the client's writes are blocked (tests/c/tls_peer.c,
 OpenSSL: what Python's ssl cannot do); certificates the client must refuse; the CA file
-option; TLS set up only when the first wss:// connection is made.  Optimized (our TLS
+option; TLS set up only when the first wss:// connection is made; unread bytes of the
+shared read buffer kept for their connection when another one reads.  Optimized (our TLS
 transport, src/tp_tls.c) and baseline (libwebsockets)."""
 import shutil
 import subprocess
@@ -121,6 +122,22 @@ def test_tls_set_up_at_the_first_wss_connection(peer_factory, scheme):
         assert tls == [], tls
     else:
         assert any("ca.pem" in l for l in tls), opened
+
+
+def test_unread_bytes_move_with_their_connection(peers, variant):
+    """The read buffer is one for the process: the 101 and 10,000 messages in one write
+    (five records), the upgrade takes the head and stops with records still in the
+    buffer; from the first message a second connection makes its TLS handshake, whose
+    first read moves them into a buffer of the first connection's own.  Every message
+    intact and in order, the second connection's echo, two clean closes."""
+    peer = peers()
+    res = run_qjs("interleave", peer.url + "pings?n=1&at=101&msg=10000&close=1", peer.url + "echo",
+                  env_extra=variant, timeout=60)
+    assert res["got"] == 10000 and res["bad"] == 0, res
+    assert res["echoed"] and res["errors"] == [], res
+    assert res["close"] == {"code": 1000, "wasClean": True}, res
+    if not variant:
+        assert res["pool"]["tls_kept"] >= 1, res["pool"]
 
 
 @pytest.fixture(scope="module")

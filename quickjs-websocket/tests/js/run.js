@@ -292,6 +292,33 @@ const modes = {
     std.getenv('QJSWS_TEST_NATURAL') !== undefined)
   },
 
+  // two connections at once: the first one's messages come in the write of its 101
+  // (peer_raw /pings?...&msg=M), and at its first message the second one (rest[0])
+  // connects and echoes one message
+  interleave () {
+    const a = new WebSocket(url)
+    let got = 0
+    let bad = 0
+    let echoed = false
+    let aclose = null
+    let closed = 0
+    const errors = []
+    const finish = () => {
+      if (++closed === 2) done({ mode, got, bad, echoed, errors, close: aclose, pool: poolStats() })
+    }
+    a.onmessage = (e) => {
+      if (e.data !== 'after') bad++
+      if (got++ > 0) return
+      const b = new WebSocket(rest[0])
+      b.onopen = () => b.send('b')
+      b.onmessage = (e2) => { echoed = e2.data === 'b'; b.close(1000) }
+      b.onerror = (e2) => errors.push('b: ' + e2.message)
+      b.onclose = finish
+    }
+    a.onerror = (e) => errors.push('a: ' + e.message)
+    a.onclose = (e) => { aclose = { code: e.code, wasClean: e.wasClean }; finish() }
+  },
+
   // record every event with its time; optional actions:
   //   rest[0]: 'close' -> close(1000) once the first message (or open, if rest[1] is 'open') arrived
   events () {
