@@ -35,6 +35,10 @@ def test_burst_many_sends(peer_factory, variant, kind):
         assert res["pool"]["own_writes"] == 0, res["pool"]
 
 
+# ws:// only: the kept blocks are our framing's, whatever the transport; over wss:// how
+# much backs up depends on how fast the client encrypts against how fast lws-echo reads
+# (under make test-asan 8.8 MB, not the tens of MiB this test needs)
+@pytest.mark.parametrize("scheme", ["ws"])
 def test_kept_output_blocks_bounded_and_released_when_idle(peer_factory):
     """Our framing keeps the output blocks a drained queue gives back, those of 1 MiB
     frames too, so that the next burst does not page-fault its blocks in anew (bin_64k):
