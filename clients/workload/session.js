@@ -169,7 +169,9 @@ export function run(env, opts, body) {
     try {
       body(env, opts, ctx);
     } catch (e) {
-      finish(e);
+      // Failed before the caller could attach a handler: settle one microtask later,
+      // or qjs (2025-04-26) counts the rejection as unhandled and exits with code 1.
+      Promise.resolve().then(() => finish(e));
     }
   });
 }

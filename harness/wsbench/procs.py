@@ -92,11 +92,15 @@ def raise_fd_limit() -> None:
 
 
 _PR_SET_PDEATHSIG = 1
+# Resolved once, here: die_with_parent runs in a forked child before exec, where a
+# dlopen (what ctypes.CDLL does) could deadlock on a lock another thread of the parent
+# held at fork time (Dask's workers are threaded).
+_PRCTL = ctypes.CDLL(None, use_errno=True).prctl
 
 
 def die_with_parent() -> None:
     """Linux prctl(PR_SET_PDEATHSIG, SIGKILL) for the calling (child) process."""
-    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def terminate(proc: subprocess.Popen[bytes], grace_s: float = 2.0) -> str | None:
