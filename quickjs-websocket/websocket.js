@@ -486,6 +486,26 @@ export function setMaxMessageSize (bytes) {
   return lws.max_message(bytes)
 }
 
+/*
+ * wss://: the CA certificates to trust, for every connection of the process
+ * made from now on: a PEM file instead of the system's store (null or '': the
+ * system's store again), as QJSWS_CA_FILE sets it at start-up.  Certificate
+ * and host name are always verified.  Returns the previous value (null: the
+ * system's store).
+ */
+export function getCAFile () { return lws.ca_file() }
+export function setCAFile (path) {
+  if (path !== null && typeof path !== 'string') {
+    throw new TypeError('setCAFile: path must be a string (a PEM file), or null for the system store')
+  }
+  if (path) {
+    const f = std.open(path, 'r')
+    if (f === null) throw new Error('setCAFile: cannot read ' + path)
+    f.close()
+  }
+  return lws.ca_file(path || null)
+}
+
 /* introspection for tests and the harness */
 export const options = OPT
 export function poolStats () { return lws.pool_stats() }

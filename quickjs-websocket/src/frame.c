@@ -330,6 +330,48 @@ void fr_kick(struct fr *f)
         mark_dirty(f); /* at the end of the next service call */
 }
 
+/*
+ * RFC 6455 7.1.1 and 7.1.7: once a failure's close frame is written, end our
+ * direction (TLS: close_notify first) and read, and drop, what the peer still
+ * sends until it closes or the close timeout passes.  Closing a socket with
+ * unread data in it makes the kernel reset the connection, and a peer that is
+ * still sending then often never reads our close frame.  0 lingering, -1 not
+ * possible (close now).
+ */
+static int linger(struct fr *f)
+{
+    struct tp *t = &f->tp;
+    if (f->tx_failed || !t->ops->shutdown || t->ops->shutdown(t) < 0)
+        return -1;
+    f->linger = 2;
+    t->ops->timeout(t, 5, NULL);
+    t->ops->poll(t, POLLIN);
+    return 0;
+}
+
+/* lingering: read and drop until the peer's end (then close at the end of the
+ * service call) */
+static void drain(struct fr *f)
+{
+    struct tp *t = &f->tp;
+    int i;
+    if (!F.rxbuf && !(F.rxbuf = malloc(RXBUF_SIZE)))
+        return; /* the close timeout ends it */
+    for (i = 0; i < 16; i++) {
+        ssize_t n = t->ops->read(t, F.rxbuf, RXBUF_SIZE);
+        if (n > 0 || (n < 0 && errno == EINTR))
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            if (t->ops->pending && t->ops->pending(t))
+                continue;
+            return;
+        }
+        f->linger = 3;
+        mark_dirty(f);
+        return;
+    }
+}
+
 void fr_post_service(void)
 {
     while (F.dirty) {
@@ -347,7 +389,9 @@ void fr_post_service(void)
             /* nothing left to write: POLLIN only (level-triggered POLLOUT would spin) */
             if (!f->upg)
                 t->ops->poll(t, POLLIN);
-            if (f->kill_pending)
+            if (f->kill_pending && f->linger == 1 && linger(f) == 0)
+                continue;
+            if (f->kill_pending && f->linger != 2)
                 t->ops->close(t, NULL); /* outside any lws callback; may free f */
         }
     }
@@ -426,6 +470,11 @@ void fr_read(struct fr *f)
 
 void fr_io(struct fr *f, short revents)
 {
+    if (f->linger == 2) {
+        if (revents & (POLLIN | POLLHUP | POLLERR))
+            drain(f);
+        return;
+    }
     if (revents & (POLLIN | POLLHUP | POLLERR))
         fr_read(f);
     if ((revents & POLLOUT) && tp_live(&f->tp))
@@ -531,6 +580,8 @@ static void fr_own_fail(struct tp *t, int code, const char *reason, size_t rlen)
     }
     fr_send_close(f, code, reason, rlen);
     f->kill_pending = 1;
+    f->linger = 1; /* once it is written: end our side, read to the peer's end */
+    t->ops->timeout(t, 5, NULL); /* (a peer that reads nothing cannot hold it) */
     fr_kick(f);
 }
 

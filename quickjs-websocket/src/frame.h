@@ -27,6 +27,8 @@ struct fr {
     struct fr *dnext;
     int mapfd;           /* its entry in the fd map (fr_read_all), -1: none */
     struct upg *upg;     /* upgrade.c: the opening handshake while it runs */
+    int linger;          /* a failure's close frame: 1 end our side once it is written,
+                          * 2 ended: reading to the peer's end, 3 the end came */
 };
 
 static inline struct fr *fr_of(struct tp *t)

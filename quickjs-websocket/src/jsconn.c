@@ -7,7 +7,9 @@
 #include "jsev.h"
 #include "rx.h"
 #include "tp_lws.h"
+#include "loop.h"
 #include "tp_tcp.h"
+#include "tp_tls.h"
 #include "upgrade.h"
 #include "utf8.h"
 
@@ -92,12 +94,13 @@ JSValue js_connect(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst
     const char *host = NULL, *path = NULL, *protos = NULL;
     char hosthdr[300];
     int secure, port, own;
+    const struct tp_ops *tp;
     conn *c;
     JSValue obj;
     UNUSED(this_val);
     UNUSED(argc);
 
-    if (!tp_lws_ready())
+    if (!loop_inited())
         return JS_ThrowInternalError(ctx, "quickjs-websocket: not initialised");
     secure = JS_ToBool(ctx, argv[0]);
     if (JS_ToInt32(ctx, &port, argv[2]))
@@ -119,7 +122,8 @@ JSValue js_connect(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst
     c->jsctx = ctx;
     c->ws = JS_DupValue(ctx, argv[5]);
     c->self = JS_DupValue(ctx, obj);
-    sm_start(&c->sm, own ? &tp_tcp : &tp_lws, own ? &fr_own : &fr_lws);
+    tp = !own ? &tp_lws : secure ? &tp_tls : &tp_tcp;
+    sm_start(&c->sm, tp, own ? &fr_own : &fr_lws);
     JS_SetOpaque(obj, c);
     jsconn_n++;
 
@@ -134,7 +138,7 @@ JSValue js_connect(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst
 
     if (own) {
         const char *why = NULL;
-        if (upg_start(&c->sm.fr, &tp_tcp, host, port, path, hosthdr, protos, &why) < 0) {
+        if (upg_start(&c->sm.fr, tp, host, port, path, hosthdr, protos, &why) < 0) {
             /* raised inside connect(): websocket.js delivers them later */
             ev_error(c, why);
             sm_report_close(&c->sm, 1006, "", 0, 0);

@@ -70,6 +70,11 @@ int loop_init(const struct loop_up *up)
     return 0;
 }
 
+int loop_inited(void)
+{
+    return L.epfd >= 0;
+}
+
 void loop_destroy(void)
 {
     if (L.epfd >= 0) {

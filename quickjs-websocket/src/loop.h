@@ -39,6 +39,8 @@ struct loop_up {
 /* the epoll set; 0, or -1 (errno) */
 int loop_init(const struct loop_up *up);
 void loop_destroy(void);
+/* the epoll set exists (init() was called) */
+int loop_inited(void);
 
 /* a socket joins the loop with poll events (POLLIN, POLLOUT) and its handler */
 void loop_fd_add(int fd, int events, const struct loop_handler *h, void *opaque);

@@ -6,7 +6,7 @@
  * (created by init()).  Each connection is a JS "conn" object wrapping a
  * struct conn.  websocket.js provides the browser API on top of this.
  *
- * The fourteen optimizations can be switched off at run time with the environment
+ * The fifteen optimizations can be switched off at run time with the environment
  * variable QJSWS_DISABLE (comma separated short names, or "all"); see
  * README.md.  The switch state is read once, at module load.
  */
@@ -37,6 +37,36 @@ static JSValue js_max_message(JSContext *ctx, JSValueConst this_val, int argc, J
         g_max_message = (size_t)v;
     }
     return JS_NewInt64(ctx, (int64_t)old);
+}
+
+/* ca_file([path]) -> the CA file in force before the call (null: the system's
+ * store); path: a string (a PEM file, for the wss:// connections made from now
+ * on), or null/'' for the system's store */
+static JSValue js_ca_file(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    JSValue old = g_ca_file ? JS_NewString(ctx, g_ca_file) : JS_NULL;
+    const char *path = NULL;
+    UNUSED(this_val);
+    if (argc == 0 || JS_IsUndefined(argv[0]))
+        return old;
+    if (!JS_IsNull(argv[0])) {
+        if (!JS_IsString(argv[0])) {
+            JS_FreeValue(ctx, old);
+            return JS_ThrowTypeError(ctx, "the CA file must be a path (a string), or null");
+        }
+        path = JS_ToCString(ctx, argv[0]);
+        if (!path) {
+            JS_FreeValue(ctx, old);
+            return JS_EXCEPTION;
+        }
+    }
+    if (opts_set_ca_file(path) < 0) {
+        JS_FreeCString(ctx, path);
+        JS_FreeValue(ctx, old);
+        return JS_ThrowOutOfMemory(ctx);
+    }
+    JS_FreeCString(ctx, path);
+    return old;
 }
 
 /* options() -> {join: true, ...} (true = optimization enabled) */
@@ -74,6 +104,7 @@ static const JSCFunctionListEntry js_lws_funcs[] = {
     JS_CFUNC_DEF("pool_stats", 0, js_pool_stats),
     JS_CFUNC_DEF("options", 0, js_options),
     JS_CFUNC_DEF("max_message", 1, js_max_message),
+    JS_CFUNC_DEF("ca_file", 1, js_ca_file),
     JS_CFUNC_DEF("native_send", 2, js_native_send),
 };
 
@@ -95,6 +126,9 @@ static int js_lws_module_init(JSContext *ctx, JSModuleDef *m)
         else
             g_max_message = (size_t)v;
     }
+
+    if (getenv("QJSWS_CA_FILE") && opts_set_ca_file(getenv("QJSWS_CA_FILE")) < 0)
+        return -1;
 
     JS_NewClassID(&js_lws_handle_class_id);
     JS_NewClass(rt, js_lws_handle_class_id, &handle_class);

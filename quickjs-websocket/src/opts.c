@@ -1,4 +1,4 @@
-/* The optimization switches and the message size limit (see opts.h). */
+/* The optimization switches, the message size limit and the CA file (see opts.h). */
 #include "opts.h"
 
 #include <errno.h>
@@ -10,11 +10,24 @@
 const char *const opt_names[OPT_COUNT] = {
     "join", "buffered", "pool", "scheduler", "transfer",
     "fragbuf", "strsend", "batch", "eventpool", "urlparse", "framing", "strrecv", "connect",
-    "direct",
+    "direct", "tls",
 };
 
 unsigned g_opts = OPT_ALL;
 size_t g_max_message = MAX_MESSAGE_DEFAULT;
+const char *g_ca_file;
+unsigned g_ca_gen;
+
+int opts_set_ca_file(const char *path)
+{
+    char *copy = NULL;
+    if (path && *path && !(copy = strdup(path)))
+        return -1;
+    free((char *)(uintptr_t)g_ca_file);
+    g_ca_file = copy;
+    g_ca_gen++;
+    return 0;
+}
 
 unsigned opts_parse_disable(const char *s)
 {

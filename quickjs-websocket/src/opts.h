@@ -1,7 +1,8 @@
 /*
- * The optimization switches (QJSWS_DISABLE) and the message size limit
- * (QJSWS_MAX_MESSAGE, max_message()): process-wide, set once at module load
- * (module.c) and read everywhere.  No JS, sockets or libwebsockets.
+ * The optimization switches (QJSWS_DISABLE), the message size limit
+ * (QJSWS_MAX_MESSAGE, max_message()) and the CA file of wss:// (QJSWS_CA_FILE,
+ * ca_file()): process-wide, set at module load (module.c) and read
+ * everywhere.  No JS, sockets or libwebsockets.
  */
 #ifndef QJSWS_OPTS_H
 #define QJSWS_OPTS_H
@@ -21,9 +22,9 @@ enum {
     OPT_JOIN = 1 << 0, OPT_BUFFERED = 1 << 1, OPT_POOL = 1 << 2, OPT_SCHEDULER = 1 << 3,
     OPT_TRANSFER = 1 << 4, OPT_FRAGBUF = 1 << 5, OPT_STRSEND = 1 << 6, OPT_BATCH = 1 << 7,
     OPT_EVENTPOOL = 1 << 8, OPT_URLPARSE = 1 << 9, OPT_FRAMING = 1 << 10, OPT_STRRECV = 1 << 11,
-    OPT_CONNECT = 1 << 12, OPT_DIRECT = 1 << 13, OPT_ALL = (1 << 14) - 1,
+    OPT_CONNECT = 1 << 12, OPT_DIRECT = 1 << 13, OPT_TLS = 1 << 14, OPT_ALL = (1 << 15) - 1,
 };
-#define OPT_COUNT 14
+#define OPT_COUNT 15
 
 extern unsigned g_opts; /* set once, at module load */
 #define OPT(x) (g_opts & (x))
@@ -42,6 +43,14 @@ extern size_t g_max_message;
 
 /* "<n>[k|m|g]" (binary multiples) -> bytes, or -1 */
 int64_t opts_parse_size(const char *s);
+
+/* wss://: the PEM file of the CA certificates to trust instead of the system's
+ * store (QJSWS_CA_FILE, ca_file()); NULL: the system's.  Process-wide; a
+ * change counts for the connections made after it (g_ca_gen tells them). */
+extern const char *g_ca_file;
+extern unsigned g_ca_gen;
+/* set it (a copy; NULL or "": the system's store): 0, or -1 out of memory */
+int opts_set_ca_file(const char *path);
 
 #pragma GCC visibility pop
 

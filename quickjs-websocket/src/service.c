@@ -1,6 +1,6 @@
 /*
- * The JS "handle" object made by init() (it owns the lws context and the
- * event loop) and the service entry points the qjs event loop calls.  The
+ * The JS "handle" object made by init() (it owns the event loop, and the lws
+ * and TLS contexts once they are made) and the service entry points the qjs event loop calls.  The
  * one place that knows every layer: service_init() fills the callback tables
  * through which the lower layers report upward.
  */
@@ -14,6 +14,7 @@
 #include "sm.h"
 #include "tp_lws.h"
 #include "tp_tcp.h"
+#include "tp_tls.h"
 #include "upgrade.h"
 
 #include <errno.h>
@@ -72,6 +73,7 @@ static const struct sm_up sm_up = {
 void service_init(void)
 {
     tp_tcp_init(&tp_up);
+    tp_tls_init(&tp_up);
     fr_init(&fr_up);
     upg_init(&upg_up);
     sm_init(&sm_up);
@@ -87,6 +89,7 @@ static void handle_finalizer(JSRuntime *rt, JSValue val)
         return;
     JSB.destroying = 1;
     tp_lws_destroy();
+    tp_tls_destroy();
     loop_destroy();
     pool_destroy();
     fr_destroy();
@@ -118,7 +121,7 @@ JSValue js_init(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *a
     JSValue obj;
     UNUSED(this_val);
 
-    if (tp_lws_ready())
+    if (loop_inited())
         return JS_ThrowInternalError(ctx, "quickjs-websocket: already initialised");
     if (argc < 5 || !JS_IsFunction(ctx, argv[0]) || !JS_IsFunction(ctx, argv[1]) ||
         !JS_IsFunction(ctx, argv[2]) || !JS_IsFunction(ctx, argv[3]) ||
@@ -139,11 +142,7 @@ JSValue js_init(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *a
     jsb_init(ctx, argv[1], argv[2], argv[3], argv[4]);
     JS_SetOpaque(obj, hd);
     g_handle = obj;
-
-    if (tp_lws_init(&tp_up, &lws_up) < 0) {
-        JS_FreeValue(ctx, obj);
-        return JS_ThrowInternalError(ctx, "lws_create_context failed");
-    }
+    tp_lws_init(&tp_up, &lws_up); /* its context: at the first connection lws sets up */
     return obj;
 }
 
@@ -170,7 +169,7 @@ static JSValue service_end(JSContext *ctx)
 /* the start of service() and tick(): 0 if not initialised */
 static inline int service_begin(uint64_t *count)
 {
-    if (!tp_lws_ready())
+    if (!loop_inited())
         return 0;
     (*count)++;
     loop_enter();
@@ -212,7 +211,7 @@ JSValue js_service_fd(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
     short events;
     UNUSED(this_val);
     UNUSED(argc);
-    if (!tp_lws_ready())
+    if (!loop_inited())
         return JS_FALSE;
     if (JS_ToInt32(ctx, &fd, argv[0]) || JS_ToInt32(ctx, &mask, argv[1]))
         return JS_EXCEPTION;
@@ -252,6 +251,7 @@ JSValue js_pool_stats(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
 {
     JSValue o = JS_NewObject(ctx);
     struct pool_stats st;
+    struct tls_stats ts;
     size_t spares, spare_bytes;
     UNUSED(this_val);
     UNUSED(argc);
@@ -270,5 +270,10 @@ JSValue js_pool_stats(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
     JS_SetPropertyStr(ctx, o, "out_spares", JS_NewInt64(ctx, (int64_t)spares));
     JS_SetPropertyStr(ctx, o, "out_spare_bytes", JS_NewInt64(ctx, (int64_t)spare_bytes));
     JS_SetPropertyStr(ctx, o, "connections", JS_NewInt32(ctx, jsconn_count()));
+    tp_tls_stats(&ts);
+    JS_SetPropertyStr(ctx, o, "tls_read_wants_write", JS_NewInt64(ctx, (int64_t)ts.rd_want_write));
+    JS_SetPropertyStr(ctx, o, "tls_write_wants_read", JS_NewInt64(ctx, (int64_t)ts.wr_want_read));
+    JS_SetPropertyStr(ctx, o, "tls_staged", JS_NewInt64(ctx, (int64_t)ts.staged));
+    JS_SetPropertyStr(ctx, o, "tls_kept", JS_NewInt64(ctx, (int64_t)ts.kept));
     return o;
 }

@@ -4,6 +4,7 @@
  * role operations.  Our framing and the HTTP upgrade above it (frame.c,
  * upgrade.c) reach the socket only through it:
  *   tp_tcp (tp_tcp.c)  our own TCP socket (ws:// with "connect");
+ *   tp_tls (tp_tls.c)  OpenSSL over our own TCP socket (wss:// with "tls");
  *   tp_lws (tp_lws.c)  the socket of a libwebsockets connection, after the
  *                      hand-over to our framing (lws keeps the wsi).
  * A transport with a handshake of its own (TLS) connects in open(), says
@@ -35,6 +36,7 @@
 #pragma GCC visibility push(hidden)
 
 struct tp;
+struct tls;
 struct lws;
 
 struct tp_ops {
@@ -59,6 +61,10 @@ struct tp_ops {
     int (*pending)(struct tp *t);
     /* the readiness the layer above wants to hear of (POLLIN, POLLOUT) */
     void (*poll)(struct tp *t, int events);
+    /* our side is done (RFC 6455 7.1.1): what was written goes out, then the
+     * end of our direction (TLS: close_notify, then TCP FIN); reads go on until
+     * the peer closes.  0 done, -1 not possible (NULL: never): close instead */
+    int (*shutdown)(struct tp *t);
     /* drop the connection, saying why, if it is not over within secs (0: no limit) */
     void (*timeout)(struct tp *t, int secs, const char *why);
     /* drop it now (outside any transport callback); tp_up.gone, or lws'
@@ -101,6 +107,7 @@ struct tp {
     int64_t deadline;             /* tp_tcp: timeout() (ms, 0: none) ... */
     const char *deadline_why;     /* ... and what it reports */
     void *priv;                   /* the transport's own (tp_tcp: addresses while connecting) */
+    struct tls *tls;              /* tp_tls: the TLS session */
     char protocol[128];           /* the subprotocol the server chose */
     struct lws *wsi;              /* tp_lws: lws' connection, while it lives */
     struct {                      /* tp_lws */

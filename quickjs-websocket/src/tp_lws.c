@@ -1,5 +1,6 @@
 /*
- * The libwebsockets adapter: the context (created by init()), the poll
+ * The libwebsockets adapter: the context (made at the first connection lws
+ * sets up), the poll
  * callbacks that put lws' sockets in our event loop, the protocol callback,
  * lws' own framing (the lws path: sends, our close frame, the pongs lws
  * answers), and the hand-over of a ws:// connection from lws to our framing.
@@ -10,6 +11,7 @@
 #include "pool.h"
 
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -610,25 +612,72 @@ static unsigned lws_fd_limit(void)
     return open_max > 0 && open_max <= 65536 ? 0 : 1024;
 }
 
-int tp_lws_init(const struct tp_up *up, const struct lws_up *lup)
+void tp_lws_init(const struct tp_up *up, const struct lws_up *lup)
 {
-    struct lws_context_creation_info info;
     S.up = *up;
     S.lup = *lup;
     S.destroying = 0;
-    memset(&info, 0, sizeof(info));
-    info.port = CONTEXT_PORT_NO_LISTEN;
-    info.protocols = protocols;
-    info.gid = (gid_t)-1;
-    info.uid = (uid_t)-1;
-    info.options = LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+}
+
+static void creation_info(struct lws_context_creation_info *info)
+{
+    memset(info, 0, sizeof(*info));
+    info->port = CONTEXT_PORT_NO_LISTEN;
+    info->protocols = protocols;
+    info->gid = (gid_t)-1;
+    info->uid = (uid_t)-1;
+    info->options = LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+    /* wss://: the CA to trust instead of the system's store (certificate and host
+     * name are always verified) */
+    info->client_ssl_ca_filepath = g_ca_file;
+}
+
+/*
+ * The context is made at the first connection lws sets up, not at start-up:
+ * its OpenSSL initialisation and the system's CA store were most of qjs'
+ * start-up, and a process whose connections are all ours never needs it.  Its
+ * client TLS context trusts the CA file in force then; a wss:// connection
+ * made after the CA file changed goes through a client vhost of its own,
+ * made for that CA file (kept until the context goes).
+ */
+static struct {
+    unsigned ca_gen;          /* the CA file of the context's own vhost */
+    struct lws_vhost *vh;     /* the vhost of the CA file in force now, or NULL: the default */
+    unsigned vh_gen;
+    int nvh;
+} V;
+
+static int context(void)
+{
+    struct lws_context_creation_info info;
+    if (tp_lws_context)
+        return 0;
+    creation_info(&info);
     info.pt_serv_buf_size = 65536;
     info.fd_limit_per_thread = lws_fd_limit();
-    /* wss://: the CA to trust instead of the system's store (certificate and host name are
-     * always verified) */
-    info.client_ssl_ca_filepath = getenv("QJSWS_CA_FILE");
     tp_lws_context = lws_create_context(&info);
+    V.ca_gen = g_ca_gen;
+    V.vh = NULL;
     return tp_lws_context ? 0 : -1;
+}
+
+/* the vhost whose client TLS context trusts the CA file in force; NULL: the default one */
+static struct lws_vhost *ca_vhost(int *failed)
+{
+    struct lws_context_creation_info info;
+    char name[32];
+    *failed = 0;
+    if (g_ca_gen == V.ca_gen)
+        return NULL;
+    if (V.vh && V.vh_gen == g_ca_gen)
+        return V.vh;
+    creation_info(&info);
+    snprintf(name, sizeof(name), "qjsws-ca-%d", ++V.nvh);
+    info.vhost_name = name;
+    V.vh = lws_create_vhost(tp_lws_context, &info);
+    V.vh_gen = g_ca_gen;
+    *failed = V.vh == NULL;
+    return V.vh;
 }
 
 void tp_lws_destroy(void)
@@ -644,12 +693,18 @@ int tp_lws_connect(struct tp *t, int secure, const char *host, int port, const c
                    const char *hosthdr, const char *protos)
 {
     struct lws_client_connect_info ci;
+    int failed;
+    if (context() < 0)
+        return -1;
     if (loop_in_service())
         tp_lws_connected_ = 1;
     t->lws.secure = secure;
     t->q.free_blk = sbuf_free_blk;
     memset(&ci, 0, sizeof(ci));
     ci.context = tp_lws_context;
+    ci.vhost = secure ? ca_vhost(&failed) : NULL;
+    if (secure && failed)
+        return -1;
     ci.address = host;
     ci.port = port;
     ci.path = path;
@@ -670,6 +725,8 @@ int tp_lws_connect(struct tp *t, int secure, const char *host, int port, const c
 int tp_lws_service_pending(void)
 {
     int i;
+    if (!tp_lws_context)
+        return 0;
     for (i = 0; i < 4; i++) {
         own_handover();
         if (lws_service_adjust_timeout(tp_lws_context, 1, 0))
@@ -684,6 +741,8 @@ int tp_lws_service_pending(void)
 
 void tp_lws_service_timers(void)
 {
+    if (!tp_lws_context)
+        return;
     S.lws_in = 1;
     lws_service(tp_lws_context, -1);
     S.lws_in = 0;

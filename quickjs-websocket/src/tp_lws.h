@@ -53,18 +53,14 @@ struct lws_up {
 };
 
 void tp_lws_log_level(const char *level); /* QJSWS_LWS_LOG, or NULL */
-/* the context; 0, or -1 */
-int tp_lws_init(const struct tp_up *up, const struct lws_up *lup);
+/* the callback tables (the context is made at the first connection lws sets up) */
+void tp_lws_init(const struct tp_up *up, const struct lws_up *lup);
 void tp_lws_destroy(void);
-/* the context exists */
+/* the context, once made */
 extern struct lws_context *tp_lws_context;
-static inline int tp_lws_ready(void)
-{
-    return tp_lws_context != NULL;
-}
 
-/* start a connection lws sets up; 0 under way (events follow), -1 failed at
- * once (lws may or may not have reported it) */
+/* start a connection lws sets up (making the context first, if needed); 0 under
+ * way (events follow), -1 failed at once (lws may or may not have reported it) */
 int tp_lws_connect(struct tp *t, int secure, const char *host, int port, const char *path,
                    const char *hosthdr, const char *protos);
 

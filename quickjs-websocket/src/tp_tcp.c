@@ -159,20 +159,31 @@ static void tcp_expired(void *opaque);
 
 static const struct loop_handler tcp_handler = { tcp_ready, tcp_expired };
 
-/* the events the layer above wants: POLLIN, POLLOUT (level-triggered: POLLOUT
- * only while something waits to be written) */
-static void tcp_poll(struct tp *t, int events)
+void tp_tcp_watch(struct tp *t, int events, const struct loop_handler *h)
 {
     if (t->ev == events)
         return;
     if (t->ev) {
         loop_fd_mod(t->fd, events, t->ev);
     } else {
-        loop_fd_add(t->fd, events, &tcp_handler, t);
+        loop_fd_add(t->fd, events, h, t);
         if (t->deadline)
             loop_fd_deadline(t->fd, t->deadline);
     }
     t->ev = events;
+}
+
+/* the events the layer above wants: POLLIN, POLLOUT (level-triggered: POLLOUT
+ * only while something waits to be written) */
+static void tcp_poll(struct tp *t, int events)
+{
+    tp_tcp_watch(t, events, &tcp_handler);
+}
+
+/* the end of our direction: FIN after what the socket holds */
+static int tcp_shutdown(struct tp *t)
+{
+    return shutdown(t->fd, SHUT_WR);
 }
 
 static void tcp_timeout(struct tp *t, int secs, const char *why)
@@ -214,6 +225,7 @@ static void tcp_abandon(struct tp *t)
 const struct tp_ops tp_tcp = {
     .name = "tcp", .open = tcp_open, .retry = tcp_retry,
     .read = tp_fd_read, .write = tp_fd_write, .writev = tp_fd_writev, .pending = NULL,
-    .poll = tcp_poll, .timeout = tcp_timeout, .close = tcp_close, .abandon = tcp_abandon,
+    .poll = tcp_poll, .shutdown = tcp_shutdown, .timeout = tcp_timeout, .close = tcp_close,
+    .abandon = tcp_abandon,
     .release = NULL, .flags = 0,
 };

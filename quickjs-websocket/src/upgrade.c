@@ -1,6 +1,7 @@
 /*
- * The opening handshake over a transport (opt "connect"; ws:// today, over
- * tp_tcp).
+ * The opening handshake over a transport (opt "connect"): ws:// over tp_tcp,
+ * wss:// over tp_tls (opt "tls"), whose TLS handshake comes first and is the
+ * transport's own business (its writes say EAGAIN until it is done).
  *
  * lws' client does the connect, the upgrade request and the check of the
  * response in about 45,000 instructions per connection (its request is
@@ -14,7 +15,7 @@
  * go to our parser, and nothing is ever handed over.
  *
  * Needs "framing" (the connection's I/O is ours) and "batch" (its socket sits
- * in our epoll set); wss:// always goes through lws.  Timeouts: connect and
+ * in our epoll set), and "tls" for wss://.  Timeouts: connect and
  * handshake 15 s (lws' default), close acknowledgement 5 s (frame.c), checked
  * by the housekeeping tick.
  */
@@ -46,8 +47,8 @@ void upg_init(const struct upg_up *u)
 
 int upg_wanted(int secure)
 {
-    unsigned need = OPT_CONNECT | OPT_FRAMING | OPT_BATCH;
-    return !secure && (g_opts & need) == need;
+    unsigned need = OPT_CONNECT | OPT_FRAMING | OPT_BATCH | (secure ? OPT_TLS : 0);
+    return (g_opts & need) == need;
 }
 
 /* the transport holds bytes that no POLLIN will announce (TLS) */

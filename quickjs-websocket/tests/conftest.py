@@ -4,13 +4,20 @@ import pytest
 from qjsws_testkit import Peer, peer_argv
 
 
+@pytest.fixture(params=["ws", "wss"])
+def scheme(request):
+    """Every behavioural test runs over ws:// and over wss:// (the peers in TLS mode with
+    build/tls's certificate, the client trusting the test CA only)."""
+    return request.param
+
+
 @pytest.fixture
-def peer_factory():
+def peer_factory(scheme):
     peers = []
 
     def make(kind):
-        argv, cwd = peer_argv(kind)
-        p = Peer(kind, argv, cwd)
+        argv, cwd = peer_argv(kind, scheme == "wss")
+        p = Peer(kind, argv, cwd, scheme == "wss")
         peers.append(p)
         return p
 

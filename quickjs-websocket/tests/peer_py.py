@@ -10,9 +10,11 @@ Prints `WSBENCH-READY port=N` once listening on 127.0.0.1.  Behaviour by path:
   /proto       echo; the negotiated subprotocol is sent as first message
 
 Every close the server sees is reported on stdout as `CLOSE <code> <reason>`.
+With --tls-cert/--tls-key it speaks TLS (wss://).
 """
 import argparse
 import asyncio
+import ssl
 import sys
 from urllib.parse import parse_qs, urlsplit
 
@@ -76,9 +78,9 @@ def select_subprotocol(conn, offered):
     return None
 
 
-async def main(port):
+async def main(port, context):
     async with serve(handler, "127.0.0.1", port, max_size=None, compression=None,
-                     select_subprotocol=select_subprotocol, ping_interval=None) as server:
+                     select_subprotocol=select_subprotocol, ping_interval=None, ssl=context) as server:
         print("WSBENCH-READY port=%d" % server.sockets[0].getsockname()[1], flush=True)
         await asyncio.Future()
 
@@ -86,8 +88,15 @@ async def main(port):
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--tls-cert")
+    ap.add_argument("--tls-key")
     args = ap.parse_args()
+    context = None
+    if args.tls_cert:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.minimum_version = ssl.TLSVersion.TLSv1_2
+        context.load_cert_chain(args.tls_cert, args.tls_key)
     try:
-        asyncio.run(main(args.port))
+        asyncio.run(main(args.port, context))
     except KeyboardInterrupt:
         sys.exit(0)

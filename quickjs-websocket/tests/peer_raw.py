@@ -39,13 +39,28 @@ Prints `WSBENCH-READY port=N` once listening on 127.0.0.1.  Behaviour by path:
                            the close follows once the last ping is answered (or after
                            3 s); every pong received is reported as `PONG <hex>`
 
+With --tls-cert/--tls-key it speaks TLS (wss://): the server side of TLS done by hand
+(ssl.SSLObject between memory BIOs, TlsStream below), so that every path above behaves
+the same over TLS (each write of the peer goes out as the records of that write, at
+once) and the paths below can do to TLS what no TLS library's transport would:
+
+  /tls?case=K              (TLS only) 100 ms after the 101: three messages (text,
+                           3,000 bytes binary, text with 2-, 3- and 4-byte characters),
+                           then as TLS_CASES says: byte by byte, close_notify before or
+                           after a close frame, a TCP reset or a truncation in the middle
+                           of a fourth message's record, a fatal alert in the middle of
+                           the fourth message
+
 Every close frame received is reported on stdout as `CLOSE <code> <reason>` (`CLOSE
-none` when it carried no code), a TCP end without one as `EOF`.
+none` when it carried no code), a TCP end without one as `EOF`; with TLS the client's
+close_notify as `NOTIFY` when it comes, a failed TLS handshake as `TLSFAIL <reason>`.
 """
 import argparse
 import asyncio
 import base64
 import hashlib
+import socket
+import ssl
 import struct
 import sys
 from urllib.parse import parse_qs, urlsplit
@@ -294,7 +309,220 @@ async def pings(reader, writer, hello, q):
             await writer.drain()
 
 
+# An application-data record (TLS 1.2 and 1.3 alike) of 32 bytes no traffic key decrypts
+# (harness/wsbench/conformance/wire.py: how the fatal alert of /tls?case=alert is made).
+CORRUPT_RECORD = bytes((23, 3, 3, 0, 32)) + bytes(range(32))
+TLS_MESSAGES = [frame(1, b"one"), frame(2, (bytes(range(256)) * 12)[:3000]),
+                frame(1, "é€😀 and ascii".encode())]
+TLS_FOURTH = frame(1, b"never delivered: " + b"4" * 3000)
+
+
+class TlsStream:
+    """TLS as a server by hand, with the asyncio stream's reader and writer interface:
+    what the client sends goes into _in, what OpenSSL writes into _out goes to the
+    client at once."""
+
+    def __init__(self, reader, writer, context):
+        self.reader, self.writer = reader, writer
+        self._in, self._out = ssl.MemoryBIO(), ssl.MemoryBIO()
+        self.tls = context.wrap_bio(self._in, self._out, server_side=True)
+        self.plain = bytearray()
+        self.eof = False
+        self.over = False  # after a fault of ours: nothing more is written or decrypted
+
+    def flush(self):
+        data = self._out.read()
+        if data and not self.writer.transport.is_closing():
+            self.writer.write(data)
+
+    async def handshake(self):
+        while True:
+            try:
+                self.tls.do_handshake()
+                break
+            except ssl.SSLWantReadError:
+                self.flush()
+                raw = await self.reader.read(65536)
+                if not raw:
+                    raise ConnectionResetError("TCP closed during the TLS handshake")
+                self._in.write(raw)
+        self.flush()
+
+    async def _more(self):
+        """Decrypt more of the client's bytes; False at its end."""
+        while not self.eof:
+            try:
+                data = self.tls.read(65536)
+            except ssl.SSLWantReadError:
+                self.flush()
+                raw = await self.reader.read(65536)
+                if not raw:
+                    self.eof = True
+                else:
+                    self._in.write(raw)
+                continue
+            except ssl.SSLZeroReturnError:
+                data = b""
+            except ssl.SSLError as exc:
+                raise ConnectionResetError("TLS: %s" % exc.reason) from None
+            if not data:
+                print("NOTIFY", flush=True)
+                self.eof = True
+                continue
+            self.plain += data
+            return True
+        return False
+
+    def _take(self, n):
+        out = bytes(self.plain[:n])
+        del self.plain[:n]
+        return out
+
+    async def readexactly(self, n):
+        while len(self.plain) < n:
+            if not await self._more():
+                raise asyncio.IncompleteReadError(bytes(self.plain), n)
+        return self._take(n)
+
+    async def readuntil(self, sep):
+        while sep not in self.plain:
+            if not await self._more():
+                raise asyncio.IncompleteReadError(bytes(self.plain), None)
+        return self._take(self.plain.index(sep) + len(sep))
+
+    async def read(self, n=-1):
+        if not self.plain and not await self._more():
+            return b""
+        return self._take(len(self.plain) if n < 0 else n)
+
+    def records(self, data):
+        """The records of one write of ours, not sent."""
+        view = memoryview(data)
+        while view:
+            view = view[self.tls.write(view):]
+        return self._out.read()
+
+    def write(self, data):
+        if not self.over:
+            self.writer.write(self.records(data))
+
+    async def drain(self):
+        await self.writer.drain()
+
+    def close_notify(self):
+        try:
+            self.tls.unwrap()
+        except ssl.SSLError:  # SSLWantReadError: ours is written, the client's not awaited
+            pass
+        self.flush()
+
+    def close(self):
+        if not self.over and not self.writer.transport.is_closing():
+            self.close_notify()
+        self.writer.close()
+
+    def alert(self):
+        """Our TLS stack's own fatal alert (bad_record_mac), from a record no key
+        decrypts handed to it as if from the client."""
+        self.flush()
+        self._in.write(CORRUPT_RECORD)
+        try:
+            self.tls.read(65536)
+        except ssl.SSLError:
+            pass
+        self.over = True
+        return self._out.read()
+
+
+TLS_CASES = {
+    # the 101 and the messages one byte per TCP write (records arrive in pieces), then
+    # the close frame the same way; a clean close
+    "bytes": "bytewise",
+    # a close frame, then close_notify in the same write: the client answers the close
+    # frame (over a session whose other half is closed) and closes cleanly
+    "notify-after": "close frame, close_notify",
+    # close_notify without a WebSocket close, TCP left open: error, close 1006
+    "notify-before": "close_notify",
+    # half of a fourth message's record, then a TCP reset
+    "reset": "reset mid-record",
+    # half of a fourth message's record, then TCP closed without close_notify
+    "truncate": "truncation mid-record",
+    # the first half of a fourth message (in whole records), then a fatal alert, TCP
+    # left open
+    "alert": "fatal alert mid-message",
+}
+
+
+async def tls_case(t, writer, hello, case):
+    if case not in TLS_CASES:
+        raise ValueError(case)
+    sock = writer.get_extra_info("socket")
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    if case == "bytes":
+        data = b"".join(t.records(m) for m in [hello] + TLS_MESSAGES + [close_frame(1000)])
+        for i in range(len(data)):
+            writer.write(data[i:i + 1])
+            await writer.drain()
+            if i % 64 == 0:
+                await asyncio.sleep(0.001)
+        await wait_for_close(t, t)
+        return
+    t.write(hello)
+    await t.drain()
+    await asyncio.sleep(0.1)
+    t.write(b"".join(TLS_MESSAGES))
+    await t.drain()
+    if case == "notify-after":
+        writer.write(t.records(close_frame(1000)))
+        t.close_notify()
+        await writer.drain()
+        await wait_for_close(t, t)
+        return
+    if case == "notify-before":
+        t.close_notify()
+        t.over = True
+        await writer.drain()
+        await report_end(t)
+        return
+    if case == "alert":  # whole records (an alert inside a record is just bytes of it)
+        writer.write(t.records(TLS_FOURTH[:len(TLS_FOURTH) // 2]))
+    else:
+        half = t.records(TLS_FOURTH)
+        writer.write(half[:len(half) // 2])
+    await writer.drain()
+    await asyncio.sleep(0.1)
+    t.over = True
+    if case == "reset":
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        writer.transport.abort()
+        return
+    if case == "truncate":
+        writer.write_eof()
+        await report_end(t)
+        return
+    writer.write(t.alert())
+    await writer.drain()
+    await report_end(t)
+
+
+async def report_end(t):
+    """After a fault of ours: wait for the client's end of TCP (`EOF`), reading and
+    counting what it still sends (it may not be decrypted any more)."""
+    while await t.reader.read(65536):
+        pass
+    print("EOF", flush=True)
+
+
 async def handler(reader, writer):
+    if TLS_CONTEXT is not None:
+        t = TlsStream(reader, writer, TLS_CONTEXT)
+        try:
+            await t.handshake()
+        except (ssl.SSLError, ConnectionError) as exc:
+            print("TLSFAIL %s" % getattr(exc, "reason", exc), flush=True)
+            writer.close()
+            return
+        reader = writer = t
     try:
         target, headers = await read_request(reader)
         url = urlsplit(target)
@@ -382,6 +610,8 @@ async def handler(reader, writer):
             await echo(reader, writer)
         elif path == "/pings":
             await pings(reader, writer, hello, q)
+        elif path == "/tls" and TLS_CONTEXT is not None:
+            await tls_case(reader, writer.writer, hello, q.get("case"))
         elif path in ("/utf8", "/badclose"):
             writer.write(hello)
             await writer.drain()
@@ -400,6 +630,9 @@ async def handler(reader, writer):
             pass
 
 
+TLS_CONTEXT = None
+
+
 async def main(port):
     server = await asyncio.start_server(handler, "127.0.0.1", port)
     print("WSBENCH-READY port=%d" % server.sockets[0].getsockname()[1], flush=True)
@@ -410,7 +643,13 @@ async def main(port):
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--tls-cert")
+    ap.add_argument("--tls-key")
     args = ap.parse_args()
+    if args.tls_cert:
+        TLS_CONTEXT = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        TLS_CONTEXT.minimum_version = ssl.TLSVersion.TLSv1_2
+        TLS_CONTEXT.load_cert_chain(args.tls_cert, args.tls_key)
     try:
         asyncio.run(main(args.port))
     except KeyboardInterrupt:

@@ -24,6 +24,11 @@ else:
     MODULE = ROOT / "build" / "quickjs-websocket" / "lws.so"
     RUN_JS = HERE / "js" / "run.js"
 PYTHON = ROOT / ".venv" / "bin" / "python"
+# wss:// (make setup: scripts/setup-tls.sh): the peers present the test server certificate,
+# the client trusts the test CA only
+TLS_DIR = ROOT / "build" / "tls"
+CA_FILE = TLS_DIR / "ca.pem"
+TLS_ARGS = ["--tls-cert", str(TLS_DIR / "server.pem"), "--tls-key", str(TLS_DIR / "server.key")]
 
 
 def _die_with_parent():
@@ -33,8 +38,9 @@ def _die_with_parent():
 
 
 class Peer:
-    def __init__(self, name, argv, cwd=None):
+    def __init__(self, name, argv, cwd=None, tls=False):
         self.name = name
+        self.tls = tls
         self.proc = subprocess.Popen(
             argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, start_new_session=True, text=True, preexec_fn=_die_with_parent)
@@ -51,7 +57,7 @@ class Peer:
         if self.port is None:
             self.stop()
             raise RuntimeError("peer %s did not become ready" % name)
-        self.url = "ws://127.0.0.1:%d/" % self.port
+        self.url = "%s://127.0.0.1:%d/" % ("wss" if tls else "ws", self.port)
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
@@ -87,21 +93,26 @@ class Peer:
 
 
 
-def peer_argv(kind):
+def peer_argv(kind, tls=False):
+    """The peer's command line and directory; with tls, in TLS mode (each peer takes
+    --tls-cert/--tls-key)."""
+    if tls and not CA_FILE.exists():
+        pytest.skip("build/tls missing (make setup)")
+    more = TLS_ARGS if tls else []
     if kind == "python":
-        return [str(PYTHON), str(HERE / "peer_py.py"), "--port", "0"], None
+        return [str(PYTHON), str(HERE / "peer_py.py"), "--port", "0"] + more, None
     if kind == "raw":
-        return [str(PYTHON), str(HERE / "peer_raw.py"), "--port", "0"], None
+        return [str(PYTHON), str(HERE / "peer_raw.py"), "--port", "0"] + more, None
     if kind == "lws":
         exe = ROOT / "build" / "bin" / "lws-echo"
         if not exe.exists():
             pytest.skip("native lws echo server not built (build/bin/lws-echo)")
-        return [str(exe), "--port", "0"], None
+        return [str(exe), "--port", "0"] + more, None
     if kind == "node":
         server = ROOT / "servers" / "node-ws" / "server.mjs"
         if not server.exists() or not (ROOT / "node_modules" / "ws").exists():
             pytest.skip("node ws server or node_modules/ws missing")
-        return ["node", str(server), "--port", "0"], str(ROOT)
+        return ["node", str(server), "--port", "0"] + more, str(ROOT)
     raise ValueError(kind)
 
 
@@ -116,6 +127,8 @@ def run_qjs(mode, url, *args, env_extra=None, timeout=120, wrapper=None, qjs_arg
     """Run tests/js/run.js under qjs in its own process group; return parsed JSON."""
     need_client()
     env = dict(os.environ)
+    if url.startswith("wss:"):
+        env["QJSWS_CA_FILE"] = str(CA_FILE)  # (env_extra may say otherwise)
     env.update(env_extra or {})
     if ASAN_ROOT:
         if wrapper:

@@ -3,13 +3,14 @@ responses a client must take, and ones it must refuse, on both builds.  With all
 optimizations the module sets ws:// connections up itself (switch `connect`,
 src/tp_tcp.c, src/upgrade.c); the baseline leaves it to libwebsockets."""
 import socket
+import ssl
 import threading
 import time
 
 import pytest
 
 from peer_raw import frame, response
-from qjsws_testkit import run_qjs
+from qjsws_testkit import TLS_DIR, run_qjs
 
 # (case, offered subprotocols, the one the server names, what the client reports)
 TAKEN = [
@@ -65,7 +66,7 @@ def _syn_sent(port):
     return False
 
 
-def _late_server(srv, result):
+def _late_server(srv, result, tls):
     """Once the client's connection hangs in SYN-SENT (its SYN dropped: the accept queue
     is full), accept the filler, then the client (whose connection comes up when its SYN
     is sent again), answer its upgrade request, send "hi", answer its close."""
@@ -80,6 +81,10 @@ def _late_server(srv, result):
         conn, _ = srv.accept()
         result["accepted"] = time.monotonic()
         conn.settimeout(15)
+        if tls:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(str(TLS_DIR / "server.pem"), str(TLS_DIR / "server.key"))
+            conn = context.wrap_socket(conn, server_side=True)
         head = b""
         while b"\r\n\r\n" not in head:
             chunk = conn.recv(4096)
@@ -106,20 +111,21 @@ def _late_server(srv, result):
         result["error"] = repr(e)
 
 
-def test_request_waits_for_the_connection(variant):
+def test_request_waits_for_the_connection(variant, scheme):
     """The server's accept queue is full when the client connects (listen backlog 0 and
     a connection already waiting), so the client's SYN is dropped and its connection
     comes up only when the SYN is sent again, about a second later: the request cannot
-    go out right after connect() and must wait for the socket to become writable."""
+    go out right after connect() and must wait for the socket to become writable (over
+    TLS: the TLS handshake cannot begin either)."""
     srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     srv.bind(("127.0.0.1", 0))
     srv.listen(0)
     filler = socket.create_connection(srv.getsockname())
     result = {}
-    t = threading.Thread(target=_late_server, args=(srv, result), daemon=True)
+    t = threading.Thread(target=_late_server, args=(srv, result, scheme == "wss"), daemon=True)
     t.start()
     try:
-        res = run_qjs("events", "ws://127.0.0.1:%d/" % srv.getsockname()[1], "close",
+        res = run_qjs("events", "%s://127.0.0.1:%d/" % (scheme, srv.getsockname()[1]), "close",
                       env_extra=variant, timeout=40)
     finally:
         t.join(20)

@@ -128,14 +128,46 @@ def test_fragments_grow_past_the_limit(peer_factory, variant):
     assert res["close"]["code"] == 1009, res
     assert res["max"] == 1 << 20, res
     assert_peak_vm_below(res, 32 << 10)  # qjs + lws take ~13 MiB, the limit 1 MiB
-    assert_peer_saw_1009_or_reset(peer)
+    if variant:
+        assert_peer_saw_1009_or_reset(peer)
+    else:  # our framing: close frame, our side ended, the peer read to its end
+        assert peer.wait_line("")[:1] == ["CLOSE 1009 message too big"], peer.lines
 
 
 def assert_peer_saw_1009_or_reset(peer):
-    """Our close frame, unless the peer was still sending: closing a socket with unread
-    data sends a TCP reset, and the peer (asyncio) may then drop what it had received."""
+    """Our close frame, unless the peer was still sending and the client is on the lws
+    path: it closes a socket with unread data, which sends a TCP reset, and the peer
+    (asyncio) may then drop what it had received."""
     first = peer.wait_line("")[:1]  # the peer's first report, whichever it is
     assert first and (first[0].startswith("CLOSE 1009 ") or first[0] == "EOF"), peer.lines
+
+
+RUNS = 20
+
+
+def test_failed_connection_close_frame_reaches_the_peer(peer_factory, scheme):
+    """RFC 6455 7.1.1 and 7.1.7, with the peer still writing: a flood of 64 KiB fragments
+    past QJSWS_MAX_MESSAGE=1m fails the connection with 1009; the client sends its close
+    frame, ends its side (over TLS: close_notify, then FIN), reads and discards until
+    the peer closes, and only then closes the socket, so the peer reads the close frame
+    before the end of the stream in every one of 20 runs (closing a socket with unread
+    data would reset the connection, and the peer lost the frame in most runs).  The
+    events are as before: error, then close 1009, not clean.  Our framing only: the lws
+    path (framing off, or tls off for wss://) still drops the connection at once."""
+    peer = peer_factory("raw")
+    for i in range(RUNS):
+        res = run_qjs("events", peer.url + "grow?size=65536&count=100000",
+                      env_extra={"QJSWS_MAX_MESSAGE": "1m"}, timeout=30)
+        assert event_types(res) == ["open", "error", "close"], (i, res["events"])
+        assert res["close"] == {"code": 1009, "reason": "message too big", "wasClean": False}, (i, res)
+        assert res["events"][-1]["t"] - res["events"][1]["t"] < 4000, (i, res["events"])
+    reports = [l for l in peer.wait_line("") if l.startswith(("CLOSE", "EOF"))]
+    deadline = 0
+    while len(reports) < RUNS and deadline < 50:
+        peer.wait_line("CLOSE", timeout=0.1)
+        reports = [l for l in peer.lines if l.startswith(("CLOSE", "EOF"))]
+        deadline += 1
+    assert reports == ["CLOSE 1009 message too big"] * RUNS, reports
 
 
 @pytest.mark.parametrize("how", ["env", "js"])

@@ -8,6 +8,10 @@ types, and answer every ping before its close frame (RFC 6455 5.5.3: several pin
 answered may get one pong, for the last).  The load generator's observe kind gets the
 same streams.
 
+Over wss:// (the `scheme` fixture) TLS is one more delivery schedule: each write of the
+server becomes the TLS records of that write, and their bytes are cut once more at a
+generated point (with a pause), so records arrive in pieces, headers included.
+
 Examples per build: WSBENCH_PROPERTY_EXAMPLES (default 12 in make test).  Failing
 examples are kept in hypothesis-db/ beside this file; make test only reads it, a run with
 WSBENCH_HYPOTHESIS_SAVE=1 writes what it finds there (commit it).
@@ -17,6 +21,7 @@ import hashlib
 import json
 import os
 import socket
+import ssl
 import struct
 import subprocess
 import threading
@@ -29,7 +34,7 @@ from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase, ReadOnlyDatabase
 
 from peer_raw import frame
-from qjsws_testkit import HERE, ROOT, run_qjs
+from qjsws_testkit import HERE, ROOT, TLS_DIR, run_qjs
 
 EXAMPLES = int(os.environ.get("WSBENCH_PROPERTY_EXAMPLES", "12"))
 _DB = DirectoryBasedExampleDatabase(str(HERE / "hypothesis-db"))
@@ -134,21 +139,85 @@ def check_pongs(frames, pings):
             frames[-3:],)
 
 
+class TlsConn:
+    """The server side of TLS by hand over a blocking socket (ssl.SSLObject between memory
+    BIOs): the records of each write are ours to cut; recv() is the decrypted stream."""
+
+    def __init__(self, sock):
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(str(TLS_DIR / "server.pem"), str(TLS_DIR / "server.key"))
+        self.sock, self._in, self._out = sock, ssl.MemoryBIO(), ssl.MemoryBIO()
+        self.tls = context.wrap_bio(self._in, self._out, server_side=True)
+        while True:
+            try:
+                self.tls.do_handshake()
+                break
+            except ssl.SSLWantReadError:
+                self._flush()
+                if not self._fill():
+                    raise RuntimeError("client closed during the TLS handshake")
+        self._flush()
+
+    def _flush(self):
+        data = self._out.read()
+        if data:
+            self.sock.sendall(data)
+
+    def _fill(self):
+        data = self.sock.recv(65536)
+        self._in.write(data)
+        return bool(data)
+
+    def records(self, data):
+        view = memoryview(data)
+        while view:
+            view = view[self.tls.write(view):]
+        return self._out.read()
+
+    def sendall(self, data):
+        self.sock.sendall(self.records(data))
+
+    def recv(self, n):
+        while True:
+            try:
+                return self.tls.read(n)
+            except ssl.SSLWantReadError:
+                self._flush()
+                if not self._fill():
+                    return b""
+            except (ssl.SSLZeroReturnError, ssl.SSLEOFError):
+                return b""
+
+
 class Server:
     """One connection: the 101, then the stream in pieces (pauses between them), then at
-    once a close frame; records what the client sent."""
+    once a close frame; records what the client sent.  tls: a list of cut points (per
+    mille of each piece's records) for the wss:// schedule, else None."""
 
-    def __init__(self, stream, cuts, pauses):
-        self.stream, self.cuts, self.pauses = stream, cuts, pauses
+    def __init__(self, stream, cuts, pauses, tls=None):
+        self.stream, self.cuts, self.pauses, self.tls = stream, cuts, pauses, tls
         self.client_frames = None
         self.error = None
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(1)
         self.sock.settimeout(20)
-        self.url = "ws://127.0.0.1:%d/" % self.sock.getsockname()[1]
+        self.url = "%s://127.0.0.1:%d/" % ("ws" if tls is None else "wss", self.sock.getsockname()[1])
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
+
+    def _send(self, conn, data, i):
+        """One write of the server: over TLS its records, cut once more (then a pause)."""
+        if self.tls is None:
+            conn.sendall(data)
+            return
+        raw = conn.records(data)
+        at = len(raw) * self.tls[i % len(self.tls)] // 1000
+        if 0 < at < len(raw):
+            conn.sock.sendall(raw[:at])
+            time.sleep(0.002)
+            raw = raw[at:]
+        conn.sock.sendall(raw)
 
     def _run(self):
         conn = None
@@ -156,6 +225,8 @@ class Server:
             conn, _ = self.sock.accept()
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             conn.settimeout(10)
+            if self.tls is not None:
+                conn = TlsConn(conn)
             head = b""
             deadline = time.monotonic() + 20
             while b"\r\n\r\n" not in head and time.monotonic() < deadline:
@@ -171,20 +242,20 @@ class Server:
             accept = base64.b64encode(hashlib.sha1(key + GUID).digest())
             data = RESPONSE % accept + self.stream
             at = 0
-            for cut, pause in zip(self.cuts + [len(data)], self.pauses + [0]):
+            for i, (cut, pause) in enumerate(zip(self.cuts + [len(data)], self.pauses + [0])):
                 cut = min(cut, len(data))
                 if cut > at:
-                    conn.sendall(data[at:cut])
+                    self._send(conn, data[at:cut], i)
                     at = cut
                 if pause:
                     time.sleep(pause / 1000)
-            conn.sendall(frame(8, struct.pack("!H", 1000)))
+            self._send(conn, frame(8, struct.pack("!H", 1000)), len(self.cuts) + 1)
             self.client_frames, _ = read_frames(conn, time.monotonic() + 20)
         except Exception as e:  # reported by the test
             self.error = repr(e)
         finally:
             if conn is not None:
-                conn.close()
+                (conn.sock if isinstance(conn, TlsConn) else conn).close()
             self.sock.close()
 
 
@@ -204,9 +275,12 @@ def draw_schedule(data, stream_len):
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.function_scoped_fixture, HealthCheck.large_base_example])
 @given(msgs=st.lists(messages(), min_size=0, max_size=6), data=st.data())
-def test_client_delivers_the_stream(variant, msgs, data):
+def test_client_delivers_the_stream(variant, scheme, msgs, data):
     stream, want, pings = encode(msgs)
-    server = Server(stream, *draw_schedule(data, len(stream)))
+    tls = None
+    if scheme == "wss":  # where each write's records are cut (per mille)
+        tls = data.draw(st.lists(st.integers(0, 1000), min_size=1, max_size=8), label="TLS record cuts")
+    server = Server(stream, *draw_schedule(data, len(stream)), tls=tls)
     res = run_qjs("collect", server.url, env_extra=variant, timeout=60)
     server.thread.join(25)
     assert server.error is None, server.error

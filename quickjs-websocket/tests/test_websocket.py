@@ -35,6 +35,10 @@ def test_burst_many_sends(peer_factory, variant, kind):
         assert res["pool"]["own_writes"] == 0, res["pool"]
 
 
+# ws:// only: the kept blocks are our framing's, whatever the transport; over wss:// how
+# much backs up depends on how fast the client encrypts against how fast lws-echo reads
+# (under make test-asan 8.8 MB, not the tens of MiB this test needs)
+@pytest.mark.parametrize("scheme", ["ws"])
 def test_kept_output_blocks_bounded_and_released_when_idle(peer_factory):
     """Our framing keeps the output blocks a drained queue gives back, those of 1 MiB
     frames too, so that the next burst does not page-fault its blocks in anew (bin_64k):
@@ -115,13 +119,13 @@ def test_ping_answered(peer_factory, variant):
     assert res["close"]["code"] == 1000
 
 
-def test_connection_refused(variant):
+def test_connection_refused(variant, scheme):
     import socket
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()  # nothing listens there now
-    res = run_qjs("refused", "ws://127.0.0.1:%d/" % port, env_extra=variant)
+    res = run_qjs("refused", "%s://127.0.0.1:%d/" % (scheme, port), env_extra=variant)
     assert res["events"] == ["error", "close"]
     assert res["close"] == {"code": 1006, "wasClean": False}
     assert res["readyState"] == 3

@@ -35,6 +35,7 @@ from ..errors import WsbenchError
 from ..logs import last_line
 from ..paths import ROOT
 from ..records import CellCount
+from ..server import StdoutTail
 from ..workloads import WorkloadSet
 from .builds import HEAD, Build
 from .cells import Cell, workload_for
@@ -79,16 +80,19 @@ def run_cell(cell: Cell, workloads: WorkloadSet, profile: str, work_dir: Path, b
 
     workload, override = workload_for(cell, workloads, profile)
     server_build = build if counted_server else peer
-    server = _spawn([*(wrap if counted_server else []), *server_build.lws_echo, "--port", "0"], env, server_log, False)
+    server = _spawn([*(wrap if counted_server else []), *server_build.lws_echo, "--port", "0", *cell.server_args()],
+                    env, server_log, False)
     try:
         server_out = procs.LineReader(server)
         port = _wait_for(server_out, READY, STEP_TIMEOUT_S)
         if port is None:
             raise fail("the server printed no readiness line", server_log)
+        if cell.tls:
+            StdoutTail(server_out).start()  # its WSBENCH-TLS line per connection, drained
         argv = [*(wrap if not counted_server else []), *cell.client_command(peer if counted_server else build),
-                "--url", f"ws://127.0.0.1:{port.group(1)}{workload.path}",
+                "--url", f"{cell.scheme}://127.0.0.1:{port.group(1)}{workload.path}",
                 *workload.client_args(override, min_seconds=0.0)]
-        client = _spawn(argv, env, client_log, True)
+        client = _spawn(argv, {**env, **cell.client_env()}, client_log, True)
         try:
             client_out = procs.LineReader(client)
             if _wait_for(client_out, re.compile(r"^WSBENCH-START$"), STEP_TIMEOUT_S) is None:

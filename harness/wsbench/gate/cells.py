@@ -20,6 +20,11 @@ from the base's build and from the head's (gate/builds.py), its peer the head's 
 Each cell has two fixed message counts: ``full`` (``make gate``) and ``quick`` (``make
 test``, about a tenth). Counts per message differ a little between the two (a constant
 per run is spread over fewer messages), so each profile has its own baseline figures.
+
+The ``qjs/tls_*`` cells count the QuickJS client over wss:// (its own TLS transport)
+against ``lws-echo`` in TLS mode, with the test certificate (build/tls) and the client
+trusting the test CA, as the TLS track runs them; OpenSSL's work on the client side is
+counted with the rest.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..errors import WsbenchError
+from ..tls import load_certs
 from ..workloads import Workload, WorkloadSet
 from .builds import HEAD, Build
 
@@ -48,10 +54,26 @@ class Cell:
     warmup: tuple[int, int]  # warm-up messages, not counted: (full, quick)
     mode: str | None = None  # replaces the workload's --mode (pingpong for the native programs)
     gated: bool = True  # False: counted and reported, never a regression (why: ``UNGATED``)
+    tls: bool = False  # over wss:// (the qjs client against lws-echo in TLS mode)
 
     @property
     def name(self) -> str:
-        return f"{self.program}/{self.workload}"
+        return f"{self.program}/{'tls_' if self.tls else ''}{self.workload}"
+
+    @property
+    def scheme(self) -> str:
+        return "wss" if self.tls else "ws"
+
+    def server_args(self) -> tuple[str, ...]:
+        """lws-echo's TLS mode (harness/runtimes.toml's tls table for it), or nothing."""
+        if not self.tls:
+            return ()
+        v = load_certs().values("server")
+        return ("--tls-cert", v["{cert}"], "--tls-key", v["{key}"])
+
+    def client_env(self) -> dict[str, str]:
+        """The client's trust of the test CA only (its tls table), or nothing."""
+        return {"QJSWS_CA_FILE": load_certs().values("server")["{ca}"]} if self.tls else {}
 
     @property
     def counted_side(self) -> str:
@@ -86,7 +108,9 @@ CELLS: tuple[Cell, ...] = tuple(
      for program in PROGRAMS for w, (counts, warm) in ECHO_WORKLOADS.items()]
     + [Cell("qjs", "text_1m", (3, 1), (1, 1)),
        # connection setup: connect, open, close in sequence (the client's "connect" switch)
-       Cell("qjs", "handshakes", (1000, 100), (50, 10))])
+       Cell("qjs", "handshakes", (1000, 100), (50, 10))]
+    # over wss:// (the client's "tls" switch)
+    + [Cell("qjs", w, *ECHO_WORKLOADS[w], tls=True) for w in ("text_11", "bin_64k")])
 
 
 def select(names: list[str] | None) -> list[Cell]:

@@ -3,7 +3,7 @@
 // Prints one JSON line with the results and exits 0 (the pytest side judges).
 import * as std from 'std'
 import * as os from 'os'
-import { WebSocket, poolStats, options, getMaxMessageSize, setMaxMessageSize } from '../../../build/quickjs-websocket/websocket.js'
+import { WebSocket, poolStats, options, getMaxMessageSize, setMaxMessageSize, getCAFile, setCAFile } from '../../../build/quickjs-websocket/websocket.js'
 
 const [, mode, url, ...rest] = scriptArgs
 
@@ -119,8 +119,10 @@ const modes = {
       if (!ok) bad++
       if (got === n) ws.close(1000)
     }
+    const errors = []
+    ws.onerror = (e) => errors.push(e.message)
     ws.onclose = (e) => done({ mode, options, got, bad, maxBuffered, bufferedAfter: ws.bufferedAmount,
-      close: { code: e.code, wasClean: e.wasClean }, pool: poolStats() })
+      close: { code: e.code, wasClean: e.wasClean }, errors, pool: poolStats() })
   },
 
   // messages the server fragments; we only check reassembly
@@ -290,6 +292,33 @@ const modes = {
     std.getenv('QJSWS_TEST_NATURAL') !== undefined)
   },
 
+  // two connections at once: the first one's messages come in the write of its 101
+  // (peer_raw /pings?...&msg=M), and at its first message the second one (rest[0])
+  // connects and echoes one message
+  interleave () {
+    const a = new WebSocket(url)
+    let got = 0
+    let bad = 0
+    let echoed = false
+    let aclose = null
+    let closed = 0
+    const errors = []
+    const finish = () => {
+      if (++closed === 2) done({ mode, got, bad, echoed, errors, close: aclose, pool: poolStats() })
+    }
+    a.onmessage = (e) => {
+      if (e.data !== 'after') bad++
+      if (got++ > 0) return
+      const b = new WebSocket(rest[0])
+      b.onopen = () => b.send('b')
+      b.onmessage = (e2) => { echoed = e2.data === 'b'; b.close(1000) }
+      b.onerror = (e2) => errors.push('b: ' + e2.message)
+      b.onclose = finish
+    }
+    a.onerror = (e) => errors.push('a: ' + e.message)
+    a.onclose = (e) => { aclose = { code: e.code, wasClean: e.wasClean }; finish() }
+  },
+
   // record every event with its time; optional actions:
   //   rest[0]: 'close' -> close(1000) once the first message (or open, if rest[1] is 'open') arrived
   events () {
@@ -320,7 +349,7 @@ const modes = {
       ev.push({ type: 'close', t: ms() })
       // QJSWS_TEST_NATURAL: let the event loop run dry (runtime teardown, for valgrind)
       done({ mode, events: ev, close: { code: e.code, reason: e.reason, wasClean: e.wasClean }, readyState: ws.readyState,
-        peakRssKiB: peakRss(), peakVmKiB: procStatus('VmPeak'), maxBefore, max: getMaxMessageSize() },
+        peakRssKiB: peakRss(), peakVmKiB: procStatus('VmPeak'), maxBefore, max: getMaxMessageSize(), pool: poolStats() },
       std.getenv('QJSWS_TEST_NATURAL') !== undefined)
     }
   },
@@ -642,6 +671,31 @@ const modes = {
   // leak test: N messages (text and binary, several sizes) then pool stats
   // every message as it came (text as UTF-16 units, binary as hex), the errors and the close:
   // the stream property test (test_stream_property.py) compares them with what it sent
+  // wss://: a connection with the CA file in force (QJSWS_CA_FILE, or none), then
+  // setCAFile(ARG) and a second one (each: its events), then setCAFile(null)
+  cafile () {
+    const results = []
+    const before = getCAFile()
+    const one = (next) => {
+      const ws = new WebSocket(url)
+      const ev = []
+      ws.onopen = () => { ev.push('open'); ws.close(1000) }
+      ws.onerror = (e) => ev.push('error')
+      ws.onclose = (e) => { ev.push('close ' + e.code + ' ' + e.wasClean); results.push(ev); next() }
+    }
+    one(() => {
+      let bad = null
+      try { setCAFile(42) } catch (e) { bad = e.name }
+      let missing = null
+      try { setCAFile('/nonexistent/ca.pem') } catch (e) { missing = e.name }
+      const prev = setCAFile(rest[0])
+      one(() => {
+        const now = getCAFile()
+        setCAFile(null)
+        done({ mode, results, before, prev, now, after: getCAFile(), bad, missing })
+      })
+    })
+  },
   collect () {
     const ws = new WebSocket(url)
     ws.binaryType = 'arraybuffer'

@@ -1,0 +1,710 @@
+/*
+ * The TLS transport: OpenSSL, non-blocking, over our own TCP socket, for
+ * wss:// connections with our own handshake and framing above it (opt "tls").
+ *
+ * The socket is tp_tcp's: its open, retry, timeout, close and abandon are
+ * called as they are.  This file watches the socket itself (tp_tcp_watch),
+ * because what a read or a write waits for is OpenSSL's business: a read may
+ * have to write first (an alert, a handshake message) and a write to read
+ * first, and then the other readiness re-drives it.  Above, readiness is
+ * reported as the layer above asked for it (POLLIN: read now, POLLOUT: write
+ * now), whatever the socket's was.
+ *
+ * OpenSSL reads and writes the socket itself, through a socket BIO of ours (a
+ * buffered recv, and a send with MSG_NOSIGNAL: OpenSSL's own socket BIO
+ * write()s, and a peer gone would kill the process with SIGPIPE); its
+ * non-blocking retries map straight onto poll events.  Reads: the BIO takes
+ * what the socket holds into a 256 KiB buffer with one recv(), as a ws:// read
+ * does, and hands OpenSSL each record's header and body from there (one copy).
+ * Not OpenSSL's read_ahead: before each record it moves every unread byte of
+ * its buffer to the front, so a full 256 KiB buffer is copied about 8 times
+ * over (half the instructions of a 64 KiB echo).  The buffer is one for the
+ * process (reads are one at a time); bytes a connection leaves in it are moved
+ * to a buffer of their own when another connection reads, so an idle
+ * connection holds none.  read() loops SSL_read until the caller's buffer is
+ * full or the BIO meets an empty socket.  Writes: our framing's coalesced
+ * blocks, each in records of up to 16 KiB written at once (partial writes);
+ * a block's tail shorter than a record is joined with the next block's head
+ * in a staging buffer, so a burst makes no short record in its middle.
+ * SSL_MODE_RELEASE_BUFFERS: an idle connection holds neither buffer (OpenSSL
+ * frees them when they are empty).
+ *
+ * The SSL_CTX is made at the first wss:// connection (not at start-up), and
+ * again for the connections made after the CA file changed.  Certificate and
+ * host name are always verified: the chain against the CA file or the system's
+ * store, the name (SSL_set1_host) or IP address (X509_VERIFY_PARAM_set1_ip_asc)
+ * against the certificate; SNI for names, not for IP literals; TLS 1.2 at
+ * least; renegotiation refused (TLS 1.3 has none).
+ */
+#include "tp_tls.h"
+#include "loop.h"
+#include "opts.h"
+#include "tp_tcp.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#define TLS_RBUF (256 * 1024) /* the socket BIO's read buffer while data flows */
+#define TLS_RECORD 16384      /* the largest record's plaintext */
+
+struct tls {
+    SSL *ssl;
+    short want;  /* what the layer above asked for (poll) */
+    short hs;    /* the handshake waits for this; 0: done */
+    short rd;    /* a read waits for POLLIN; POLLOUT: OpenSSL must write first;
+                  * both: it holds records already (re-driven at once) */
+    short wr;    /* a write waits for POLLOUT, or POLLIN: OpenSSL must read first */
+    short more;  /* the last read filled the buffer: OpenSSL may hold more */
+    short end;   /* a read met the end: 1 close_notify, -1 an error (errno: err) */
+    int err;
+    int fatal;   /* no close_notify of ours may follow (an error) */
+    int fd;        /* the socket the session's BIO reads and writes */
+    uint8_t *kept; /* unread bytes moved out of the shared buffer, or NULL */
+    size_t kept_off, kept_len;
+    char host[];   /* for the next address's attempt */
+};
+
+static struct {
+    struct tp_up up;
+    SSL_CTX *ctx;
+    BIO_METHOD *bio;  /* our socket BIO's */
+    unsigned ctx_gen; /* the g_ca_gen it was made with */
+    char why[256];    /* a failure's text (reported at once) */
+    struct tls_stats st;
+    uint8_t stage[TLS_RECORD];
+    uint8_t *in;          /* the BIO's read buffer (TLS_RBUF), made at the first read */
+    size_t in_off, in_len; /* its unread bytes, in[in_off, in_len), are in_owner's */
+    struct tls *in_owner;
+} T;
+
+void tp_tls_init(const struct tp_up *up)
+{
+    T.up = *up;
+}
+
+void tp_tls_destroy(void)
+{
+    SSL_CTX_free(T.ctx);
+    T.ctx = NULL;
+    BIO_meth_free(T.bio);
+    T.bio = NULL;
+    free(T.in);
+    T.in = NULL;
+    T.in_owner = NULL;
+    T.in_off = T.in_len = 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* the socket BIO: buffered recv, and send without SIGPIPE               */
+
+static int bio_write(BIO *b, const char *p, int n)
+{
+    struct tls *s = BIO_get_data(b);
+    ssize_t r = send(s->fd, p, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    BIO_clear_retry_flags(b);
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        BIO_set_retry_write(b);
+    return (int)r;
+}
+
+/* the shared buffer's unread bytes into a buffer of their owner's own; out of
+ * memory, they are lost and the owner's session fails at its next read */
+static void keep_unread(void)
+{
+    struct tls *o = T.in_owner;
+    size_t k = T.in_len - T.in_off;
+    T.in_owner = NULL;
+    if (!k)
+        return;
+    o->kept = malloc(k);
+    if (!o->kept) {
+        o->kept_off = o->kept_len = 0;
+        o->end = -1;
+        o->err = ENOMEM;
+        o->fatal = 1;
+        return;
+    }
+    memcpy(o->kept, T.in + T.in_off, k);
+    o->kept_off = 0;
+    o->kept_len = k;
+    T.st.kept++;
+}
+
+/* the session's unread bytes (its own first, then the shared buffer's); the
+ * socket only when there are none (so the end of the stream, or an error,
+ * comes after every byte before it) */
+static int bio_read(BIO *b, char *p, int n)
+{
+    struct tls *s = BIO_get_data(b);
+    const uint8_t *from;
+    size_t have;
+    BIO_clear_retry_flags(b);
+    if (n <= 0)
+        return 0;
+    if (s->kept) {
+        from = s->kept + s->kept_off;
+        have = s->kept_len - s->kept_off;
+    } else {
+        if (T.in_owner != s || T.in_off == T.in_len) {
+            ssize_t r;
+            if (T.in_owner && T.in_owner != s)
+                keep_unread();
+            if (!T.in && !(T.in = malloc(TLS_RBUF))) {
+                errno = ENOMEM;
+                return -1;
+            }
+            T.in_owner = NULL;
+            r = recv(s->fd, T.in, TLS_RBUF, MSG_DONTWAIT);
+            if (r <= 0) {
+                if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+                    BIO_set_retry_read(b);
+                return (int)r;
+            }
+            T.in_owner = s;
+            T.in_off = 0;
+            T.in_len = (size_t)r;
+        }
+        from = T.in + T.in_off;
+        have = T.in_len - T.in_off;
+    }
+    if (have > (size_t)n)
+        have = (size_t)n;
+    memcpy(p, from, have);
+    if (s->kept) {
+        s->kept_off += have;
+        if (s->kept_off == s->kept_len) {
+            free(s->kept);
+            s->kept = NULL;
+        }
+    } else {
+        T.in_off += have;
+    }
+    return (int)have;
+}
+
+/* bytes the BIO holds for the session that no POLLIN will announce */
+static int held(const struct tls *s)
+{
+    return s->kept || (T.in_owner == s && T.in_off < T.in_len);
+}
+
+/* the session's bytes, wherever they are, dropped (its end) */
+static void drop_unread(struct tls *s)
+{
+    if (T.in_owner == s) {
+        T.in_owner = NULL;
+        T.in_off = T.in_len = 0;
+    }
+    free(s->kept);
+    s->kept = NULL;
+    s->kept_off = s->kept_len = 0;
+}
+
+static long bio_ctrl(BIO *b, int cmd, long num, void *ptr)
+{
+    UNUSED(b);
+    UNUSED(num);
+    UNUSED(ptr);
+    return cmd == BIO_CTRL_FLUSH; /* nothing is buffered here */
+}
+
+static int bio_create(BIO *b)
+{
+    BIO_set_init(b, 1);
+    return 1;
+}
+
+static BIO *socket_bio(struct tls *s)
+{
+    BIO *b;
+    if (!T.bio) {
+        T.bio = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "qjsws socket");
+        if (!T.bio || !BIO_meth_set_write(T.bio, bio_write) || !BIO_meth_set_read(T.bio, bio_read) ||
+            !BIO_meth_set_ctrl(T.bio, bio_ctrl) || !BIO_meth_set_create(T.bio, bio_create)) {
+            BIO_meth_free(T.bio);
+            T.bio = NULL;
+            return NULL;
+        }
+    }
+    b = BIO_new(T.bio);
+    if (b)
+        BIO_set_data(b, s);
+    return b;
+}
+
+void tp_tls_stats(struct tls_stats *st)
+{
+    *st = T.st;
+}
+
+/* what failed, for the error event: the certificate check's verdict, else
+ * OpenSSL's first error, else the system call's */
+static const char *failure(struct tls *s, const char *what, int sys)
+{
+    long v = s->ssl ? SSL_get_verify_result(s->ssl) : X509_V_OK;
+    unsigned long e = ERR_peek_error();
+    const char *r = e ? ERR_reason_error_string(e) : NULL;
+    if (v != X509_V_OK)
+        snprintf(T.why, sizeof(T.why), "%s: certificate verify failed: %s", what,
+                 X509_verify_cert_error_string(v));
+    else if (r)
+        snprintf(T.why, sizeof(T.why), "%s: %s", what, r);
+    else if (sys == ECONNREFUSED)
+        snprintf(T.why, sizeof(T.why), "connection refused");
+    else if (sys)
+        snprintf(T.why, sizeof(T.why), "%s: %s", what, strerror(sys));
+    else
+        snprintf(T.why, sizeof(T.why), "%s: connection closed", what);
+    ERR_clear_error();
+    return T.why;
+}
+
+/* the context for new connections: made at the first one, and again when the
+ * CA file changed (sessions hold a reference to theirs) */
+static SSL_CTX *tls_ctx(const char **why)
+{
+    SSL_CTX *ctx;
+    if (T.ctx && T.ctx_gen == g_ca_gen)
+        return T.ctx;
+    ERR_clear_error();
+    ctx = SSL_CTX_new(TLS_client_method());
+    if (!ctx) {
+        *why = "TLS: cannot make a context";
+        return NULL;
+    }
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION);
+    SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+#ifndef QJSWS_TLS_KEEP_BUFFERS /* (only to measure what it saves: bench/tls_idle_memory.py) */
+    SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+#endif
+    if (g_ca_file ? SSL_CTX_load_verify_locations(ctx, g_ca_file, NULL) != 1
+                  : SSL_CTX_set_default_verify_paths(ctx) != 1) {
+        snprintf(T.why, sizeof(T.why), "TLS: cannot load the CA certificates of %s",
+                 g_ca_file ? g_ca_file : "the system's store");
+        ERR_clear_error();
+        SSL_CTX_free(ctx);
+        *why = T.why;
+        return NULL;
+    }
+    SSL_CTX_free(T.ctx);
+    T.ctx = ctx;
+    T.ctx_gen = g_ca_gen;
+    return ctx;
+}
+
+static void tls_ready(void *opaque, int fd, short events, short revents);
+static void tls_expired(void *opaque);
+
+static const struct loop_handler tls_handler = { tls_ready, tls_expired };
+
+/* register what the handshake, or the reads and writes the layer above wants,
+ * wait for */
+static void watch(struct tp *t)
+{
+    struct tls *s = t->tls;
+    int ev = s->hs;
+    if (!ev)
+        ev = ((s->want & POLLIN) ? s->rd : 0) | ((s->want & POLLOUT) ? s->wr : 0);
+    tp_tcp_watch(t, ev ? ev : POLLIN, &tls_handler);
+}
+
+/* the session of the current socket, set up for the host */
+static int session(struct tp *t, const char **why)
+{
+    struct tls *s = t->tls;
+    SSL_CTX *ctx = tls_ctx(why);
+    unsigned char ip[16];
+    int literal, ok;
+    BIO *bio;
+    SSL_free(s->ssl);
+    s->ssl = NULL;
+    drop_unread(s); /* (a former socket's) */
+    s->fd = t->fd;
+    if (!ctx)
+        return -1;
+    s->ssl = SSL_new(ctx);
+    bio = s->ssl ? socket_bio(s) : NULL;
+    if (!bio) {
+        *why = failure(s, "TLS: cannot make a session", 0);
+        return -1;
+    }
+    SSL_set_bio(s->ssl, bio, bio); /* (takes our one reference) */
+    literal = inet_pton(AF_INET, s->host, ip) == 1 || inet_pton(AF_INET6, s->host, ip) == 1;
+    if (literal) {
+        ok = X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(s->ssl), s->host);
+    } else {
+        SSL_set_hostflags(s->ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+        ok = SSL_set_tlsext_host_name(s->ssl, s->host) && SSL_set1_host(s->ssl, s->host);
+    }
+    if (!ok) {
+        *why = failure(s, "TLS: cannot verify this host", 0);
+        return -1;
+    }
+    SSL_set_connect_state(s->ssl);
+    s->hs = POLLOUT;
+    s->rd = POLLIN;
+    s->wr = POLLOUT;
+    s->more = s->end = 0;
+    s->fatal = 0;
+    return 0;
+}
+
+/* one step of the handshake: 1 done, 0 waits (s->hs), -1 failed (*why) */
+static int handshake(struct tp *t, const char **why)
+{
+    struct tls *s = t->tls;
+    int r, e;
+    ERR_clear_error();
+    r = SSL_do_handshake(s->ssl);
+    if (r == 1) {
+        s->hs = 0;
+        return 1;
+    }
+    e = SSL_get_error(s->ssl, r);
+    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+        s->hs = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
+        return 0;
+    }
+    s->fatal = 1;
+    *why = failure(s, "TLS handshake failed", e == SSL_ERROR_SYSCALL ? errno : 0);
+    return -1;
+}
+
+/* nothing came back from this address yet: another one may do */
+static int untouched(struct tls *s)
+{
+    return s->ssl && BIO_number_read(SSL_get_rbio(s->ssl)) == 0;
+}
+
+/* a session and the handshake's first step on the current socket and, while
+ * that fails before the server said anything, on the next addresses: 0 under
+ * way (or done), -1 none left (*why) */
+static int attempt(struct tp *t, const char **why)
+{
+    for (;;) {
+        if (session(t, why) < 0)
+            return -1;
+        if (handshake(t, why) >= 0)
+            return 0;
+        if (!untouched(t->tls) || tp_tcp.retry(t, why) < 0)
+            return -1;
+    }
+}
+
+static void tls_free(struct tp *t, int notify)
+{
+    struct tls *s = t->tls;
+    if (!s)
+        return;
+    if (s->ssl) {
+        /* close_notify (RFC 8446 6.1), once, if the session can still say it
+         * (best effort: a full socket is not waited for) */
+        if (notify && !s->hs && !s->fatal && !(SSL_get_shutdown(s->ssl) & SSL_SENT_SHUTDOWN))
+            SSL_shutdown(s->ssl);
+        ERR_clear_error();
+        SSL_free(s->ssl);
+    }
+    drop_unread(s);
+    free(s);
+    t->tls = NULL;
+}
+
+static void tls_abandon(struct tp *t)
+{
+    tls_free(t, 0);
+    tp_tcp.abandon(t);
+}
+
+static int tls_open(struct tp *t, const char *host, int port, const char **why)
+{
+    size_t hl = strlen(host) + 1;
+    struct tls *s;
+    if (!tls_ctx(why))
+        return -1;
+    s = calloc(1, sizeof(*s) + hl);
+    if (!s) {
+        *why = "out of memory";
+        return -1;
+    }
+    memcpy(s->host, host, hl);
+    t->tls = s;
+    if (tp_tcp.open(t, host, port, why) < 0) {
+        tls_free(t, 0);
+        return -1;
+    }
+    if (attempt(t, why) < 0) {
+        tls_abandon(t);
+        return -1;
+    }
+    return 0;
+}
+
+/* the upgrade failed before its response began: the next address, if the
+ * server has not spoken TLS to us on this one */
+static int tls_retry(struct tp *t, const char **why)
+{
+    if (!untouched(t->tls) || tp_tcp.retry(t, why) < 0)
+        return -1;
+    return attempt(t, why);
+}
+
+static void tls_close(struct tp *t, const char *why)
+{
+    tls_free(t, 1);
+    tp_tcp.close(t, why); /* reports the connection gone: may free t */
+}
+
+static void tls_timeout(struct tp *t, int secs, const char *why)
+{
+    tp_tcp.timeout(t, secs, why);
+}
+
+static void tls_expired(void *opaque)
+{
+    struct tp *t = opaque;
+    tls_close(t, t->deadline_why);
+}
+
+static void tls_poll(struct tp *t, int events)
+{
+    t->tls->want = (short)events;
+    watch(t);
+}
+
+static void tls_ready(void *opaque, int fd, short events, short revents)
+{
+    struct tp *t = opaque;
+    struct tls *s = t->tls;
+    short up;
+    UNUSED(fd);
+    UNUSED(events);
+    if (s->hs) {
+        const char *why;
+        int r = handshake(t, &why);
+        if (r < 0 && untouched(s) && tp_tcp.retry(t, &why) == 0 && attempt(t, &why) == 0)
+            r = 0; /* on the next address */
+        if (r < 0) {
+            tls_close(t, why);
+            return;
+        }
+        s = t->tls;
+        watch(t);
+        if (r > 0 && (s->want & (POLLIN | POLLOUT)))
+            T.up.io(t, (short)(s->want & (POLLIN | POLLOUT))); /* the upgrade goes on */
+        return;
+    }
+    up = revents & (POLLHUP | POLLERR);
+    if ((s->want & POLLIN) && (revents & (s->rd | POLLHUP | POLLERR)))
+        up |= POLLIN;
+    if ((s->want & POLLOUT) && (revents & s->wr))
+        up |= POLLOUT;
+    if (up)
+        T.up.io(t, up);
+}
+
+/* a read met the end before: again */
+static ssize_t ended(struct tls *s)
+{
+    if (s->end > 0)
+        return 0;
+    errno = s->err;
+    return -1;
+}
+
+static ssize_t tls_read(struct tp *t, void *buf, size_t n)
+{
+    struct tls *s = t->tls;
+    size_t got = 0;
+    if (s->hs) {
+        errno = EAGAIN;
+        return -1;
+    }
+    if (s->end)
+        return ended(s);
+    s->more = 0;
+    ERR_clear_error();
+    while (got < n) {
+        size_t k;
+        int e;
+        if (SSL_read_ex(s->ssl, (char *)buf + got, n - got, &k)) {
+            got += k;
+            continue;
+        }
+        e = SSL_get_error(s->ssl, 0);
+        if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+            short rd = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
+            if (rd == POLLOUT)
+                T.st.rd_want_write++;
+            if (rd != s->rd) {
+                s->rd = rd;
+                watch(t);
+            }
+            if (got)
+                return (ssize_t)got;
+            errno = EAGAIN;
+            return -1;
+        }
+        /* the end: close_notify, or anything else (a TCP end without close_notify
+         * is a truncation, RFC 8446 6.1: an error) */
+        if (e == SSL_ERROR_ZERO_RETURN) {
+            s->end = 1;
+        } else {
+            s->end = -1;
+            s->err = e == SSL_ERROR_SYSCALL && errno && errno != EAGAIN ? errno : ECONNRESET;
+            s->fatal = 1;
+            ERR_clear_error();
+        }
+        return got ? (ssize_t)got : ended(s); /* (pending() says there is more) */
+    }
+    /* the buffer is full: OpenSSL, or our BIO, may hold complete records that
+     * no POLLIN will announce.  The reader reads on; should it stop at its
+     * bound, POLLOUT (ready unless the peer stops reading us) re-drives the
+     * read, and so does POLLIN, as ever */
+    if (held(s) || SSL_has_pending(s->ssl)) {
+        s->more = 1;
+        if (s->rd != (POLLIN | POLLOUT)) {
+            s->rd = POLLIN | POLLOUT;
+            watch(t);
+        }
+    }
+    return (ssize_t)got;
+}
+
+static int tls_pending(struct tp *t)
+{
+    struct tls *s = t->tls;
+    return s && (s->end || s->more);
+}
+
+/* one SSL_write: > 0 bytes taken (a record), else -1 and errno */
+static ssize_t write1(struct tp *t, const void *p, size_t len)
+{
+    struct tls *s = t->tls;
+    size_t k;
+    int e;
+    if (SSL_write_ex(s->ssl, p, len, &k)) {
+        if (s->wr != POLLOUT) {
+            s->wr = POLLOUT;
+            watch(t);
+        }
+        return (ssize_t)k;
+    }
+    e = SSL_get_error(s->ssl, 0);
+    if (e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ) {
+        short wr = e == SSL_ERROR_WANT_WRITE ? POLLOUT : POLLIN;
+        if (wr == POLLIN)
+            T.st.wr_want_read++;
+        if (wr != s->wr) {
+            s->wr = wr;
+            watch(t);
+        }
+        errno = EAGAIN;
+        return -1;
+    }
+    errno = e == SSL_ERROR_SYSCALL && errno && errno != EAGAIN ? errno : EPIPE;
+    s->fatal = 1;
+    ERR_clear_error();
+    return -1;
+}
+
+/*
+ * Gather: the blocks in records.  A record never spans blocks, except that a
+ * block's tail shorter than a record is joined with what follows (copied
+ * into the staging buffer): a burst of whole 64 KiB frames would otherwise
+ * make a record of 14 bytes per frame.  Retrying a blocked write is safe:
+ * the queue's head is the same until a write succeeds (blocks only grow at
+ * the end), so the same bytes are offered again (ACCEPT_MOVING_WRITE_BUFFER:
+ * from wherever they are now).
+ */
+static ssize_t tls_writev(struct tp *t, const struct iovec *iov, int n)
+{
+    size_t total = 0, off = 0;
+    int i = 0;
+    if (t->tls->hs) {
+        errno = EAGAIN;
+        return -1;
+    }
+    ERR_clear_error();
+    while (i < n) {
+        const uint8_t *p = (const uint8_t *)iov[i].iov_base + off;
+        size_t len = iov[i].iov_len - off;
+        ssize_t w;
+        if (len < TLS_RECORD && i + 1 < n) {
+            size_t m = 0;
+            int j = i;
+            size_t o = off;
+            while (m < TLS_RECORD && j < n) {
+                size_t c = iov[j].iov_len - o;
+                if (c > TLS_RECORD - m)
+                    c = TLS_RECORD - m;
+                memcpy(T.stage + m, (const uint8_t *)iov[j].iov_base + o, c);
+                m += c;
+                j++;
+                o = 0;
+            }
+            p = T.stage;
+            len = m;
+            T.st.staged++;
+        }
+        if (!len) {
+            i++;
+            off = 0;
+            continue;
+        }
+        w = write1(t, p, len);
+        if (w < 0)
+            return total ? (ssize_t)total : -1;
+        total += (size_t)w;
+        /* move on by w bytes, across blocks */
+        while (w > 0 && i < n) {
+            size_t c = iov[i].iov_len - off;
+            if ((size_t)w < c) {
+                off += (size_t)w;
+                w = 0;
+            } else {
+                w -= (ssize_t)c;
+                i++;
+                off = 0;
+            }
+        }
+    }
+    return (ssize_t)total;
+}
+
+static ssize_t tls_write(struct tp *t, const void *buf, size_t n)
+{
+    struct iovec iov = { (void *)(uintptr_t)buf, n };
+    return tls_writev(t, &iov, 1);
+}
+
+/* our side is done: close_notify, then FIN; the peer's data is read on */
+static int tls_shutdown(struct tp *t)
+{
+    struct tls *s = t->tls;
+    if (s->hs || s->fatal)
+        return -1;
+    ERR_clear_error();
+    if (SSL_shutdown(s->ssl) < 0) {
+        ERR_clear_error();
+        return -1;
+    }
+    return shutdown(t->fd, SHUT_WR);
+}
+
+const struct tp_ops tp_tls = {
+    .name = "tls", .open = tls_open, .retry = tls_retry,
+    .read = tls_read, .write = tls_write, .writev = tls_writev, .pending = tls_pending,
+    .poll = tls_poll, .shutdown = tls_shutdown, .timeout = tls_timeout, .close = tls_close,
+    .abandon = tls_abandon, .release = NULL, .flags = 0,
+};

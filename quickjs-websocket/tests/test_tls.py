@@ -1,0 +1,198 @@
+"""wss:// as TLS events make it (raw-socket peer in TLS mode, tests/peer_raw.py /tls):
+records that arrive byte by byte, close_notify before and after the WebSocket close, a
+TCP reset, a truncation and a fatal alert in the middle of a message; a renegotiation
+request and TLS 1.3 key updates while the client's writes are blocked (tests/c/tls_peer.c,
+OpenSSL: what Python's ssl cannot do); certificates the client must refuse; the CA file
+option; TLS set up only when the first wss:// connection is made; unread bytes of the
+shared read buffer kept for their connection when another one reads.  Optimized (our TLS
+transport, src/tp_tls.c) and baseline (libwebsockets)."""
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from qjsws_testkit import CA_FILE, HERE, QJS, ROOT, TLS_DIR, Peer, need_client, peer_argv, run_qjs
+
+# what /tls sends before each case's fault: text "one", 3,000 bytes binary, a text of
+# 14 UTF-16 units (2-, 3- and 4-byte characters)
+MESSAGES = [("text", 3), ("binary", 3000), ("text", 14)]
+
+
+def tls_peer(peer_factory_unused=None, cert="server"):
+    argv, cwd = peer_argv("raw", True)
+    i = argv.index("--tls-cert")
+    argv[i + 1:i + 4:2] = [str(TLS_DIR / (cert + ".pem")), str(TLS_DIR / (cert + ".key"))]
+    return Peer("raw", argv, cwd, True)
+
+
+@pytest.fixture
+def peers():
+    made = []
+
+    def make(cert="server"):
+        p = tls_peer(cert=cert)
+        made.append(p)
+        return p
+
+    yield make
+    for p in made:
+        p.stop()
+
+
+def messages(res):
+    return [(e["kind"], e["len"]) for e in res["events"] if e["type"] == "message"]
+
+
+def types(res):
+    return [e["type"] for e in res["events"]]
+
+
+@pytest.mark.parametrize("case", ["bytes", "notify-after"])
+def test_tls_session_ends_cleanly(peers, variant, case):
+    """Records that arrive one byte per TCP segment (the 101, the messages, the close
+    frame); a close frame followed at once by the server's close_notify (the client's
+    answer goes out over a session whose other half is closed): every message, then a
+    clean close, and the peer reads the client's close frame."""
+    peer = peers()
+    res = run_qjs("events", peer.url + "tls?case=" + case, env_extra=variant, timeout=30)
+    assert messages(res) == MESSAGES, res["events"]
+    assert types(res) == ["open", "message", "message", "message", "close"], res["events"]
+    assert res["close"] == {"code": 1000, "reason": "", "wasClean": True}, res
+    assert peer.wait_line("CLOSE") == ["CLOSE 1000 "], peer.lines
+
+
+@pytest.mark.parametrize("case", ["notify-before", "reset", "truncate", "alert"])
+def test_tls_session_fails_under_an_open_connection(peers, variant, case):
+    """close_notify without a WebSocket close (TCP left open), a TCP reset or TCP closed
+    without close_notify (truncation) in the middle of a fourth message's record, a
+    fatal alert in the middle of the fourth message (TCP left open): the three complete
+    messages, not the fourth, then error and close 1006, not clean (the TLS-failure
+    set's verdict)."""
+    peer = peers()
+    res = run_qjs("events", peer.url + "tls?case=" + case, env_extra=variant, timeout=30)
+    assert messages(res) == MESSAGES, res["events"]
+    assert types(res) == ["open", "message", "message", "message", "error", "close"], res["events"]
+    assert res["close"] == {"code": 1006, "reason": "", "wasClean": False}, res
+    assert res["events"][-1]["t"] - res["events"][0]["t"] < 3000, res["events"]
+
+
+@pytest.mark.parametrize("cert", ["untrusted", "wrong-host", "expired"])
+def test_certificate_refused(peers, variant, cert):
+    """A certificate from a CA not trusted, for another host, or expired: the TLS
+    handshake fails (the peer sees it fail), never open; error, then close 1006."""
+    peer = peers(cert)
+    res = run_qjs("events", peer.url + "echo", env_extra=variant, timeout=30)
+    assert types(res) == ["error", "close"], res["events"]
+    assert res["close"] == {"code": 1006, "reason": "", "wasClean": False}, res
+    assert peer.wait_line("TLSFAIL"), peer.lines
+    if not variant:
+        assert "certificate verify failed" in res["events"][0]["message"], res["events"]
+
+
+def test_ca_file_option(peers, variant):
+    """No CA file: the system's store, which does not hold the test CA (refused); then
+    setCAFile(ca.pem) from JS: the next connection opens (on the lws fallback through a
+    vhost of its own: its context already exists).  Bad arguments throw."""
+    peer = peers()
+    env = dict(variant, QJSWS_CA_FILE="")
+    res = run_qjs("cafile", peer.url + "echo", str(CA_FILE), env_extra=env, timeout=30)
+    assert res["before"] is None and res["prev"] is None, res
+    assert res["now"] == str(CA_FILE) and res["after"] is None, res
+    assert res["results"] == [["error", "close 1006 false"], ["open", "close 1000 true"]], res
+    assert res["bad"] == "TypeError" and res["missing"] == "Error", res
+
+
+def test_tls_set_up_at_the_first_wss_connection(peer_factory, scheme):
+    """Start-up sets nothing of TLS up: a ws:// run never reads OpenSSL's configuration
+    or a CA store; a wss:// run reads them when it connects (strace)."""
+    if not shutil.which("strace"):
+        pytest.skip("strace not installed")
+    need_client()
+    peer = peer_factory("lws")
+    trace = subprocess.run(["strace", "-f", "-e", "trace=openat", "-o", "/dev/stderr", str(QJS),
+                            "clients/quickjs.mjs", "--url", peer.url, "--type", "text", "--size", "11",
+                            "--count", "10", "--warmup", "0"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=60,
+                           # (make test-asan: LeakSanitizer cannot run under ptrace)
+                           env={"PATH": "/usr/bin:/bin", "QJSWS_CA_FILE": str(CA_FILE),
+                                "ASAN_OPTIONS": "detect_leaks=0"})
+    assert trace.returncode == 0, trace.stderr[-2000:]
+    opened = [l for l in trace.stderr.splitlines() if "openat(" in l and "ENOENT" not in l]
+    tls = [l for l in opened if "openssl.cnf" in l or "ca.pem" in l or "/etc/ssl" in l]
+    if scheme == "ws":
+        assert tls == [], tls
+    else:
+        assert any("ca.pem" in l for l in tls), opened
+
+
+def test_unread_bytes_move_with_their_connection(peers, variant):
+    """The read buffer is one for the process: the 101 and 10,000 messages in one write
+    (five records), the upgrade takes the head and stops with records still in the
+    buffer; from the first message a second connection makes its TLS handshake, whose
+    first read moves them into a buffer of the first connection's own.  Every message
+    intact and in order, the second connection's echo, two clean closes."""
+    peer = peers()
+    res = run_qjs("interleave", peer.url + "pings?n=1&at=101&msg=10000&close=1", peer.url + "echo",
+                  env_extra=variant, timeout=60)
+    assert res["got"] == 10000 and res["bad"] == 0, res
+    assert res["echoed"] and res["errors"] == [], res
+    assert res["close"] == {"code": 1000, "wasClean": True}, res
+    if not variant:
+        assert res["pool"]["tls_kept"] >= 1, res["pool"]
+
+
+@pytest.fixture(scope="module")
+def tls_peer_exe(tmp_path_factory):
+    cc = shutil.which("cc")
+    if cc is None or not CA_FILE.exists():
+        pytest.skip("cc or build/tls missing")
+    exe = Path(tmp_path_factory.mktemp("tls_peer")) / "tls_peer"
+    subprocess.run([cc, "-O1", "-g", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-o", str(exe),
+                    str(HERE / "c" / "tls_peer.c"), "-lssl", "-lcrypto"], check=True)
+    return exe
+
+
+def c_peer(exe, mode):
+    return Peer("tls_peer", [str(exe), str(TLS_DIR / "server.pem"), str(TLS_DIR / "server.key"), mode],
+                None, True)
+
+
+def test_key_updates_while_writes_are_blocked(tls_peer_exe, variant):
+    """TLS 1.3: the peer reads nothing for 300 ms while the client bursts 3,000 messages
+    (~60 MB: its writes wait), then sends a KeyUpdate that requests the client's, and
+    another after every 500 echoed frames.  OpenSSL answers a requested update at the
+    client's next write once nothing is half written (openssl#8773; answering at once,
+    with a record half written, failed the session: openssl#8677): every echo intact, a
+    clean close.  (pool: tls_read_wants_write, tls_write_wants_read count the reads
+    that had to wait for POLLOUT and the writes for POLLIN, for the report.)"""
+    peer = c_peer(tls_peer_exe, "keyupdate")
+    try:
+        res = run_qjs("burst", peer.url, 3000, env_extra=variant, timeout=60)
+        assert res["got"] == 3000 and res["bad"] == 0, res
+        assert res["errors"] == [] and res["close"] == {"code": 1000, "wasClean": True}, res
+        lines = peer.wait_line("KEYUPDATES")
+        assert lines and int(lines[0].split()[1]) >= 6, peer.lines
+        if not variant:
+            assert res["pool"]["tls_staged"] > 0, res["pool"]  # records joined across blocks
+    finally:
+        peer.stop()
+
+
+def test_renegotiation_refused(tls_peer_exe, variant):
+    """TLS 1.2: the peer asks for a renegotiation (HelloRequest) while the client's burst
+    has its writes blocked.  Our transport refuses (SSL_OP_NO_RENEGOTIATION: a
+    no_renegotiation alert, sent when the socket takes it); libwebsockets' client
+    answers with an unexpected_message alert.  The peer's OpenSSL then ends the session
+    with a fatal alert: error, then close 1006, not clean; no hang."""
+    peer = c_peer(tls_peer_exe, "reneg")
+    try:
+        res = run_qjs("burst", peer.url, 3000, env_extra=variant, timeout=60)
+        assert res["got"] < 3000 and res["bad"] == 0, res
+        assert res["errors"] and res["close"] == {"code": 1006, "wasClean": False}, res
+        ended = peer.wait_line("RENEG-REFUSED") + peer.wait_line("TLSERR", timeout=0.5)
+        assert ended, peer.lines
+        if not variant:
+            assert ended[0] == "RENEG-REFUSED no renegotiation", peer.lines
+    finally:
+        peer.stop()
