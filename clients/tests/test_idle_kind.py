@@ -16,6 +16,7 @@ from typing import Any, Iterator
 import pytest
 
 from wsbench.catalog import load_catalog
+from wsbench.procs import raise_fd_limit
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG = load_catalog()
@@ -102,11 +103,26 @@ def test_a_refused_connection_while_opening_is_the_limit() -> None:
                         r"server during the handshake).*", res["error"]), res
 
 
+def test_quickjs_holds_more_connections_than_its_old_fd_table(lws: int) -> None:
+    """The module's fd tables (quickjs-websocket/src/loop.h, LOOP_FD_MAX) once stopped it at
+    4,089 connections ("too many open sockets"); 5,000 are held and each echoes."""
+    import resource
+    raise_fd_limit()  # the children (lws-echo already started, qjs) inherit this process's
+    if resource.getrlimit(resource.RLIMIT_NOFILE)[0] < 5200:
+        pytest.skip("RLIMIT_NOFILE below 5,200 here")
+    code, lines = held_run("quickjs", "--kind", "idle", "--url", f"ws://127.0.0.1:{lws}/", "--connections", "5000",
+                           "--concurrency", "200", "--hold-ms", "100")
+    res: dict[str, Any] = json.loads(lines[-1])
+    assert code == 0, res
+    assert res["connections"] == res["alive"] == res["messages"] == 5000 and res["lost"] == 0 and "limit" not in res
+
+
 @pytest.mark.parametrize("args, what", [(["--kind", "fanout", "--connections", "2"], "kind fanout (wsbench-loadgen only)"),
                                         (["--kind", "idle", "--connections", "2", "--hold-ms", "1", "--ping-ms", "100"],
                                          "--ping-ms (the WebSocket API sends no pings)")])
-def test_what_the_websocket_api_cannot_do_is_unsupported(args: list[str], what: str) -> None:
-    argv, extra = command("node22")
+@pytest.mark.parametrize("client", ["node22", "quickjs"])
+def test_what_the_websocket_api_cannot_do_is_unsupported(args: list[str], what: str, client: str) -> None:
+    argv, extra = command(client)
     proc = subprocess.run([*argv, "--url", "ws://127.0.0.1:9/broadcast", *args], cwd=ROOT,
                           env={**os.environ, **extra}, capture_output=True, text=True, timeout=60,
                           stdin=subprocess.DEVNULL)

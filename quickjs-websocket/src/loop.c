@@ -20,6 +20,7 @@ struct slot {
 
 int loop_depth; /* inside service()/service_fd()/tick() */
 int64_t loop_deadline[LOOP_FD_MAX]; /* ms, 0: none */
+int loop_fd_top;
 
 static struct {
     int epfd;
@@ -168,6 +169,8 @@ static void epoll_flush(void)
 void loop_fd_add(int fd, int events, const struct loop_handler *h, void *opaque)
 {
     struct slot *s = fd >= 0 && fd < LOOP_FD_MAX ? &L.near[fd] : slot_make(fd);
+    if (fd >= loop_fd_top && fd < LOOP_FD_MAX)
+        loop_fd_top = fd + 1;
     if (s) {
         s->h = h;
         s->opaque = opaque;
@@ -248,7 +251,7 @@ void loop_expire(void)
 {
     int64_t now = 0;
     int fd;
-    for (fd = 0; fd < LOOP_FD_MAX; fd++) {
+    for (fd = 0; fd < loop_fd_top; fd++) {
         if (!loop_deadline[fd])
             continue;
         if (!now)

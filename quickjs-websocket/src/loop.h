@@ -17,8 +17,11 @@
 #pragma GCC visibility push(hidden)
 
 /* fds below this: epoll changes batched per service call; our own sockets
- * (tp_tcp.c) and our framing's fd map (frame.c) stay below it */
-#define LOOP_FD_MAX 4096
+ * (tp_tcp.c) and our framing's fd map (frame.c) stay below it.  Above any
+ * hard RLIMIT_NOFILE we meet (20,000 on the machines wsbench runs on); the
+ * tables are BSS, so only the pages of descriptors in use become resident,
+ * and the per-tick scans stop at the highest descriptor used (loop_fd_top). */
+#define LOOP_FD_MAX 32768
 
 /* what a socket's owner is told (a transport: tp_tcp.c, tp_lws.c) */
 struct loop_handler {
@@ -57,6 +60,8 @@ void loop_fd_set_data(int fd, void *opaque);
 /* call its handler's expired() once loop_now_ms() >= when (0: no deadline);
  * fds below LOOP_FD_MAX that are in the loop */
 extern int64_t loop_deadline[LOOP_FD_MAX];
+/* 1 + the highest fd below LOOP_FD_MAX ever added to the loop */
+extern int loop_fd_top;
 static inline void loop_fd_deadline(int fd, int64_t when)
 {
     if (fd >= 0 && fd < LOOP_FD_MAX)
