@@ -205,6 +205,10 @@ def run_client(client: Program, server: ServerHandle, workload: Workload, rep: i
     if result["errors"]:
         sample.error = f"{culprit}: {result['errors']} echoes did not match what was sent"
         return sample
+    unmet = client.unmet(result, "result line")  # e.g. ws with or without bufferutil, as the catalog says
+    if unmet:
+        sample.error = f"{culprit}: {unmet}"
+        return sample
     problem = clocks.server_problem() or clocks.client_problem(sample.seconds)
     if problem:
         sample.error = f"{culprit}: {problem}"

@@ -214,6 +214,9 @@ class ProgramRecord:
     target: str | None = None  # servers: the URL of a server wsbench did not start (--target)
     readings: str | None = None  # servers: where its CPU and RSS were read, or "n/a (external)"
     tls: dict[str, Any] | None = None  # servers over wss:// (NAME/wss): the certificate presented
+    expect: dict[str, Any] | None = None  # what it must report of itself (runtimes.toml; schema 8)
+    info: dict[str, Any] | None = None  # servers: what their WSBENCH-INFO line said (schema 8)
+    barrier: str | None = None  # clients: how they took the barriers, "stdin" or "http" (schema 8)
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
