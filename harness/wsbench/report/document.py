@@ -1,6 +1,6 @@
 """A run's report as a list of sections, the same for every format: the QuickJS
 scoreboard first, the overall scores, one ranked table per workload (with charts in
-HTML), the efficiency views, what the echo checks cost, the source documents' claims,
+HTML), what each client can drive against one server, the efficiency views, what the echo checks cost, the source documents' claims,
 links to profiles, how to read it all, and the problems.
 
 A new kind of result (like the conformance table) is one more entry in ``BUILDERS``.
@@ -125,6 +125,45 @@ def _efficiency(run: Run, source: Path, with_charts: bool) -> list[Section]:
     return [Section("Efficiency", blocks)] if len(blocks) > 1 else []
 
 
+def _drive(run: Run, source: Path, with_charts: bool) -> list[Section]:
+    """What each client can drive: the load tester's ceiling against one server."""
+    server = model.reference_server(run)
+    blocks: list[Block] = [
+        f"Every client against the same server ({label(run, 'servers', server) if server else '–'}, the "
+        "fastest here) on each throughput workload: the rate it drove, the CPU it spent per message, its CPU "
+        "share of the measured phase and the server's meanwhile (1.00 = one core kept busy; medians over "
+        "repetitions, fastest first). A client whose own CPU is the limit while the server has cores to "
+        "spare measures itself, not the server: before a team trusts a load test, it needs to know the rate "
+        "its load tester can drive at all. \"bound\" as in the ranked tables (a side at 90 % of a core or "
+        "more)."]
+    for workload in run.workloads:
+        rows = model.drive(run, workload)
+        if not rows:
+            continue
+        grid = Grid(["client", "msgs/s (median)", "of the fastest", "client CPU µs/msg", "client CPU share",
+                     "server CPU share", "bound"], right={1, 2, 3, 4, 5})
+        for d in rows:
+            grid.add([label(run, "clients", d.cell.client), f"{d.rate:,.0f}", f"{d.of_best:.0%}",
+                      _num(d.client_us_per_msg, 2), _num(d.client_share, 2), _num(d.server_share, 2),
+                      d.bound or "–"], {2: 1 / d.of_best if d.of_best > 0 else None})
+        blocks += [f"**{workload}**", grid, _drive_summary(run, rows)]
+    return [Section("What each client can drive", blocks)] if len(blocks) > 1 else []
+
+
+def _drive_summary(run: Run, rows: list[model.Drive]) -> str:
+    """One line under a workload's table: the slowest client against the fastest, and the server meanwhile."""
+    fast, slow = rows[0], rows[-1]
+    if fast is slow:
+        return f"Only {label(run, 'clients', fast.cell.client)} was measured."
+    idle = f", the server at {slow.server_share:.0%} of a core meanwhile" if slow.server_share is not None else ""
+    return (f"{label(run, 'clients', slow.cell.client)} drove {slow.of_best:.1%} of the rate of "
+            f"{label(run, 'clients', fast.cell.client)} ({fast.rate / slow.rate:,.1f}× fewer msgs/s){idle}.")
+
+
+def _num(v: float | None, digits: int) -> str:
+    return "–" if v is None else f"{v:,.{digits}f}"
+
+
 def _med(v: float | None) -> str:
     return "–" if v is None else f"{v:,.0f}"
 
@@ -172,8 +211,7 @@ def _failures(run: Run, source: Path, with_charts: bool) -> list[Section]:
 
 
 Builder = Callable[[Run, Path, bool], list[Section]]
-BUILDERS: list[Builder] = [_gate, _scoreboard, _scores, _workloads, _tls, _efficiency, _check_cost, _conformance,
-                           _claims,
-                           _links, _notes, _failures]
+BUILDERS: list[Builder] = [_gate, _scoreboard, _scores, _workloads, _tls, _drive, _efficiency, _check_cost,
+                           _conformance, _claims, _links, _notes, _failures]
 NO_WORKLOADS: list[Builder] = [_gate, _conformance, _failures]
 PROFILED: list[Builder] = [_links]
