@@ -22,6 +22,7 @@ import secrets
 import socket
 import subprocess
 import threading
+import time
 from typing import Protocol
 
 from . import procs
@@ -84,6 +85,7 @@ class HttpBarrier:
         self._go = threading.Event()
         self._released = threading.Event()
         self.asked: list[str] = []  # the paths asked for, in order (what the tests look at)
+        self.answered: dict[str, float] = {}  # when each was answered (time.monotonic)
         self._thread: threading.Thread | None = None
 
     def attach(self, proc: subprocess.Popen[bytes] | None) -> None:
@@ -123,17 +125,20 @@ class HttpBarrier:
             try:
                 conn.settimeout(10.0)
                 path = _request_path(conn)
-                if path == f"/{self._token}/go":
-                    self.asked.append("go")
+                what = {f"/{self._token}/go": "go", f"/{self._token}/hold": "hold"}.get(path or "")
+                if what is not None:
+                    self.asked.append(what)
+                if what == "go":
                     while not (self._go.is_set() or self._released.is_set()):
                         self._go.wait(0.5)
                     status, body = (200, "GO") if self._go.is_set() else (409, "released before GO")
-                elif path == f"/{self._token}/hold":
-                    self.asked.append("hold")
+                elif what == "hold":
                     self._released.wait()
                     status, body = 200, "released"
                 else:
                     status, body = 404, "not a barrier of this run"
+                if what is not None:
+                    self.answered[what] = time.monotonic()
                 reason = {200: "OK", 404: "Not Found", 409: "Conflict"}[status]
                 payload = body.encode()
                 conn.sendall(f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain\r\nContent-Length: "
