@@ -12,7 +12,7 @@ import importlib
 import signal
 import sys
 from pathlib import Path
-from typing import Any, NoReturn, Sequence
+from typing import Any, Sequence
 
 from . import __version__, procs, report
 from .conformance.runner import DEFAULT_JOBS
@@ -87,9 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="read a target's CPU and RSS from this process on this machine (/proc/PID)")
     run.add_argument("--allow-remote", action="store_true",
                      help="accept a --target that is not a loopback address (its figures include the network)")
-    run.add_argument("--environment-from", type=Path, metavar="FILE",
-                     help="a JSON object added to the run's environment section (make bench-docker: images, "
-                          "CPU limits)")
+    run.add_argument("--environment-from", type=Path, metavar="FILE", help="a JSON object added to the run's "
+                     "environment section (make bench-docker: images, CPU limits)")
     run.add_argument("--shard", metavar="I/N",
                      help="this run is shard I of N load generators run at the same time against one server "
                           "(recorded; combine the files with wsbench merge; docs/scaling.md)")
@@ -116,8 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with -o and html: open index.html in headless Chromium, fail on console errors or "
                           "charts without a size, and save DIR/screenshot.png")
 
-    cmp = add("compare", help="what changed between two saved runs, cell by cell (exit code: "
-                              "0 same, 1 worse, 3 better only, 4 untestable)")
+    cmp = add("compare", help="what changed between two saved runs, cell by cell (exit code: 0 same, 1 worse, 3 better "
+                              "only, 4 untestable)")
     cmp.add_argument("a", type=Path, help="the run before (reports/*.json)")
     cmp.add_argument("b", type=Path, help="the run after")
     cmp.add_argument("--format", "-f", default="md", metavar="FORMAT", help="md (default) or html")
@@ -134,13 +133,12 @@ def build_parser() -> argparse.ArgumentParser:
     conf.add_argument("--case", action="append", help="case id (repeatable; default: all; `wsbench list` shows them)")
     conf.add_argument("--jobs", "-j", type=int, default=DEFAULT_JOBS,
                       help=f"client processes at a time (default {DEFAULT_JOBS})")
-    conf.add_argument("--tls", action="store_true",
-                      help="the peer behind TLS, every client over wss:// (certificates: build/tls/), and the "
-                           "TLS-failure cases too")
+    conf.add_argument("--tls", action="store_true", help="the peer behind TLS, every client over wss:// "
+                      "(certificates: build/tls/), and the TLS-failure cases too")
     _results(conf)
 
-    prof = add("profile", help="perf flamegraphs, CPU profiles and where-the-time-goes tables of cells "
-                               "(a profiled run: never ranked)")
+    prof = add("profile", help="perf flamegraphs, CPU profiles and where-the-time-goes tables of cells (a profiled "
+                               "run: never ranked)")
     _names(prof, "workload", "client", "server")
     prof.add_argument("--side", choices=("client", "server", "both", "auto"), default="auto",
                       help="which process to profile (auto: the one that is not the reference program; both "
@@ -153,11 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help=f"shortest measured phase (default {profile_session.DEFAULT_MIN_SECONDS:g})")
     prof.add_argument("--frequency", "-F", type=int, default=DEFAULT_FREQUENCY, metavar="HZ",
                       help=f"perf samples per second (default {DEFAULT_FREQUENCY})")
-    prof.add_argument("--overhead-runs", type=int, default=1, metavar="N",
-                      help="alternate the unprofiled and perf passes N times; the overhead compares their medians "
-                           "(default 1)")
-    prof.add_argument("--startup", action="store_true", help="also time start-up (as wsbench startup) into the "
-                                                             "same results")
+    prof.add_argument("--overhead-runs", type=int, default=1, metavar="N", help="alternate the unprofiled and perf "
+                      "passes N times; the overhead compares their medians (default 1)")
+    prof.add_argument("--startup", action="store_true", help="also time start-up (wsbench startup) into the results")
     prof.add_argument("--diff", nargs=2, type=Path, metavar=("A", "B"),
                       help="instead: a differential flamegraph from profile A to profile B (cell directories "
                            "or .folded files of the same cell)")
@@ -165,15 +161,15 @@ def build_parser() -> argparse.ArgumentParser:
     prof.add_argument("--out", type=Path, default=PROFILES_DIR, help="directory for the profiles (default profiles/)")
     _results(prof, "--reports", "directory for the results JSON and Markdown")
 
-    up = add("startup", help="start-up time of clients (connect, echo 11 B, close, exit) and servers "
-                             "(exec to readiness) with hyperfine")
+    up = add("startup", help="start-up time of clients (connect, echo 11 B, close, exit) and servers (exec to "
+                             "readiness) with hyperfine")
     _names(up, "client", "server", defaults=True)
     up.add_argument("--warmup", type=int, default=startup.DEFAULT_WARMUP, help="hyperfine --warmup")
     up.add_argument("--runs", type=int, default=startup.DEFAULT_RUNS, help="hyperfine --runs")
     _results(up, "--reports", "directory for the results JSON and Markdown")
 
-    gate = add("gate", help="regression gate: instruction counts (callgrind) and confirmed wall-clock "
-                            "ratios against the baseline (exit 0 pass, 1 regression, 2 cannot run)")
+    gate = add("gate", help="regression gate: instruction counts (callgrind) and confirmed wall-clock ratios against "
+                            "the baseline (exit 0 pass, 1 regression, 2 cannot run)")
     gate.add_argument("--baseline", type=Path, default=gate_baseline.DEFAULT_PATH,
                       help="the baseline file (default: baselines/gate.json)")
     gate.add_argument("--update", action="store_true",
@@ -196,8 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     gate.add_argument("--head", metavar="REF",
                       help="with --base: another commit as the head, built the same way (default: the working tree)")
     gate.add_argument("--summary", type=Path, metavar="FILE",
-                      help="append the verdict and its table as Markdown to FILE "
-                           "(CI: $GITHUB_STEP_SUMMARY)")
+                      help="append the verdict and its table as Markdown to FILE (CI: $GITHUB_STEP_SUMMARY)")
     gate.add_argument("--wall-workload", action="append", metavar="NAME",
                       help="the wall gate on these workloads only (repeatable; default: "
                            + ", ".join(gate_wall.WORKLOADS) + ")")
@@ -206,15 +201,15 @@ def build_parser() -> argparse.ArgumentParser:
                            "cannot decide anything: a machinery check)")
     _results(gate, help="directory for the reports")
 
-    hist = add("history", help="the gate's trend over many commits (a directory of results files, e.g. the "
-                               "nightly's history) as one self-contained HTML page")
+    hist = add("history", help="the gate's trend over many commits (a directory of results files, e.g. the nightly's "
+                               "history) as one self-contained HTML page")
     hist.add_argument("dir", type=Path, help="a directory of results files (*.json, searched recursively)")
     hist.add_argument("-o", "--out", type=Path, metavar="DIR", help="write DIR/index.html instead of printing the page")
     hist.add_argument("--screenshot", action="store_true",
                       help="with -o: open the page in headless Chromium, fail on console errors or charts without "
                            "a size, and save DIR/screenshot.png")
-    hist.add_argument("--last-commit", action="store_true",
-                      help="only print the commit of the newest file in DIR (the nightly's next base)")
+    hist.add_argument("--last-commit", action="store_true", help="only print the commit of the newest file in DIR "
+                      "(the nightly's next base)")
 
     docker = add("docker", help="the servers in containers, in a private Docker engine (host network only)")
     dsub = docker.add_subparsers(dest="docker_command", required=True)
@@ -234,7 +229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     command: Any = importlib.import_module(f"{__package__}.commands.{args.command}")
     prog = getattr(command, "PROG", "wsbench")
-    signal.signal(signal.SIGTERM, _raise_interrupt)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # raises KeyboardInterrupt, as Ctrl-C
     try:
         return command.main(args, list(sys.argv if argv is None else ["wsbench", *argv]))
     except WsbenchError as exc:
@@ -246,10 +241,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     finally:
         procs.kill_all()
-
-
-def _raise_interrupt(signum: int, frame: object) -> NoReturn:
-    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":
