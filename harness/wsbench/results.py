@@ -69,6 +69,17 @@ Schema history:
   certificate to refuse) or ``fault`` (a TLS session ended mid-message), and verdicts
   ``n/a`` (the client cannot speak TLS; the detail says why). Plain conformance runs
   record ``settings.tls`` null.
+- version 8: what a program must report of itself and what it reported (issue 25). Every
+  server and client record has ``expect`` (null, or the catalog's dotted keys and values,
+  e.g. ``{"ws.bufferutil": true}``: a sample whose result line, or a server whose
+  ``WSBENCH-INFO`` line, says otherwise failed), ``info`` (servers: the object of their
+  ``WSBENCH-INFO`` line, e.g. ``{"ws": {"bufferutil": true, "mask": "bufferutil", "addon":
+  ..., "version": ..., "utf8": ...}}``; null where the server printed none, for clients and
+  targets) and ``barrier`` (clients: how they took the start barrier and the end hold,
+  ``"stdin"`` or ``"http"``; null for servers). A node-ws client's samples carry the same
+  ``ws`` object in ``extra``. In runs of ``make bench-docker`` the environment's
+  ``docker.server_runtimes.<name>`` also holds ``info``. Versions 1 to 7 are still read
+  (the three keys null).
 
 The side sections are read and written through their records (records.py), key for key as
 above; tests/test_schemas.py loads a file of every version (tests/fixtures/schemas/).
@@ -91,9 +102,9 @@ if TYPE_CHECKING:
     from .pinning import Pinning
 
 SCHEMA = "wsbench-run"
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 T = TypeVar("T")
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7)
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8)
 
 
 @dataclass(frozen=True)
