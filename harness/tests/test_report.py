@@ -87,7 +87,7 @@ def test_what_each_client_can_drive_against_the_native_server() -> None:
     text = render(run, Path("x.json"), "md")
     section = text.split("## What each client can drive")[1].split("\n## ")[0]
     assert "| k6 label | 10,000 | 25% | 98.00 | 0.98 | 0.12 | client |" in section
-    assert "k6 label drove 25.0% of the rate of loadgen label (4.0× fewer msgs/s), the server at 12% of a core" in section
+    assert "k6 label drove 25% of the rate of loadgen label (4.0× fewer msgs/s), the server at 12% of a core" in section
     assert "| client: 98% vs server 12% |" in text.split("## a")[1]  # the ranked table's bound column
     assert "What each client can drive" in render(run, Path("x.json"), "html")
     titles = [s["title"] for s in json.loads(render(run, Path("x.json"), "json"))["sections"]]

@@ -130,7 +130,7 @@ def _drive(run: Run, source: Path, with_charts: bool) -> list[Section]:
     server = model.reference_server(run)
     blocks: list[Block] = [
         f"Every client against the same server ({label(run, 'servers', server) if server else '–'}, the "
-        "fastest here) on each throughput workload: the rate it drove, the CPU it spent per message, its CPU "
+        "native reference) on each throughput workload: the rate it drove, the CPU it spent per message, its CPU "
         "share of the measured phase and the server's meanwhile (1.00 = one core kept busy; medians over "
         "repetitions, fastest first). A client whose own CPU is the limit while the server has cores to "
         "spare measures itself, not the server: before a team trusts a load test, it needs to know the rate "
@@ -143,7 +143,7 @@ def _drive(run: Run, source: Path, with_charts: bool) -> list[Section]:
         grid = Grid(["client", "msgs/s (median)", "of the fastest", "client CPU µs/msg", "client CPU share",
                      "server CPU share", "bound"], right={1, 2, 3, 4, 5})
         for d in rows:
-            grid.add([label(run, "clients", d.cell.client), f"{d.rate:,.0f}", f"{d.of_best:.0%}",
+            grid.add([label(run, "clients", d.cell.client), f"{d.rate:,.0f}", _share(d.of_best),
                       _num(d.client_us_per_msg, 2), _num(d.client_share, 2), _num(d.server_share, 2),
                       d.bound or "–"], {2: 1 / d.of_best if d.of_best > 0 else None})
         blocks += [f"**{workload}**", grid, _drive_summary(run, rows)]
@@ -156,8 +156,13 @@ def _drive_summary(run: Run, rows: list[model.Drive]) -> str:
     if fast is slow:
         return f"Only {label(run, 'clients', fast.cell.client)} was measured."
     idle = f", the server at {slow.server_share:.0%} of a core meanwhile" if slow.server_share is not None else ""
-    return (f"{label(run, 'clients', slow.cell.client)} drove {slow.of_best:.1%} of the rate of "
+    return (f"{label(run, 'clients', slow.cell.client)} drove {_share(slow.of_best)} of the rate of "
             f"{label(run, 'clients', fast.cell.client)} ({fast.rate / slow.rate:,.1f}× fewer msgs/s){idle}.")
+
+
+def _share(x: float) -> str:
+    """A share in as many digits as it needs to differ from 0: 25%, 3.5%, 0.27%."""
+    return f"{x:.0%}" if x >= 0.095 else f"{x:.1%}" if x >= 0.0095 else f"{x:.2%}"
 
 
 def _num(v: float | None, digits: int) -> str:
