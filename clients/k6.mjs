@@ -83,19 +83,11 @@ function K6Socket(url) {
   });
 }
 
-const env = {
-  WebSocket: K6Socket,
-  now,
-  print: (line) => console.log(line), // with --log-output=stdout --log-format=raw: the line, verbatim
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (t) => clearTimeout(t),
-  binaryType: 'arraybuffer', // k6's default is 'blob'
-  barrier,
-  hold,
-  tlsInfo: () => ({
-    cannot_tell: "k6's WebSocket exposes no TLS state of its connection; its TLS is Go's crypto/tls",
-  }),
-};
+// k6's timers are globals that ignore `this`: passed as they are.
+const env = { WebSocket: K6Socket, now, setTimeout, clearTimeout, barrier, hold };
+env.binaryType = 'arraybuffer'; // k6's default is 'blob'
+env.print = (line) => console.log(line); // with --log-output=stdout --log-format=raw: the line, verbatim
+env.tlsInfo = () => ({ cannot_tell: "k6's WebSocket exposes no TLS state of its connection; its TLS is Go's crypto/tls" });
 
 // k6 exits 0 whatever the script returns or throws; abort() is what makes it exit
 // non-zero (108). The result line (or {"error": ...}) has been printed by then.

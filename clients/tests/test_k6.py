@@ -12,7 +12,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -20,7 +20,7 @@ from wsbench import measure
 from wsbench.barrier import HttpBarrier
 from wsbench.catalog import load_catalog
 from wsbench.results import Settings
-from wsbench.server import RunningServer, start_server
+from wsbench.server import RunningServer
 from wsbench.workloads import load_workloads
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,15 +30,6 @@ ENV = {k: v for k, v in os.environ.items() if k not in ("WSBENCH_HOLD", "WSBENCH
 
 pytestmark = pytest.mark.skipif(not K6.exists() or not (ROOT / "build/bin/lws-echo").exists(),
                                 reason="build/tools/k6/k6 or lws-echo missing (make setup builds both)")
-
-
-@pytest.fixture(scope="module")
-def lws(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    server = start_server(CATALOG.servers["lws"], tmp_path_factory.mktemp("lws"))
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def workloads(tmp: Path) -> dict[str, Any]:

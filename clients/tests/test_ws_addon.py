@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -28,15 +28,6 @@ ADDON = "node_modules/bufferutil/prebuilds/linux-x64/bufferutil.node"
 pytestmark = pytest.mark.skipif(not (ROOT / "node_modules/bufferutil/package.json").exists()
                                 or not (ROOT / "build/bin/lws-echo").exists(),
                                 reason="node_modules/bufferutil or lws-echo missing (make setup)")
-
-
-@pytest.fixture(scope="module")
-def lws(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    server = start_server(CATALOG.servers["lws"], tmp_path_factory.mktemp("lws"))
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def client_run(name: str, url: str, env: dict[str, str] | None = None) -> dict[str, Any]:
