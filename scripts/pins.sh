@@ -15,6 +15,7 @@ QJS_ORIG=quickjs_2025.04.26.orig.tar.xz
 QJS_SHA=ec81da5b3249ed648dbc7df4a1654988910e66a118d9b71cb63534216efcfbbe
 
 # k6, built from the Go module proxy by scripts/setup-k6.sh (go install go.k6.io/k6@K6_VER);
-# K6_TOOLCHAIN is the toolchain its go.mod names, fetched when the machine's go is older.
+# K6_TOOLCHAIN is the Go it is always built with (golang.org/toolchain, from the same proxy),
+# whatever go the machine has: the same bytes everywhere.
 K6_VER=v1.8.1
 K6_TOOLCHAIN=go1.25.12
