@@ -30,12 +30,13 @@ async function readLine() {
   }
 }
 
-// With WSBENCH_HOLD=1 (set by the harness), wait at the start barrier for "GO" on stdin...
-function barrier() {
+// With WSBENCH_HOLD=1 (set by the harness), wait at the start barrier for "GO" on stdin
+// (with `mark`, at WSBENCH-MARK <mark>, for any line)...
+function barrier(mark) {
   if (!held) return null;
   return readLine().then((line) => {
-    if (line === null) throw new Error('stdin closed before GO');
-    if (line.trim() !== 'GO') throw new Error('expected GO on stdin, got ' + JSON.stringify(line.slice(0, 40)));
+    if (line === null) throw new Error(mark ? 'stdin closed at WSBENCH-MARK ' + mark : 'stdin closed before GO');
+    if (!mark && line.trim() !== 'GO') throw new Error('expected GO on stdin, got ' + JSON.stringify(line.slice(0, 40)));
   });
 }
 

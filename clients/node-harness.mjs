@@ -47,17 +47,19 @@ function wait(ready) {
   });
 }
 
-export function barrier() {
+// The start barrier ("GO"), or with `mark` the mid-phase mark WSBENCH-MARK <mark>: any
+// line goes on (clients/README.md).
+export function barrier(mark) {
   if (!held) return null;
   return wait(() => {
     const nl = buffered.indexOf('\n');
     if (nl >= 0) {
       const line = buffered.slice(0, nl).trim();
       buffered = buffered.slice(nl + 1);
-      if (line !== 'GO') throw new Error('expected GO on stdin, got ' + JSON.stringify(line.slice(0, 40)));
+      if (!mark && line !== 'GO') throw new Error('expected GO on stdin, got ' + JSON.stringify(line.slice(0, 40)));
       return true;
     }
-    if (ended) throw new Error('stdin closed before GO');
+    if (ended) throw new Error(mark ? 'stdin closed at WSBENCH-MARK ' + mark : 'stdin closed before GO');
     return false;
   });
 }

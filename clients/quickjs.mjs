@@ -24,10 +24,12 @@ function print(line) {
 }
 
 // With WSBENCH_HOLD=1 (set by the harness), wait at the start barrier for the harness's
-// "GO" line on stdin. Nothing is in flight at that point, so a blocking read is fine.
-function barrier() {
+// "GO" line on stdin (with `mark`, at WSBENCH-MARK <mark>, for any line). Nothing is in
+// flight at either point, so a blocking read is fine.
+function barrier(mark) {
   if (!held) return null;
   const line = std.in.getline();
+  if (mark) return line === null ? Promise.reject(new Error('stdin closed at WSBENCH-MARK ' + mark)) : Promise.resolve();
   if (line === null) return Promise.reject(new Error('stdin closed before GO'));
   if (line.trim() !== 'GO') return Promise.reject(new Error('expected GO on stdin, got ' + JSON.stringify(line.slice(0, 40))));
   counting = true;

@@ -13,6 +13,9 @@ import * as std from 'std'
 import * as lws from './lws.so'
 
 const OPT = lws.options()
+/* opt "direct": C dispatches messages itself (the naive receive path, join
+   off, goes through _emitMessage) */
+const DIRECT = OPT.direct && OPT.join
 
 const CONNECTING = 0
 const OPEN = 1
@@ -91,23 +94,37 @@ function pollfn (fd, mask) {
 let handle = null
 function ensureInit () {
   /* C calls the events' methods with this = the WebSocket: no closures per connection */
-  if (handle === null) handle = lws.init(pollfn, WebSocket.prototype._event, WebSocket.prototype._emitMessage)
+  if (handle === null) {
+    const P = WebSocket.prototype
+    handle = lws.init(pollfn, P._event, P._emitMessage, P._dispatch, reportError)
+  }
 }
 
 /* ------------------------------------------------------------------ */
 /* URL parsing (naive JS fallback for opt "urlparse")                   */
 
-const URL_RE = /^\s*(wss?|https?):\/\/(\[[^\]\/?#@]+\]|[^\/?#:@\[\]]+)(?::(\d*))?([\/?][^#]*)?\s*$/i
+/* regular expressions are made at their first use: a literal is compiled when the
+   module is loaded, which every start-up pays (String.raw: the literal's text) */
+const RE_SRC = {
+  url: [String.raw`^\s*(wss?|https?):\/\/(\[[^\]\/?#@]+\]|[^\/?#:@\[\]]+)(?::(\d*))?([\/?][^#]*)?\s*$`, 'i'],
+  hostBad: [String.raw`[\s%<>\\^|]`, ''],
+  space: [String.raw`\s`, ''],
+  token: ['^[!#$%&\'*+\\-.^_`|~0-9A-Za-z]+$', '']
+}
+const RE = Object.create(null)
+function re (name) {
+  return RE[name] || (RE[name] = new RegExp(RE_SRC[name][0], RE_SRC[name][1]))
+}
 
 function parseUrlJS (url) {
   if (url.indexOf('#') >= 0) throw new SyntaxError('Invalid WebSocket URL')
-  const m = URL_RE.exec(url)
+  const m = re('url').exec(url)
   if (m === null) throw new SyntaxError('Invalid WebSocket URL')
   const scheme = m[1].toLowerCase()
   const secure = scheme === 'wss' || scheme === 'https'
   let host = m[2].toLowerCase()
   if (host[0] === '[') host = host.slice(1, -1)
-  if (/[\s%<>\\^|]/.test(host)) throw new SyntaxError('Invalid WebSocket URL')
+  if (re('hostBad').test(host)) throw new SyntaxError('Invalid WebSocket URL')
   let port = secure ? 443 : 80
   if (m[3] !== undefined && m[3] !== '') {
     port = parseInt(m[3], 10)
@@ -115,7 +132,7 @@ function parseUrlJS (url) {
   }
   let path = m[4] === undefined ? '/' : m[4]
   if (path[0] === '?') path = '/' + path
-  if (/\s/.test(path)) throw new SyntaxError('Invalid WebSocket URL')
+  if (re('space').test(path)) throw new SyntaxError('Invalid WebSocket URL')
   const hostpart = host.indexOf(':') >= 0 ? '[' + host + ']' : host
   const defport = secure ? 443 : 80
   const href = (secure ? 'wss://' : 'ws://') + hostpart + (port === defport ? '' : ':' + port) + path
@@ -137,7 +154,6 @@ function arrayBufferJoinNaive (bufs) {
   return out.buffer
 }
 
-const TOKEN_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 
 function utf8Length (s) {
   return lws.encode_utf8(s).byteLength
@@ -158,7 +174,7 @@ export class WebSocket {
       const list = typeof protocols === 'string' ? [protocols] : Array.from(protocols, String)
       const seen = new Set()
       for (const p of list) {
-        if (!TOKEN_RE.test(p) || seen.has(p.toLowerCase())) {
+        if (!re('token').test(p) || seen.has(p.toLowerCase())) {
           throw new DOMException('Invalid subprotocol: ' + p, 'SyntaxError')
         }
         seen.add(p.toLowerCase())
@@ -185,8 +201,9 @@ export class WebSocket {
       this._inBinary = false
     }
     /* eventpool: the message event object, made at the first message and
-       reused for every later one (handlers must not keep it) */
-    this._evMessage = null
+       reused for every later one (handlers must not keep it); with "direct"
+       C makes and keeps it */
+    if (!DIRECT) this._evMessage = null
 
     ensureInit()
     /* _conn is absent until connect() returns: events raised inside it are
@@ -233,7 +250,10 @@ export class WebSocket {
   get onopen () { return this._onopen }
   set onopen (f) { this._onopen = typeof f === 'function' ? f : null }
   get onmessage () { return this._onmessage }
-  set onmessage (f) { this._onmessage = typeof f === 'function' ? f : null }
+  set onmessage (f) {
+    this._onmessage = typeof f === 'function' ? f : null
+    if (DIRECT) this._messageHandlers()
+  }
   get onerror () { return this._onerror }
   set onerror (f) { this._onerror = typeof f === 'function' ? f : null }
   get onclose () { return this._onclose }
@@ -293,7 +313,10 @@ export class WebSocket {
     if (ls === undefined) ls = this._listeners[type] = []
     for (const l of ls) if (l.fn === listener) return
     ls.push({ fn: listener, once })
-    if (type === 'message') this._lsMessage = ls
+    if (type === 'message') {
+      this._lsMessage = ls
+      if (DIRECT) this._messageHandlers()
+    }
   }
 
   removeEventListener (type, listener) {
@@ -303,6 +326,14 @@ export class WebSocket {
     if (ls === undefined) return
     const i = ls.findIndex(l => l.fn === listener)
     if (i >= 0) ls.splice(i, 1)
+    if (DIRECT && ls === this._lsMessage) this._messageHandlers()
+  }
+
+  /* opt "direct": tell C what a message is dispatched to (no message comes
+     before connect() returned, nor after the close event) */
+  _messageHandlers () {
+    const c = this._conn
+    if (c) c.onmessage(this._onmessage, this._lsMessage === null ? 0 : this._lsMessage.length)
   }
 
   dispatchEvent (ev) {
@@ -327,7 +358,8 @@ export class WebSocket {
     }
   }
 
-  /* called from C (this = the WebSocket) */
+  /* called from C (this = the WebSocket), unless "direct": then C does the
+     same itself (ev_message, src/jsev.c) */
   _emitMessage (data) {
     let ev
     if (OPT.eventpool) {
@@ -421,6 +453,17 @@ export class WebSocket {
       this._emitMessage(data)
     }
   }
+}
+
+/* opt "direct": send() in C for an OPEN WebSocket and a string or an
+   ArrayBuffer; every other case is the send() above, called from there */
+if (OPT.direct) {
+  Object.defineProperty(WebSocket.prototype, 'send', {
+    value: lws.native_send(WebSocket.prototype.send, ArrayBuffer.prototype),
+    writable: true,
+    enumerable: false,
+    configurable: true
+  })
 }
 
 for (const [k, v] of [['CONNECTING', CONNECTING], ['OPEN', OPEN], ['CLOSING', CLOSING], ['CLOSED', CLOSED]]) {

@@ -42,3 +42,25 @@ qjs_copy() {
     printf '#!/bin/sh\nexec %s %s "$@"\n' "$cc" "$flags" >"$dir/cc-wrap"
     chmod +x "$dir/cc-wrap"
 }
+
+# go_install LOGNAME WHAT OUT MODULE@VERSION: build a Go program from the Go module proxy into
+# OUT (GOBIN), with the machine's go (PATH, or /usr/local/go/bin/go), else Debian's golang-go.
+# A private module and build cache under build/tools/, so nothing outside the tree is touched;
+# GOTOOLCHAIN=local: build with this go, never fetch another toolchain.
+go_install() {
+    local log=$1 what=$2 out=$3 module=$4 go
+    go=$(command -v go || true)
+    [[ -z $go && -x /usr/local/go/bin/go ]] && go=/usr/local/go/bin/go
+    if [[ -z $go ]]; then
+        [[ $(id -u) -eq 0 ]] || fail "install golang-go: not root (run as root, or put go on PATH)"
+        say "installing golang-go (Debian) to build $what" >&2
+        export DEBIAN_FRONTEND=noninteractive
+        quietly apt "update the package lists" apt-get update
+        quietly apt "install golang-go" apt-get install -y --no-install-recommends golang-go
+        go=/usr/bin/go
+    fi
+    say "building $what with $("$go" version | cut -d' ' -f3)" >&2
+    quietly "$log" "build $what" env GOBIN="$out" GOPATH="$ROOT/build/tools/gopath" \
+        GOCACHE="$ROOT/build/tools/gocache" GOFLAGS=-modcacherw GOTOOLCHAIN=local CGO_ENABLED=0 \
+        "$go" install "$module"
+}

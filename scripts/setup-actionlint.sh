@@ -17,22 +17,6 @@ if [[ -x $BIN ]]; then
     exit 0
 fi
 
-GO=$(command -v go || true)
-[[ -z $GO && -x /usr/local/go/bin/go ]] && GO=/usr/local/go/bin/go
-if [[ -z $GO ]]; then
-    [[ $(id -u) -eq 0 ]] || fail "install golang-go: not root (run as root, or put go on PATH)"
-    say "installing golang-go (Debian) to build actionlint" >&2
-    export DEBIAN_FRONTEND=noninteractive
-    quietly apt "update the package lists" apt-get update
-    quietly apt "install golang-go" apt-get install -y --no-install-recommends golang-go
-    GO=/usr/bin/go
-fi
-
-say "building actionlint $VERSION with $("$GO" version | cut -d' ' -f3)" >&2
-# A private module cache and build cache under build/, so nothing outside the tree is touched;
-# GOTOOLCHAIN=local: build with this go, never fetch another toolchain.
-quietly actionlint "build actionlint $VERSION" env GOBIN="$OUT" GOPATH="$ROOT/build/tools/gopath" \
-    GOCACHE="$ROOT/build/tools/gocache" GOFLAGS=-modcacherw GOTOOLCHAIN=local CGO_ENABLED=0 \
-    "$GO" install "github.com/rhysd/actionlint/cmd/actionlint@$VERSION"
+go_install actionlint "actionlint $VERSION" "$OUT" "github.com/rhysd/actionlint/cmd/actionlint@$VERSION"
 [[ -x $BIN ]] || fail "find $BIN after building it" "$LOGS/actionlint.log"
 printf '%s\n' "$BIN"

@@ -15,3 +15,25 @@ export function parsePort(argv) {
   }
   return port;
 }
+
+// The --host argument of the contract: the one address to listen on, 127.0.0.1 unless
+// asked (servers/README.md, item 2). An IPv4 or IPv6 address, never a wildcard (0.0.0.0,
+// ::): a server listens on a non-loopback address only when it is given one.
+export function parseHost(argv) {
+  let host = '127.0.0.1';
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    let v;
+    if (a.startsWith('--host=')) v = a.slice(7);
+    else if (a === '--host') v = argv[++i];
+    else continue;
+    const v4 = /^(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}$/;
+    const v6 = /^[0-9a-fA-F:.]*:[0-9a-fA-F:.]*$/;
+    const wildcard = v === '0.0.0.0' || (v6.test(v) && /^[0:]*$/.test(v));
+    if (v === undefined || !(v4.test(v) || v6.test(v)) || wildcard) {
+      throw new Error(`invalid --host ${JSON.stringify(v)}: give one IP address of this host (not a wildcard)`);
+    }
+    host = v;
+  }
+  return host;
+}

@@ -165,12 +165,18 @@ void conn_send_ref(struct conn *c, const unsigned char *p, size_t len)
 	queue_push(c, p, len, NULL);
 }
 
-void conn_send_control(struct conn *c, int opcode, const void *payload,
-		       size_t len)
+void conn_send_frame(struct conn *c, int opcode, const void *payload,
+		     size_t len)
 {
 	unsigned char *f = xmalloc(FRAME_HEADER_MAX + len);
 
 	queue_push(c, f, frame_build(f, opcode, payload, len), f);
+}
+
+void conn_send_control(struct conn *c, int opcode, const void *payload,
+		       size_t len)
+{
+	conn_send_frame(c, opcode, payload, len);
 }
 
 void conn_close(struct conn *c, int code)
@@ -273,31 +279,24 @@ void conn_free(struct conn *c)
 	c->state = C_DONE;
 }
 
-void conn_start(struct conn *c, const struct url *u,
-		const struct conn_ops *ops, void *user)
+static void conn_init(struct conn *c, const struct conn_ops *ops, void *user)
 {
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT, .data.ptr = conn_tag(c) };
-	int one = 1;
-	char *req;
-	size_t n;
-
 	memset(c, 0, sizeof(*c));
 	c->ops = ops;
 	c->user = user;
 	c->want_data = 1;
-	c->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (c->fd < 0)
-		fail("socket: %s", strerror(errno));
-	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (connect(c->fd, (const struct sockaddr *)&u->addr, sizeof(u->addr)) &&
-	    errno != EINPROGRESS) {
-		if (!ops->on_error)
-			fail("connect: %s", strerror(errno));
-		c->want_out = 1;	/* reported once the loop runs */
-	}
+}
+
+/* The socket is connecting: watch it, and queue the upgrade request. */
+static int conn_register(struct conn *c, const struct url *u)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT, .data.ptr = conn_tag(c) };
+	char *req;
+	size_t n;
+
 	c->want_out = 1;
 	if (epoll_ctl(epfd, EPOLL_CTL_ADD, c->fd, &ev))
-		fail("epoll_ctl: %s", strerror(errno));
+		return -1;
 	if (io_tls)
 		tls_attach(c->fd);
 	c->state = C_CONNECTING;
@@ -306,6 +305,64 @@ void conn_start(struct conn *c, const struct url *u,
 	/* stays queued (flush_dirty skips C_CONNECTING) until connected */
 	queue_push(c, (unsigned char *)req, n, (unsigned char *)req);
 	c->head = xmalloc(HEAD_MAX);
+	return 0;
+}
+
+void conn_start(struct conn *c, const struct url *u,
+		const struct conn_ops *ops, void *user)
+{
+	int one = 1;
+
+	conn_init(c, ops, user);
+	c->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (c->fd < 0)
+		fail("socket: %s", strerror(errno));
+	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(c->fd, (const struct sockaddr *)&u->addr, sizeof(u->addr)) &&
+	    errno != EINPROGRESS && !ops->on_error)
+		fail("connect: %s", strerror(errno));
+	/* a failed connect() with on_error set is reported once the loop runs */
+	if (conn_register(c, u))
+		fail("epoll_ctl: %s", strerror(errno));
+}
+
+int conn_open(struct conn *c, const struct url *u, const struct sockaddr_in *src,
+	      const struct conn_ops *ops, void *user, const char **what)
+{
+	int one = 1, err;
+
+	conn_init(c, ops, user);
+	c->state = C_DONE;
+	c->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (c->fd < 0) {
+		*what = "socket()";
+		return -1;
+	}
+	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (src) {
+		setsockopt(c->fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
+		if (bind(c->fd, (const struct sockaddr *)src, sizeof(*src))) {
+			*what = "bind()";
+			goto failed;
+		}
+	}
+	if (connect(c->fd, (const struct sockaddr *)&u->addr, sizeof(u->addr)) &&
+	    errno != EINPROGRESS) {
+		*what = "connect()";
+		goto failed;
+	}
+	if (conn_register(c, u)) {
+		*what = "epoll_ctl()";
+		goto failed;
+	}
+	return 0;
+failed:
+	err = errno;
+	close(c->fd);
+	c->fd = -1;
+	c->state = C_DONE;
+	errno = err;
+	return -1;
 }
 
 /* wss://: wait for what TLS needs (tls_wants_out): readability always, writability maybe. */
@@ -394,8 +451,11 @@ static int on_parsed_control(void *ctx, int opcode, const unsigned char *p,
 			conn_send_control(c, OP_PONG, p, n);
 		return 0;
 	}
-	if (opcode == OP_PONG)
+	if (opcode == OP_PONG) {
+		if (c->ops->on_pong && c->state == C_OPEN)
+			c->ops->on_pong(c);
 		return 0;
+	}
 	/* close: a 1-byte body, a code no one may send, a reason not UTF-8 */
 	if (n == 1) {
 		conn_fail(c, 1002, "close frame with a 1-byte payload");

@@ -24,6 +24,8 @@ struct conn_ops {
 	/* payload chunk of a data message (before on_message for it) */
 	void (*on_data)(struct conn *c, const unsigned char *p, size_t n);
 	void (*on_message)(struct conn *c, int opcode, uint64_t len);
+	/* a pong arrived (pings are answered by conn.c itself) */
+	void (*on_pong)(struct conn *c);
 	/* the server's close frame arrived (we answer it ourselves) */
 	void (*on_close_frame)(struct conn *c, int code);
 	/* the socket is closed; c->close_code holds the server's code or 1006 */
@@ -91,12 +93,27 @@ void loop_wake_at(uint64_t t_ns);
 void conn_start(struct conn *c, const struct url *u,
 		const struct conn_ops *ops, void *user);
 
+/*
+ * The same, without failing the run: from source address `src` (NULL: the
+ * kernel's choice; the port is picked at connect(), IP_BIND_ADDRESS_NO_PORT,
+ * so every source address has the whole ephemeral range per destination).
+ * Returns 0, or -1 with errno set and *what naming the call that failed
+ * ("socket()", "bind()", "connect()", "epoll_ctl()"); the connection is then
+ * C_DONE with nothing to free.
+ */
+int conn_open(struct conn *c, const struct url *u, const struct sockaddr_in *src,
+	      const struct conn_ops *ops, void *user, const char **what);
+
 /* Queue `len` bytes that stay valid and unchanged until sent. */
 void conn_send_ref(struct conn *c, const unsigned char *p, size_t len);
 
 /* Queue a control frame (masked here, copied). */
 void conn_send_control(struct conn *c, int opcode, const void *payload,
 		       size_t len);
+
+/* Queue a data frame of any length with FIN set (masked here, copied). */
+void conn_send_frame(struct conn *c, int opcode, const void *payload,
+		     size_t len);
 
 /* Send a close frame with `code` (once) and wait for the server's close. */
 void conn_close(struct conn *c, int code);

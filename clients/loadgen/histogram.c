@@ -93,6 +93,34 @@ void hist_format_us(const struct histogram *h, char *out, size_t cap)
 		 (double)h->max / 1e3);
 }
 
+char *hist_append_buckets(const struct histogram *h, const char *extra)
+{
+	size_t i, used = 0, nonzero = 0, cap;
+	char *out;
+
+	for (i = 0; i < h->nbuckets; i++)
+		nonzero += h->counts[i] != 0;
+	/* "[index, count], " is at most 2 + 20 + 2 + 20 + 3 characters */
+	cap = strlen(extra) + 256 + nonzero * 48;
+	out = xmalloc(cap);
+	used = (size_t)snprintf(out, cap,
+		"%s, \"latency_hist\": {\"unit_ns\": 1, \"sub_bits\": %u, "
+		"\"integer_values\": true, \"count\": %llu, \"min\": %llu, "
+		"\"max\": %llu, \"sum\": %.0Lf, \"buckets\": [",
+		extra, SUB_BITS, (unsigned long long)h->count,
+		(unsigned long long)(h->count ? h->min : 0),
+		(unsigned long long)h->max, h->sum);
+	for (i = 0; i < h->nbuckets; i++) {
+		if (!h->counts[i])
+			continue;
+		used += (size_t)snprintf(out + used, cap - used, "%s[%zu, %llu]",
+					 out[used - 1] == '[' ? "" : ", ", i,
+					 (unsigned long long)h->counts[i]);
+	}
+	snprintf(out + used, cap - used, "]}");
+	return out;
+}
+
 void hist_free(struct histogram *h)
 {
 	free(h->counts);

@@ -22,6 +22,16 @@ void hist_record(struct histogram *h, uint64_t ns);
 double hist_quantile(const struct histogram *h, double q);
 /* `, "latency_us": {...}` for the result line. */
 void hist_format_us(const struct histogram *h, char *out, size_t cap);
+/*
+ * A new string (free it): `extra`, then `, "latency_hist": {...}`: the
+ * histogram itself, sparse, so that histograms of several load generators can
+ * be added bucket by bucket and their percentiles taken from the sum
+ * (docs/scaling.md). "buckets" lists [index, count] of every non-empty bucket;
+ * "unit_ns", "sub_bits" and "integer_values" say how an index maps to values
+ * (clients/README.md, "Latency histograms"); "min", "max" and "sum" are exact,
+ * in units.
+ */
+char *hist_append_buckets(const struct histogram *h, const char *extra);
 void hist_free(struct histogram *h);
 
 #endif

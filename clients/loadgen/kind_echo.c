@@ -145,7 +145,7 @@ static void round_all(uint64_t total)
 void run_echo(const struct opts *o, int latency)
 {
 	struct histogram hist;
-	char extra[768] = "";
+	char extra[768] = "", *full;
 	uint64_t t0, rounds = 0, inflight, compared = 0, msgs;
 	unsigned i;
 	size_t len;
@@ -200,7 +200,9 @@ void run_echo(const struct opts *o, int latency)
 	snprintf(extra + len, sizeof(extra) - len,
 		 ", \"rounds\": %" PRIu64 ", \"checked\": %" PRIu64 ", \"compared\": %" PRIu64,
 		 rounds, o->verify ? msgs : 0, compared);
-	print_result(msgs, msgs * o->size, (double)(R.t_last - t0) / 1e9, 0, extra);
+	full = latency ? hist_append_buckets(&hist, extra) : NULL;
+	print_result(msgs, msgs * o->size, (double)(R.t_last - t0) / 1e9, 0, full ? full : extra);
+	free(full);
 
 	/* clean close, bounded, outside the measurement */
 	R.closing = 1;

@@ -162,7 +162,10 @@ void run_openloop(const struct opts *o)
 			 o->rate, (unsigned long long)L.sent,
 			 seconds > 0 ? (double)L.recv / seconds : 0.0,
 			 o->verify ? L.recv : 0, L.mc.compared);
-		print_result(L.recv, L.recv * o->size, seconds, 0, extra);
+		char *full = hist_append_buckets(&L.hist, extra);
+
+		print_result(L.recv, L.recv * o->size, seconds, 0, full);
+		free(full);
 	}
 
 	L.closing = 1;

@@ -31,6 +31,14 @@ struct opts {
 	int tls;		/* a wss:// URL */
 	const char *ca;		/* --ca: the CA file trusted for wss:// */
 	int tls_resume;		/* --tls-resume: offer the newest session */
+	/* idle, fanout (cap.c) */
+	unsigned concurrency;	/* --concurrency: handshakes in flight at most */
+	unsigned sources;	/* --sources K: 127.0.0.1 ... 127.0.0.K in turn */
+	uint64_t stall_ms;	/* --stall-ms: no handshake done that long is a limit */
+	uint64_t hold_ms;	/* idle: --hold-ms */
+	uint64_t ping_ms;	/* idle: --ping-ms (0: no pings) */
+	uint64_t drain_ms;	/* fanout: --drain-ms after the last message was due */
+	int publish;		/* fanout: --publish on (default) or off */
 };
 
 /*
@@ -42,5 +50,7 @@ void run_openloop(const struct opts *o);
 void run_handshake(const struct opts *o);
 void run_request(const struct opts *o);
 void run_observe(const struct opts *o);
+void run_idle(const struct opts *o);
+void run_fanout(const struct opts *o);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * wsbench-loadgen: a native WebSocket load generator implementing the client
  * contract of clients/README.md (kinds echo, latency, openloop, handshake,
- * request, observe).
+ * request, observe, idle, fanout).
  *
  *   wsbench-loadgen --url ws://127.0.0.1:PORT/ --type text --size 11 --count 50000
  *   wsbench-loadgen --kind latency --url ... --type binary --size 32 --count 10000
@@ -9,6 +9,8 @@
  *   wsbench-loadgen --kind handshake --url ... --count 1000
  *   wsbench-loadgen --kind request --url 'ws://.../?serve=utf8&bytes=N' --count 5 --expect text --expect-length L
  *   wsbench-loadgen --kind observe --url ws://.../ --timeout-ms 5000
+ *   wsbench-loadgen --kind idle --url ws://.../ --connections N|max --concurrency C --hold-ms H --ping-ms P [--sources K]
+ *   wsbench-loadgen --kind fanout --url ws://.../broadcast --connections N --rate R --count M --size S [--sources K]
  *   wsbench-loadgen --url wss://127.0.0.1:PORT/ --ca build/tls/ca.pem ...   (any kind)
  *   wsbench-loadgen --kind handshake --url wss://... --ca ... --count 1000 --tls-resume
  */
@@ -24,15 +26,18 @@
 #include <signal.h>
 
 #define USAGE "wsbench-loadgen --url ws://HOST:PORT/PATH|wss://HOST:PORT/PATH [--ca FILE] [--tls-resume] " \
-	"[--kind echo|latency|openloop|handshake|request|observe] " \
+	"[--kind echo|latency|openloop|handshake|request|observe|idle|fanout] " \
 	"[--type text|binary] [--size BYTES] [--count N] [--warmup N] [--mode burst|window|pingpong] " \
 	"[--window W] [--connections C] [--text ascii|mixed] [--rate R] [--duration-ms D] " \
-	"[--expect text|close] [--expect-length L] [--min-ms MS] [--verify on|off] [--timeout-ms MS]"
+	"[--expect text|close] [--expect-length L] [--min-ms MS] [--verify on|off] [--timeout-ms MS] " \
+	"[--concurrency C] [--sources K] [--stall-ms MS] [--hold-ms H] [--ping-ms P] [--drain-ms MS] " \
+	"[--publish on|off]"
 
 static const char *const known[] = {
 	"url", "kind", "type", "size", "count", "warmup", "mode", "window",
 	"timeout-ms", "text", "connections", "transfer", "rate", "duration-ms",
-	"expect", "expect-length", "polls", "min-ms", "verify", "ca", "tls-resume", NULL,
+	"expect", "expect-length", "polls", "min-ms", "verify", "ca", "tls-resume",
+	"concurrency", "sources", "stall-ms", "hold-ms", "ping-ms", "drain-ms", "publish", NULL,
 };
 #define NKNOWN (sizeof(known) / sizeof(known[0]) - 1)
 
@@ -77,6 +82,36 @@ static void require(const char *name)
 		fail("missing --%s; usage: %s", name, USAGE);
 }
 
+/* The options of the capacity kinds (idle, fanout). */
+static void parse_capacity(const char *kind, struct opts *o)
+{
+	const char *v;
+
+	o->concurrency = (unsigned)int_arg("concurrency", 100, 1);
+	o->sources = (unsigned)int_arg("sources", 1, 1);
+	if (o->sources > 254)
+		fail("--sources is at most 254 (127.0.0.1 ... 127.0.0.254)");
+	o->stall_ms = int_arg("stall-ms", 5000, 1);
+	o->hold_ms = int_arg("hold-ms", 0, 0);
+	o->ping_ms = int_arg("ping-ms", 0, 0);
+	o->drain_ms = int_arg("drain-ms", 5000, 0);
+	v = get("publish");
+	if (v && strcmp(v, "on") && strcmp(v, "off"))
+		fail("--publish must be on or off");
+	o->publish = !v || !strcmp(v, "on");
+	if (!strcmp(kind, "idle")) {
+		require("connections");
+		require("hold-ms");
+	}
+	if (!strcmp(kind, "fanout")) {
+		require("connections");
+		require("rate");
+		require("count");
+		o->rate = (double)int_arg("rate", 0, 1);
+		int_arg("size", 16, 16);	/* room for the number and the due time */
+	}
+}
+
 static void parse(int argc, char **argv, struct opts *o)
 {
 	const char *kind, *v;
@@ -110,7 +145,8 @@ static void parse(int argc, char **argv, struct opts *o)
 		fail_unsupported("kind buffered (no bufferedAmount)");
 	if (strcmp(kind, "echo") && strcmp(kind, "latency") &&
 	    strcmp(kind, "openloop") && strcmp(kind, "handshake") &&
-	    strcmp(kind, "request") && strcmp(kind, "observe"))
+	    strcmp(kind, "request") && strcmp(kind, "observe") &&
+	    strcmp(kind, "idle") && strcmp(kind, "fanout"))
 		fail("unknown --kind %s", kind);
 	if (get("transfer"))
 		fail_unsupported("--transfer");
@@ -148,9 +184,14 @@ static void parse(int argc, char **argv, struct opts *o)
 	if (o->mode == MODE_WINDOW && !get("window"))
 		fail("--mode window needs --window W");
 	o->window = int_arg("window", 1, 1);
-	o->connections = (unsigned)int_arg("connections", 1, 1);
-	if (o->connections > 100000)
+	v = get("connections");
+	if (!strcmp(kind, "idle") && v && !strcmp(v, "max"))
+		o->connections = 0;	/* until a limit */
+	else
+		o->connections = (unsigned)int_arg("connections", 1, 1);
+	if (o->connections > 1000000)
 		fail("--connections too large");
+	parse_capacity(kind, o);
 
 	if (!strcmp(kind, "echo") || !strcmp(kind, "latency")) {
 		require("type");
@@ -172,7 +213,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	if (v && strcmp(v, "on") && strcmp(v, "off"))
 		fail("--verify must be on or off");
 	o->verify = !v || !strcmp(v, "on");
-	o->size = (size_t)int_arg("size", 0, 0);
+	o->size = (size_t)int_arg("size", !strcmp(kind, "fanout") ? 16 : 0, 0);
 	o->count = int_arg("count", 1, 1);
 	if (!strcmp(kind, "openloop")) {
 		uint64_t total = (uint64_t)(o->rate * (double)o->duration_ms / 1000.0);
@@ -211,7 +252,8 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	raise_nofile();
 	parse(argc, argv, &o);
-	if (o.connections + 16 > 1024) {
+	/* the capacity kinds report the limit they meet instead */
+	if (strcmp(o.kind, "idle") && strcmp(o.kind, "fanout") && o.connections + 16 > 1024) {
 		struct rlimit rl;
 
 		if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < o.connections + 16)
@@ -235,6 +277,10 @@ int main(int argc, char **argv)
 		run_handshake(&o);
 	else if (!strcmp(o.kind, "observe"))
 		run_observe(&o);
+	else if (!strcmp(o.kind, "idle"))
+		run_idle(&o);
+	else if (!strcmp(o.kind, "fanout"))
+		run_fanout(&o);
 	else
 		run_request(&o);
 	loop_free();

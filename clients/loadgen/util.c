@@ -98,6 +98,43 @@ void hold_if_requested(void)
 	}
 }
 
+void json_string(char *out, size_t cap, const char *s)
+{
+	size_t n = 0;
+
+	if (cap < 3)
+		fail("json_string: no room");
+	out[n++] = '"';
+	for (; *s && n + 8 < cap; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\') {
+			out[n++] = '\\';
+			out[n++] = (char)c;
+		} else if (c < 0x20) {
+			n += (size_t)snprintf(out + n, cap - n, "\\u%04x", c);
+		} else {
+			out[n++] = (char)c;
+		}
+	}
+	out[n++] = '"';
+	out[n] = 0;
+}
+
+const char *thousands(uint64_t v, char buf[32])
+{
+	char digits[24];
+	int n = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)v), i, o = 0;
+
+	for (i = 0; i < n; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = digits[i];
+	}
+	buf[o] = 0;
+	return buf;
+}
+
 /* Print `s` as a JSON string, control characters escaped, on one line. */
 static void print_json_string(const char *s)
 {
@@ -115,10 +152,11 @@ static void print_json_string(const char *s)
 	putchar('"');
 }
 
-static _Noreturn void fail_with(int code, const char *msg)
+static _Noreturn void fail_with(int code, const char *msg, const char *keys)
 {
 	fputs("{\"error\": ", stdout);
 	print_json_string(msg);
+	fputs(keys, stdout);
 	fputs("}\n", stdout);
 	fflush(stdout);
 	hold_if_requested();
@@ -133,7 +171,18 @@ void fail(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fail_with(1, msg);
+	fail_with(1, msg, "");
+}
+
+void fail_keys(const char *keys, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fail_with(1, msg, keys);
 }
 
 void fail_unsupported(const char *what)
@@ -141,7 +190,7 @@ void fail_unsupported(const char *what)
 	char msg[512];
 
 	snprintf(msg, sizeof(msg), "unsupported: %s", what);
-	fail_with(3, msg);
+	fail_with(3, msg, "");
 }
 
 void start_barrier(void)
@@ -171,6 +220,27 @@ void start_barrier(void)
 	if (strcmp(line, "GO"))
 		fail("start barrier: expected GO on stdin, got \"%s\"", line);
 	COUNT_ON();
+}
+
+void mark(const char *name)
+{
+	char ch;
+
+	printf("WSBENCH-MARK %s\n", name);
+	fflush(stdout);
+	if (!held())
+		return;
+	/* one line, byte by byte (nothing after it is ours) */
+	for (;;) {
+		ssize_t r = read(0, &ch, 1);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			fail("mark %s: stdin closed before the harness's line", name);
+		if (ch == '\n')
+			return;
+	}
 }
 
 const char *(*result_more)(void);

@@ -18,6 +18,9 @@ void *xrealloc(void *p, size_t n);
 /* Print {"error": "..."} (one line), wait for WSBENCH_HOLD, exit 1. */
 _Noreturn void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The same with more keys in the error object: `keys` is "" or `, "key": value, ...`. */
+_Noreturn void fail_keys(const char *keys, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Print {"error": "unsupported: <what>"}, wait for WSBENCH_HOLD, exit 3. */
 _Noreturn void fail_unsupported(const char *what);
 
@@ -36,6 +39,19 @@ extern const char *(*result_more)(void);
 
 void print_result(uint64_t messages, uint64_t bytes, double seconds,
 		  uint64_t errors, const char *extra);
+
+/*
+ * The mid-phase mark (clients/README.md): print "WSBENCH-MARK <name>"; with
+ * WSBENCH_HOLD=1 wait for one line on stdin (any line; end-of-file fails the
+ * run) while the harness takes its readings.
+ */
+void mark(const char *name);
+
+/* `s` as a JSON string (quotes included) into out[cap], cut to fit. */
+void json_string(char *out, size_t cap, const char *s);
+
+/* `v` with thousands separators ("19,990") in buf, which is returned. */
+const char *thousands(uint64_t v, char buf[32]);
 
 /* With WSBENCH_HOLD=1, read stdin until end-of-file. */
 void hold_if_requested(void);

@@ -1,11 +1,13 @@
 // Command-line options of the shared workload (clients/README.md): parsing and checks.
 
+import { unsupported } from './errors.js';
+
 const USAGE =
-  '--url ws://127.0.0.1:PORT/ [--kind echo|latency|openloop|buffered|request|handshake|observe] ' +
+  '--url ws://127.0.0.1:PORT/ [--kind echo|latency|openloop|buffered|request|handshake|observe|idle] ' +
   '--type text|binary --size BYTES --count N [--warmup N] [--mode burst|window|pingpong] ' +
   '[--window W] [--text ascii|mixed] [--connections C] [--transfer] [--rate R] ' +
   '[--duration-ms D] [--polls P] [--expect text|close] [--expect-length L] [--min-ms MS] [--tls-resume] ' +
-  '[--verify on|off] [--timeout-ms MS] ' +
+  '[--verify on|off] [--timeout-ms MS] [--concurrency C] [--hold-ms H] [--stall-ms MS] ' +
   '(see clients/README.md)';
 
 // Options each kind accepts besides --url, --kind and --timeout-ms, and those it needs.
@@ -31,6 +33,10 @@ export const KINDS = {
   // runtimes that do (Node 22, Deno) do it by themselves, always (clients/README.md)
   handshake: { options: ['type', 'size', 'count', 'warmup', 'min-ms', 'tls-resume'], required: ['count'] },
   observe: { options: ['type', 'size'], required: [] },
+  idle: {
+    options: ['type', 'size', 'connections', 'concurrency', 'hold-ms', 'ping-ms', 'sources', 'stall-ms'],
+    required: ['connections', 'hold-ms'],
+  },
 };
 const FLAGS = ['transfer', 'tls-resume']; // options without a value
 
@@ -73,6 +79,8 @@ export function parseArgs(argv) {
     raw[key] = value;
   }
   const kind = raw.kind === undefined ? 'echo' : raw.kind;
+  // the load generator's kind (one publisher, N subscribers): not the WebSocket API's to time
+  if (kind === 'fanout') throw unsupported('kind fanout (wsbench-loadgen only)');
   const spec = Object.prototype.hasOwnProperty.call(KINDS, kind) ? KINDS[kind] : null;
   if (spec === null) throw new Error('--kind must be one of ' + Object.keys(KINDS).join(', '));
   for (const key of Object.keys(raw)) {
@@ -150,6 +158,14 @@ export function parseArgs(argv) {
     }
   } else if (kind === 'handshake') {
     o.warmup = raw.warmup === undefined ? 0 : intArg('warmup', raw.warmup, 0);
+  } else if (kind === 'idle') {
+    // "max": until the first connection fails (0 here)
+    o.connections = raw.connections === 'max' ? 0 : intArg('connections', raw.connections, 1);
+    o.concurrency = raw.concurrency === undefined ? 100 : intArg('concurrency', raw.concurrency, 1);
+    o.holdMs = intArg('hold-ms', raw['hold-ms'], 0);
+    o.pingMs = raw['ping-ms'] === undefined ? 0 : intArg('ping-ms', raw['ping-ms'], 0);
+    o.sources = raw.sources === undefined ? 1 : intArg('sources', raw.sources, 1);
+    o.stallMs = raw['stall-ms'] === undefined ? 5000 : intArg('stall-ms', raw['stall-ms'], 1);
   }
   return o;
 }

@@ -46,11 +46,14 @@ Histogram.prototype.record = function (us) {
 };
 
 // The value at quantile q (0 < q <= 1): the midpoint of the bucket holding the
-// ceil(q * count)-th smallest value, clamped to [min, max].
+// ceil(q * count)-th smallest value, clamped to [min, max]. The ceiling is taken as the
+// load generator takes it (histogram.c), so that both clients' percentiles have one
+// definition, the harness's too (harness/wsbench/histogram.py).
 Histogram.prototype.quantile = function (q) {
   if (this.count === 0) return 0;
-  let rank = Math.ceil(q * this.count);
+  let rank = Math.floor(q * this.count + 0.999999999);
   if (rank < 1) rank = 1;
+  if (rank > this.count) rank = this.count;
   let seen = 0;
   const counts = this.counts;
   for (let i = 0; i < counts.length; i++) {
@@ -62,6 +65,28 @@ Histogram.prototype.quantile = function (q) {
     }
   }
   return this.max;
+};
+
+// The histogram itself, sparse, in the load generator's format (clients/README.md,
+// "Latency histograms"): the same bucket layout over units of 1/32 µs (31.25 ns)
+// instead of 1 ns; a bucket is the interval [lo, lo + width) of floored units
+// ("integer_values": false), so its midpoint is lo + width / 2. min, max and sum are
+// exact, in units (µs * 32: a power of two, so exact too).
+Histogram.prototype.sparse = function () {
+  const buckets = [];
+  const counts = this.counts;
+  for (let i = 0; i < counts.length; i++) if (counts[i] !== 0) buckets.push([i, counts[i]]);
+  const empty = this.count === 0;
+  return {
+    unit_ns: 1000 / SCALE,
+    sub_bits: SUB_BITS,
+    integer_values: false,
+    count: this.count,
+    min: empty ? 0 : this.min * SCALE,
+    max: empty ? 0 : this.max * SCALE,
+    sum: this.sum * SCALE,
+    buckets,
+  };
 };
 
 function round3(x) {

@@ -26,6 +26,7 @@ export function latencyBody(env, opts, ctx) {
     if (++received === opts.count) {
       const r = baseResult(received, received * m.utf8Size, (now - t0) / 1000, 0);
       r.latency_us = hist.summary();
+      r.latency_hist = hist.sparse();
       r.checked = m.verify ? received : 0;
       ctx.done(r);
     } else {

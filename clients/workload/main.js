@@ -8,9 +8,9 @@
 //   env.print(line)    write one line to stdout and flush it
 //   env.setTimeout     (fn, ms) => handle; env.clearTimeout is optional
 //   env.binaryType     optional, defaults to 'arraybuffer'
-//   env.barrier()      optional; null, or a promise that resolves when the harness has
+//   env.barrier(mark)  optional; null, or a promise that resolves when the harness has
 //                      taken its readings at the start of the measured phase ("GO" on
-//                      stdin), see README.md
+//                      stdin), or with `mark` at WSBENCH-MARK <mark> (any line), see README.md
 //   env.hold()         optional; resolves when the harness has taken its readings at
 //                      the end (stdin reaches end-of-file)
 //   env.seqOf, env.firstDiff   optional native versions of the echo checks (verify.js)
@@ -29,6 +29,7 @@ import { bufferedBody } from './buffered.js';
 import { echoBody } from './echo.js';
 import { oneLine } from './errors.js';
 import { handshakeBody } from './handshake.js';
+import { idleBody } from './idle.js';
 import { latencyBody } from './latency.js';
 import { observeBody } from './observe.js';
 import { openloopBody } from './openloop.js';
@@ -46,6 +47,7 @@ const KIND_BODIES = {
   request: requestBody,
   handshake: handshakeBody,
   observe: observeBody,
+  idle: idleBody,
 };
 
 

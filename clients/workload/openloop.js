@@ -37,6 +37,7 @@ export function openloopBody(env, opts, ctx) {
       r.sent = sent;
       r.achieved_rate = r.msgs_per_s;
       r.latency_us = hist.summary();
+      r.latency_hist = hist.sparse();
       r.send_lag_us = lag.summary();
       ctx.done(r);
     }

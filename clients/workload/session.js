@@ -28,6 +28,8 @@ function tlsField(env, ws) {
 //   ctx.measure(fn)      announce the measured phase (WSBENCH-START), wait at the start
 //                        barrier (env.barrier) until the harness has taken its readings,
 //                        then call fn, which starts the clock
+//   ctx.mark(name, fn)   print WSBENCH-MARK <name>, wait for the harness's line
+//                        (env.barrier(name): any line), then call fn
 //   ctx.done(result)     print the result line and finish
 //   ctx.fail(err)        finish with an error
 //   ctx.onTimeout = fn   called at --timeout-ms instead of failing (a kind whose result
@@ -129,20 +131,32 @@ export function run(env, opts, body) {
       measure(fn) {
         ctx.phase = 'start barrier';
         env.print('WSBENCH-START');
-        const begin = () => {
-          if (ctx.finished) return;
+        wait(null, 'start barrier', () => {
           ctx.phase = 'measured';
-          try {
-            fn();
-          } catch (e) {
-            finish(e);
-          }
-        };
-        const go = typeof env.barrier === 'function' ? env.barrier() : null;
-        if (go === null) begin();
-        else go.then(begin, (e) => finish(new Error('start barrier: ' + describe(e))));
+          fn();
+        });
+      },
+      mark(name, fn) {
+        ctx.phase = 'mark ' + name;
+        env.print('WSBENCH-MARK ' + name);
+        wait(name, 'mark ' + name, fn);
       },
     };
+
+    // env.barrier(mark): the harness's line on stdin (GO, or any line at a mark), then fn.
+    function wait(mark, what, fn) {
+      const begin = () => {
+        if (ctx.finished) return;
+        try {
+          fn();
+        } catch (e) {
+          finish(e);
+        }
+      };
+      const go = typeof env.barrier === 'function' ? env.barrier(mark) : null;
+      if (go === null) begin();
+      else go.then(begin, (e) => finish(new Error(what + ': ' + describe(e))));
+    }
 
     timer = env.setTimeout(() => {
       if (typeof ctx.onTimeout === 'function') {
@@ -156,7 +170,9 @@ export function run(env, opts, body) {
     try {
       body(env, opts, ctx);
     } catch (e) {
-      finish(e);
+      // Failed before the caller could attach a handler: settle one microtask later,
+      // or qjs (2025-04-26) counts the rejection as unhandled and exits with code 1.
+      Promise.resolve().then(() => finish(e));
     }
   });
 }

@@ -24,9 +24,10 @@ import pytest
 from wsbench_testkit import PY, ROOT
 
 CELLS = ("qjs/text_11", "lws-echo/bin_32", "loadgen/bin_32")
-PLANT = ("    dispatch_js(c, G.msgfn, 1, (JSValueConst *)&v);",
-         "    for (volatile int spin = 0; spin < 300; spin++) /* planted */\n        ;\n"
-         "    dispatch_js(c, G.msgfn, 1, (JSValueConst *)&v);")
+# the module's delivery of one message (src/rx.c), whichever way it reaches JS
+PLANT_FILE = Path("quickjs-websocket") / "src" / "rx.c"
+PLANT_AT = "static void deliver_message(conn *c, JSValue v)\n{\n"
+PLANT = (PLANT_AT, PLANT_AT + "    for (volatile int spin = 0; spin < 300; spin++) /* planted */\n        ;\n")
 
 
 def gate(cwd: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -69,8 +70,10 @@ def clone(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path | str]:
     ident = ["-c", "user.name=wsbench test", "-c", "user.email=test@wsbench.invalid"]
     git(where, *ident, "commit", "--quiet", "--allow-empty", "-a", "-m", "this working tree's harness")
     parent = git(where, "rev-parse", "HEAD")
-    conn = where / "quickjs-websocket" / "src" / "conn.c"
-    conn.write_text(conn.read_text().replace(*PLANT, 1))
+    rx = where / PLANT_FILE
+    source = rx.read_text()
+    assert PLANT_AT in source, f"{PLANT_FILE} no longer has the line the test plants after"
+    rx.write_text(source.replace(*PLANT, 1))
     git(where, *ident, "commit", "--quiet", "-a", "-m", "planted: a loop per delivered message")
     planted = git(where, "rev-parse", "HEAD")
     git(where, "checkout", "--quiet", parent)

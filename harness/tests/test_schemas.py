@@ -124,16 +124,51 @@ def test_version_5_gate_baseline_and_report() -> None:
 V6 = ["v6-run.json", "v6-conformance.json", "v6-profile.json", "v6-startup.json", "v6-gate-report.json"]
 V7 = ["v7-run-tls.json", "v7-conformance.json", "v7-conformance-tls.json", "v7-profile.json", "v7-startup.json",
       "v7-gate-report.json"]
-V8 = ["v8-run.json", *(name.replace("v7-", "v8-") for name in V7)]
+V8 = ["v8-run-cluster.json"]
+V9 = ["v9-run.json", *(name.replace("v7-", "v9-") for name in V7)]
 
 
-@pytest.mark.parametrize("name", V8)
-def test_version_8_round_trip(name: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", V9)
+def test_version_9_round_trip(name: str, tmp_path: Path) -> None:
     path = SCHEMAS / name
     run = read_json(path)
     write_json(run, tmp_path / "again.json")
     assert (tmp_path / "again.json").read_text() == path.read_text()
     assert read_json(tmp_path / "again.json") == run
+
+
+@pytest.mark.parametrize("name", V7 + V8)
+def test_versions_7_and_8_are_written_again_as_version_9_with_only_the_programs_reports_added(
+        name: str, tmp_path: Path) -> None:
+    """Version 9 adds the programs' expect, info and barrier (null in older files): a file of
+    version 7 or 8 written again differs in those and in its version, nothing else."""
+    path = SCHEMAS / name
+    run = read_json(path)
+    want = json.loads(path.read_text())
+    want["schema_version"] = 9
+    for side in ("servers", "clients"):
+        for program in want[side].values():
+            program.update(expect=None, info=None, barrier=None)
+    assert rewritten(run, tmp_path) == want
+    assert read_json(tmp_path / "again.json") == run
+
+
+def test_version_8_cluster_run_with_histograms() -> None:
+    from wsbench.histogram import KEY, Histogram
+
+    run = load("v8-run-cluster.json", 8)
+    cluster = run.settings["cluster"]
+    assert run.settings["merged_shards"] == 2 and cluster["local"] and len(cluster["load_workers"]) == 2
+    assert cluster["server_worker"]["name"] == "server-host" and cluster["failure"] is None
+    assert [e["worker"]["host"] for e in run.environment["shards"]] == ["127.0.0.2", "127.0.0.3"]
+    cell = next(c for c in run.cells if c.workload == "latency_32")
+    for sample in cell.samples:
+        hist = Histogram.from_json(sample.extra[KEY])
+        assert hist.count == 400 and hist.summary() == sample.extra["latency_us"]  # two shards of 200
+        assert len(sample.extra["shards_latency_us"]) == 2 and sample.extra["start_skew_s"] >= 0
+        assert sample.server_cpu_s and sample.server_peak_rss_kib  # read on the server's host
+    assert run.servers["lws"].readings.startswith("on its host by worker server-host")
+    assert "## Shards: the merged run beside each shard" in render_markdown(run)
 
 
 @pytest.mark.parametrize("path", [SCHEMAS / name for name in V6] + [ROOT / "baselines" / "gate.json"],
@@ -146,20 +181,10 @@ def test_version_6_loads_and_is_written_as_the_current_version(path: Path, tmp_p
     assert read_json(tmp_path / "again.json") == run
 
 
-@pytest.mark.parametrize("name", V7)
-def test_version_7_loads_and_is_written_as_the_current_version(name: str, tmp_path: Path) -> None:
-    run = read_json(SCHEMAS / name)
-    again = rewritten(run, tmp_path)
-    assert again["schema_version"] == SCHEMA_VERSION
-    assert all(p["expect"] is None and p["info"] is None and p["barrier"] is None
-               for side in ("servers", "clients") for p in again[side].values())
-    assert read_json(tmp_path / "again.json") == run
-
-
-def test_version_8_run_says_what_each_program_reported_of_itself() -> None:
+def test_version_9_run_says_what_each_program_reported_of_itself() -> None:
     """ws with and without bufferutil (the catalog's expectation, the server's WSBENCH-INFO
     line, the client's result line) and k6's HTTP barrier."""
-    run = load("v8-run.json", 8)
+    run = load("v9-run.json", 9)
     native, pure = run.servers["node-ws-native"], run.clients["node-ws"]
     assert native.expect == {"ws.bufferutil": True} and native.info is not None
     assert native.info["ws"]["bufferutil"] is True and native.info["ws"]["mask"] == "bufferutil"

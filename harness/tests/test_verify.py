@@ -7,7 +7,7 @@ from wsbench import procs
 from wsbench.catalog import Program
 from wsbench.errors import WsbenchError
 from wsbench.server import start_server
-from wsbench.verify import text_payload, verify_echo
+from wsbench.verify import text_payload, verify_broadcast, verify_echo
 
 FIXTURE = Path(__file__).parent / "fixtures" / "echo_server.py"
 
@@ -54,3 +54,41 @@ def test_a_server_that_never_gets_ready_is_named(tmp_path: Path, behave: str, me
         start_server(program(behave), tmp_path)
     assert f"server 'py-{behave}': {message}" in str(err.value)
     assert not procs._live  # nothing left running
+
+
+# --- /broadcast (verify_broadcast), against the capacity fixture (harness/tests/fixtures/capacity_server.py)
+
+CAPACITY = Path(__file__).parent / "fixtures" / "capacity_server.py"
+
+
+def capacity(*args: str) -> Program:
+    return Program(name="py-capacity", kind="server", runtime="python", label="capacity",
+                   command=(sys.executable, str(CAPACITY), *args), ready_timeout_s=10, features=("broadcast",))
+
+
+@pytest.mark.parametrize("args, error", [
+    (("--behave", "well"), None),
+    (("--behave", "leaky", "--leak-kib", "16"), None),
+    (("--behave", "dropping", "--drop-message", "14", "--drop-subscriber", "3"),
+     "/broadcast: connection 3 received message 15 (text, 70000 B, sent by connection 1) where message 14 "
+     "(binary, 300 B, sent by connection 1) was due (lost, duplicated or out of order)"),
+    (("--behave", "dropping", "--drop-message", "30", "--drop-subscriber", "1"),
+     "/broadcast: message 30 (text, 41 B, sent by connection 2) never reached connection 1 (nothing within 1 s)"),
+])
+def test_broadcast_verification(tmp_path: Path, args: tuple[str, ...], error: str | None) -> None:
+    live = start_server(capacity(*args), tmp_path)
+    try:
+        result = verify_broadcast(live.url(), timeout_s=1)
+    finally:
+        live.stop()
+    assert result.error == error and result.ok == (error is None)
+
+
+def test_an_echo_server_is_no_broadcast_server(tmp_path: Path) -> None:
+    live = start_server(program("well"), tmp_path)
+    try:
+        result = verify_broadcast(live.url(), timeout_s=1)
+    finally:
+        live.stop()
+    assert result.error == ("/broadcast: message 1 (text, 11 B, sent by connection 1) never reached connection 2 "
+                            "(nothing within 1 s)")

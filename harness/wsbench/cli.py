@@ -12,9 +12,10 @@ import importlib
 import signal
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, NoReturn, Sequence
 
 from . import __version__, procs, report
+from .cluster import options as cluster_options
 from .conformance.runner import DEFAULT_JOBS
 from .errors import WsbenchError
 from .gate import baseline as gate_baseline, session as gate_session, wall as gate_wall
@@ -72,26 +73,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--runtime", "-r", action="append", help="keep servers and clients of this runtime (repeatable)")
     _names(run, "server", "client")
     run.add_argument("--repetitions", "-n", type=int, help="repetitions per cell (default: the suite's)")
-    run.add_argument("--min-seconds", type=float, metavar="S",
-                     help=f"shortest measured phase: bursts repeat until it has passed (default: the "
-                          f"suite's, else {DEFAULT_MIN_SECONDS:g}; latency and open-loop workloads keep their length)")
-    run.add_argument("--pin", action="store_true",
-                     help="run client and server on separate cores (sched_setaffinity); recorded with the run")
+    run.add_argument("--min-seconds", type=float, metavar="S", help="shortest measured phase: bursts repeat until "
+                     f"it has passed (default: the suite's, else {DEFAULT_MIN_SECONDS:g})")
+    run.add_argument("--pin", action="store_true", help="run client and server on separate cores")
     run.add_argument("--verify", choices=("on", "off", "both"), default="on",
-                     help="off: clients check no echo; both: every client also runs unchecked beside itself "
-                          "and the tables show what the checks cost (for that measurement only)")
-    run.add_argument("--target", action="append", metavar="[NAME=]ws://HOST:PORT/PATH",
-                     help="measure a server wsbench did not start (repeatable), after the same verification; "
-                          "NAME of a catalog server keeps its features; server CPU and RSS are n/a (external)")
-    run.add_argument("--target-pid", action="append", metavar="[NAME=]PID",
-                     help="read a target's CPU and RSS from this process on this machine (/proc/PID)")
-    run.add_argument("--allow-remote", action="store_true",
-                     help="accept a --target that is not a loopback address (its figures include the network)")
-    run.add_argument("--environment-from", type=Path, metavar="FILE", help="a JSON object added to the run's "
-                     "environment section (make bench-docker: images, CPU limits)")
-    run.add_argument("--shard", metavar="I/N",
-                     help="this run is shard I of N load generators run at the same time against one server "
-                          "(recorded; combine the files with wsbench merge; docs/scaling.md)")
+                     help="off: clients check no echo; both: also unchecked, to show what the checks cost")
+    run.add_argument("--environment-from", type=Path, metavar="FILE",
+                     help="a JSON object added to the run's environment section (make bench-docker)")
+    cluster_options.add_arguments(run)  # --target, --shard, --cluster and theirs
     _tls(run)
     _results(run)
 
@@ -109,21 +98,18 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--format", "-f", action="append", metavar="FORMAT",
                      help=f"{', '.join(report.FORMATS)} (default md); repeatable or comma-separated")
     rep.add_argument("-o", "--out", type=Path, metavar="DIR",
-                     help="write the files into DIR (" + ", ".join(report.FORMATS.values()) + ") instead of "
-                          "printing one format")
+                     help="write the files into DIR (" + ", ".join(report.FORMATS.values()) + ")")
     rep.add_argument("--screenshot", action="store_true",
-                     help="with -o and html: open index.html in headless Chromium, fail on console errors or "
-                          "charts without a size, and save DIR/screenshot.png")
+                     help="with -o and html: check index.html in headless Chromium, save DIR/screenshot.png")
 
-    cmp = add("compare", help="what changed between two saved runs, cell by cell (exit code: 0 same, 1 worse, 3 better "
-                              "only, 4 untestable)")
+    cmp = add("compare", help="what changed between two saved runs, cell by cell (exit code: "
+                              "0 same, 1 worse, 3 better only, 4 untestable)")
     cmp.add_argument("a", type=Path, help="the run before (reports/*.json)")
     cmp.add_argument("b", type=Path, help="the run after")
     cmp.add_argument("--format", "-f", default="md", metavar="FORMAT", help="md (default) or html")
     cmp.add_argument("-o", "--out", type=Path, metavar="FILE", help="write to FILE instead of printing")
     cmp.add_argument("--raw", action="store_true",
-                     help="test the values as measured (default: the drift every cell shares, per repetition round "
-                          "and between the runs, is divided out first)")
+                     help="test the values as measured (default: the drift all cells share is divided out first)")
 
     stab = add("stability", help="spread per cell of saved runs, and whether runs agree")
     stab.add_argument("files", type=Path, nargs="+", help="reports/*.json files (of the same matrix, to compare)")
@@ -133,16 +119,16 @@ def build_parser() -> argparse.ArgumentParser:
     conf.add_argument("--case", action="append", help="case id (repeatable; default: all; `wsbench list` shows them)")
     conf.add_argument("--jobs", "-j", type=int, default=DEFAULT_JOBS,
                       help=f"client processes at a time (default {DEFAULT_JOBS})")
-    conf.add_argument("--tls", action="store_true", help="the peer behind TLS, every client over wss:// "
-                      "(certificates: build/tls/), and the TLS-failure cases too")
+    conf.add_argument("--tls", action="store_true",
+                      help="the peer behind TLS, every client over wss:// (certificates: build/tls/), and the "
+                           "TLS-failure cases too")
     _results(conf)
 
-    prof = add("profile", help="perf flamegraphs, CPU profiles and where-the-time-goes tables of cells (a profiled "
-                               "run: never ranked)")
+    prof = add("profile", help="perf flamegraphs, CPU profiles and where-the-time-goes tables of cells "
+                               "(a profiled run: never ranked)")
     _names(prof, "workload", "client", "server")
     prof.add_argument("--side", choices=("client", "server", "both", "auto"), default="auto",
-                      help="which process to profile (auto: the one that is not the reference program; both "
-                           "when both are)")
+                      help="which process to profile (auto: the one that is not a reference program)")
     prof.add_argument("--matrix", action="store_true",
                       help="every client against the reference server and every server driven by the reference "
                            "client (default workloads: " + ", ".join(profile_session.MATRIX_WORKLOADS) +
@@ -151,9 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help=f"shortest measured phase (default {profile_session.DEFAULT_MIN_SECONDS:g})")
     prof.add_argument("--frequency", "-F", type=int, default=DEFAULT_FREQUENCY, metavar="HZ",
                       help=f"perf samples per second (default {DEFAULT_FREQUENCY})")
-    prof.add_argument("--overhead-runs", type=int, default=1, metavar="N", help="alternate the unprofiled and perf "
-                      "passes N times; the overhead compares their medians (default 1)")
-    prof.add_argument("--startup", action="store_true", help="also time start-up (wsbench startup) into the results")
+    prof.add_argument("--overhead-runs", type=int, default=1, metavar="N",
+                      help="alternate the unprofiled and perf passes N times (default 1)")
+    prof.add_argument("--startup", action="store_true", help="also time start-up (as wsbench startup)")
     prof.add_argument("--diff", nargs=2, type=Path, metavar=("A", "B"),
                       help="instead: a differential flamegraph from profile A to profile B (cell directories "
                            "or .folded files of the same cell)")
@@ -161,23 +147,20 @@ def build_parser() -> argparse.ArgumentParser:
     prof.add_argument("--out", type=Path, default=PROFILES_DIR, help="directory for the profiles (default profiles/)")
     _results(prof, "--reports", "directory for the results JSON and Markdown")
 
-    up = add("startup", help="start-up time of clients (connect, echo 11 B, close, exit) and servers (exec to "
-                             "readiness) with hyperfine")
+    up = add("startup", help="start-up time of clients (connect, echo 11 B, close, exit) and servers "
+                             "(exec to readiness) with hyperfine")
     _names(up, "client", "server", defaults=True)
     up.add_argument("--warmup", type=int, default=startup.DEFAULT_WARMUP, help="hyperfine --warmup")
     up.add_argument("--runs", type=int, default=startup.DEFAULT_RUNS, help="hyperfine --runs")
     _results(up, "--reports", "directory for the results JSON and Markdown")
 
-    gate = add("gate", help="regression gate: instruction counts (callgrind) and confirmed wall-clock ratios against "
-                            "the baseline (exit 0 pass, 1 regression, 2 cannot run)")
+    gate = add("gate", help="regression gate: instruction counts (callgrind) and confirmed wall-clock "
+                            "ratios against the baseline (exit 0 pass, 1 regression, 2 cannot run)")
     gate.add_argument("--baseline", type=Path, default=gate_baseline.DEFAULT_PATH,
                       help="the baseline file (default: baselines/gate.json)")
-    gate.add_argument("--update", action="store_true",
-                      help="measure and write the baseline instead of gating (the deterministic counts of both "
-                           "profiles; the wall-clock ratios, with --calibrate N also their thresholds)")
+    gate.add_argument("--update", action="store_true", help="measure and write the baseline instead of gating")
     gate.add_argument("--only", choices=gate_session.GATES, help="run one gate only")
-    gate.add_argument("--quick", action="store_true",
-                      help="deterministic gate on the reduced message counts (make test)")
+    gate.add_argument("--quick", action="store_true", help="the reduced message counts (make test)")
     gate.add_argument("--cell", action="append", metavar="NAME",
                       help="deterministic cells only (program/workload, a program or a workload; repeatable): "
                            + ", ".join(c.name for c in GATE_CELLS))
@@ -186,30 +169,25 @@ def build_parser() -> argparse.ArgumentParser:
     gate.add_argument("--wall-run", type=Path, metavar="FILE",
                       help="judge (or, with --update, store) the ratios of this saved run instead of measuring")
     gate.add_argument("--base", metavar="REF",
-                      help="gate against commit REF instead of the baseline file: its native pieces built in "
-                           "build/base/<sha>/ (cached), counted and measured beside the head's in this run "
-                           "(exit 2 if REF does not exist or does not build; 1 if the head does not build)")
+                      help="gate against commit REF, built in build/base/<sha>/ and counted and measured beside "
+                           "the head here, instead of the baseline file (docs/gate.md)")
     gate.add_argument("--head", metavar="REF",
                       help="with --base: another commit as the head, built the same way (default: the working tree)")
-    gate.add_argument("--summary", type=Path, metavar="FILE",
-                      help="append the verdict and its table as Markdown to FILE (CI: $GITHUB_STEP_SUMMARY)")
+    gate.add_argument("--summary", type=Path, metavar="FILE", help="append the verdict as Markdown to FILE (CI)")
     gate.add_argument("--wall-workload", action="append", metavar="NAME",
                       help="the wall gate on these workloads only (repeatable; default: "
                            + ", ".join(gate_wall.WORKLOADS) + ")")
     gate.add_argument("--wall-repetitions", type=int, metavar="N",
-                      help=f"repetitions of the wall gate's run (default {gate_wall.REPETITIONS}; fewer than 5 "
-                           "cannot decide anything: a machinery check)")
+                      help=f"repetitions of the wall gate's run (default {gate_wall.REPETITIONS})")
     _results(gate, help="directory for the reports")
 
-    hist = add("history", help="the gate's trend over many commits (a directory of results files, e.g. the nightly's "
-                               "history) as one self-contained HTML page")
+    hist = add("history", help="the gate's trend over many commits (a directory of results files, e.g. the "
+                               "nightly's history) as one self-contained HTML page")
     hist.add_argument("dir", type=Path, help="a directory of results files (*.json, searched recursively)")
     hist.add_argument("-o", "--out", type=Path, metavar="DIR", help="write DIR/index.html instead of printing the page")
-    hist.add_argument("--screenshot", action="store_true",
-                      help="with -o: open the page in headless Chromium, fail on console errors or charts without "
-                           "a size, and save DIR/screenshot.png")
-    hist.add_argument("--last-commit", action="store_true", help="only print the commit of the newest file in DIR "
-                      "(the nightly's next base)")
+    hist.add_argument("--screenshot", action="store_true", help="with -o: check the page in headless Chromium")
+    hist.add_argument("--last-commit", action="store_true",
+                      help="only print the commit of the newest file in DIR (the nightly's next base)")
 
     docker = add("docker", help="the servers in containers, in a private Docker engine (host network only)")
     dsub = docker.add_subparsers(dest="docker_command", required=True)
@@ -229,7 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     command: Any = importlib.import_module(f"{__package__}.commands.{args.command}")
     prog = getattr(command, "PROG", "wsbench")
-    signal.signal(signal.SIGTERM, signal.default_int_handler)  # raises KeyboardInterrupt, as Ctrl-C
+    signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         return command.main(args, list(sys.argv if argv is None else ["wsbench", *argv]))
     except WsbenchError as exc:
@@ -241,6 +219,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     finally:
         procs.kill_all()
+
+
+def _raise_interrupt(signum: int, frame: object) -> NoReturn:
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

@@ -46,8 +46,29 @@ def collect(runtimes: Iterable[Runtime]) -> dict[str, Any]:
         "lockfiles": {name: sha256_of(ROOT / name) for name in LOCKFILES},
         "binaries": {name: sha256_of(ROOT / name) for name in BINARIES},
         "load_average": load_average(),
+        "limits": limits(),
         "runtimes": {rt.name: {"label": rt.label, "version": runtime_version(rt)} for rt in runtimes},
     }
+
+
+def limits() -> dict[str, Any]:
+    """What bounds how many connections a process holds and how fast they open: the
+    descriptor limits (the harness's, which its children get with the soft one raised to
+    the hard one: procs.raise_fd_limit), the ephemeral port range, the accept backlog's
+    ceiling and the kernel's TCP memory (pages)."""
+    import resource
+
+    def sysctl(name: str) -> str | None:
+        try:
+            return (Path("/proc/sys") / name.replace(".", "/")).read_text().split("\n")[0].replace("\t", " ")
+        except OSError:
+            return None
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return {"rlimit_nofile": {"soft": soft, "hard": hard, "children": hard},
+            "ip_local_port_range": sysctl("net.ipv4.ip_local_port_range"),
+            "somaxconn": sysctl("net.core.somaxconn"), "tcp_mem": sysctl("net.ipv4.tcp_mem"),
+            "fs_nr_open": sysctl("fs.nr_open"), "fs_file_max": sysctl("fs.file-max")}
 
 
 def load_average() -> list[float]:

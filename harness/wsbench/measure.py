@@ -30,16 +30,17 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from . import procfs, procs
-from .barrier import Barrier, barrier_for
+from .barrier import GO_LINE, Barrier, barrier_for
 from .catalog import Program
 from .logs import last_line
 from .paths import ROOT
 from .results import Sample, Settings
 from .server import ServerHandle
 from .tls import tls_summary
-from .workloads import Workload
+from .workloads import HOLDING_KINDS, Workload
 
 START_LINE = "WSBENCH-START"
+MARK_PREFIX = "WSBENCH-MARK "  # a point inside the measured phase (clients/README.md): readings, then GO
 STARTUP_ALLOWANCE_S = 20.0
 RESULT_KEYS = ("messages", "bytes", "seconds", "msgs_per_s", "mb_per_s", "errors")
 
@@ -126,6 +127,7 @@ def _run(client: Program, server: ServerHandle, workload: Workload, rep: int, lo
     if rss_reset:
         sample.reading_errors.append(f"server peak RSS: {rss_reset}")
     tls_mark = server.tls_mark()
+    before = procfs.rss_kib(server_pid) if server_pid is not None else None
     began = time.monotonic()
     try:
         proc = procs.spawn(argv, cwd=ROOT, env={**os.environ, **barrier.env, **client.env},
@@ -149,6 +151,8 @@ def _run(client: Program, server: ServerHandle, workload: Workload, rep: int, lo
     result: dict[str, Any] | None = None
     problem: str | None = None  # fails the sample; the client is stopped
     started = False
+    marks: dict[str, dict[str, Any]] = {}
+    fdlimits: dict[str, Any] = {}
     stray = ""  # the last line that was neither the start marker nor a result
     try:
         while result is None and problem is None:
@@ -167,12 +171,17 @@ def _run(client: Program, server: ServerHandle, workload: Workload, rep: int, lo
                         break
                 clocks.client0 = procfs.process_cpu_ns(proc.pid)
                 clocks.server0 = procfs.process_cpu_ns(server_pid) if server_pid is not None else None
+                fdlimits = {"client_nofile": procfs.fd_limit(proc.pid),
+                            "server_nofile": procfs.fd_limit(server_pid) if server_pid is not None else None}
                 problem = clocks.start_problem(server_pid is not None)
                 if problem is None:
                     refused = barrier.go()
                     if refused:
                         problem = f"start barrier: {refused}"
                 sample.barrier_s = time.monotonic() - seen
+            elif line.startswith(MARK_PREFIX):
+                problem = _mark(line[len(MARK_PREFIX):].strip(), marks, started, clocks, proc, server_pid,
+                                seen if started else began)
             elif line.startswith("{"):
                 if observer is not None and started:
                     problem = observer.ended()
@@ -210,6 +219,18 @@ def _run(client: Program, server: ServerHandle, workload: Workload, rep: int, lo
     for key in RESULT_KEYS:
         setattr(sample, key, result[key])
     sample.extra = {k: v for k, v in result.items() if k not in RESULT_KEYS}
+    if marks:
+        sample.extra["marks"] = marks
+    if workload.kind in HOLDING_KINDS:
+        sample.extra["limits"] = fdlimits
+        sample.extra["server_rss_before_kib"] = before
+        stopped = stopped_at(workload, override, sample.extra, server.program.name)
+        if stopped:
+            sample.extra["stopped"] = stopped
+            wanted = (override or {}).get("connections", workload.params.get("connections"))
+            if wanted != "max":
+                sample.error = f"{culprit}: {stopped}"
+                return sample
     server_tls = tls_summary(server.tls_lines(tls_mark))
     if server_tls is not None:
         sample.extra["server_tls"] = server_tls
@@ -242,6 +263,45 @@ def _run(client: Program, server: ServerHandle, workload: Workload, rep: int, lo
     if unchecked:
         sample.error = f"{culprit}: {unchecked}"
     return sample
+
+
+def stopped_at(workload: Workload, override: dict[str, Any] | None, extra: dict[str, Any],
+               server: str) -> str | None:
+    """A client that held fewer connections than asked because a limit stopped it (its
+    result's ``limit``): one line, with the descriptor limit of the side it ran into where
+    that explains it. None when nothing stopped it."""
+    limit = extra.get("limit")
+    if not limit:
+        return None
+    held = extra.get("connections")
+    text = f"stopped at N = {held:,}: {limit}" if isinstance(held, int) else f"stopped: {limit}"
+    limits = extra.get("limits") or {}
+    for side, name in (("server_nofile", f"the {server} process"), ("client_nofile", "the client process")):
+        soft = (limits.get(side) or [None])[0]
+        if isinstance(held, int) and isinstance(soft, int) and soft > 0 and held >= soft - 64:
+            return f"{text} (the file-descriptor limit of {name} is {soft:,})"
+    return text
+
+
+def _mark(name: str, marks: dict[str, dict[str, Any]], started: bool, clocks: "_Clocks", proc: Any,
+          server_pid: int | None, since: float) -> str | None:
+    """``WSBENCH-MARK name`` inside the measured phase: both sides' CPU since the start
+    readings and their resident memory now, then GO. None, or why the sample fails."""
+    if not started:
+        return f"{MARK_PREFIX}{name} before {START_LINE}"
+    if not name or name in marks:
+        return f"{MARK_PREFIX}{name!r}: a mark needs a name of its own"
+    client_cpu = procfs.process_cpu_ns(proc.pid)
+    server_cpu = procfs.process_cpu_ns(server_pid) if server_pid is not None else None
+    marks[name] = {
+        "t_s": round(time.monotonic() - since, 6),
+        "client_cpu_s": None if client_cpu is None or clocks.client0 is None else (client_cpu - clocks.client0) / 1e9,
+        "server_cpu_s": None if server_cpu is None or clocks.server0 is None else (server_cpu - clocks.server0) / 1e9,
+        "client_rss_kib": procfs.rss_kib(proc.pid),
+        "server_rss_kib": procfs.rss_kib(server_pid) if server_pid is not None else None,
+    }
+    refused = procs.tell(proc, GO_LINE)
+    return f"mark {name}: {refused}" if refused else None
 
 
 def _unchecked(workload: Workload, sample: Sample, checks: bool) -> str | None:

@@ -2,10 +2,16 @@
 by several load generators against one server) merged into one run (docs/scaling.md).
 
 Per cell and repetition: messages, bytes, msgs/s, MB/s and client CPU are summed over the
-shards (throughput sums while the shards' measured phases overlap); the phase is the
-longest shard's; the server's CPU and RSS are left empty (each shard read the server over
-its own phase, with the others' load in it). Latency and open-loop workloads are refused:
-their results carry percentiles, and percentiles do not merge (histograms would).
+shards (throughput sums while the shards' measured phases overlap), so CPU per message is
+the sum of CPU over the sum of messages; the phase is the longest shard's; repetition k of
+the merge is the sum of the shards' repetitions k, and repetitions stay the unit of spread.
+Latency histograms (``latency_hist``, histogram.py) are added bucket by bucket and the
+percentiles taken from the sum, exactly as a client takes its own. The server's CPU and
+RSS are left empty (each shard read the server over its own phase, with the others' load
+in it) unless the caller has them from the server's host (a cluster run, cluster/).
+
+``wsbench merge`` (files) and ``wsbench run --cluster`` (shards in memory) share
+``merge_shards``.
 """
 
 from __future__ import annotations
@@ -14,11 +20,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
 
+from . import histogram
 from .errors import WsbenchError
 from .results import Cell, Run, Sample
 
-UNMERGEABLE_KINDS = ("latency", "openloop")
+HISTOGRAM_KINDS = ("latency", "openloop")
 SUMMED = ("messages", "bytes", "msgs_per_s", "mb_per_s", "errors", "client_cpu_s")
+SUMMED_RATES = ("rate", "achieved_rate")  # open loop: the offered and achieved rates add up like msgs/s
 SERVER_READINGS = "n/a (merged shards: each shard read the server over its own phase)"
 
 
@@ -34,13 +42,15 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 
 def merge(runs: Sequence[tuple[Path, Run]], argv: list[str]) -> Run:
-    for path, run in runs:
-        for name, spec in run.workloads.items():
-            if spec.get("kind") in UNMERGEABLE_KINDS or spec.get("sweep"):
-                raise WsbenchError(f"{path}: workload '{name}' ({spec.get('kind')}): its results are percentiles, "
-                                   "which do not merge (the clients would have to report their histograms); merge "
-                                   "throughput workloads only")
+    """The shard files of ``wsbench merge``, checked to be shards 1..N of one plan."""
     shards = _check_shards(runs)
+    return merge_shards([(str(path), run) for path, run in shards], argv)
+
+
+def merge_shards(shards: Sequence[tuple[str, Run]], argv: list[str]) -> Run:
+    """Shards 1..N of one plan, in order, each with a name (its file, or its host), merged."""
+    for where, run in shards:
+        _check_mergeable(where, run)
     first = shards[0][1]
     cells = []
     by_key = [{c.key: c for c in run.cells} for _, run in shards]
@@ -49,20 +59,39 @@ def merge(runs: Sequence[tuple[Path, Run]], argv: list[str]) -> Run:
         merged = Cell(cell.workload, cell.server, cell.client,
                       blocked=next((p.blocked for p in parts if p.blocked), None), na=cell.na)
         if not merged.blocked and not merged.na:
-            merged.samples = [_merge_rep(rep, parts) for rep in range(1, first.repetitions + 1)
+            merged.samples = [_merge_rep(rep, parts, f"{cell.key} repetition {rep}")
+                              for rep in range(1, first.repetitions + 1)
                               if all(any(s.rep == rep for s in p.samples) for p in parts)]
         cells.append(merged)
     servers = {k: replace(v, readings=SERVER_READINGS) for k, v in first.servers.items()}
     environment = dict(first.environment)
-    environment["shards"] = [{"file": str(path), "created": run.created, "finished": run.finished,
+    environment["shards"] = [{"file": where, "created": run.created, "finished": run.finished,
                               "shard": run.settings.get("shard"), "load_average": run.environment.get("load_average"),
-                              "git_commit": run.environment.get("git_commit")} for path, run in shards]
+                              "git_commit": run.environment.get("git_commit"), "worker": run.environment.get("worker")}
+                             for where, run in shards]
     settings = {**first.settings, "shard": None, "merged_shards": len(shards)}
     return Run(created=first.created, command=argv, suite=first.suite, repetitions=first.repetitions,
                environment=environment, workloads=first.workloads, servers=servers, clients=first.clients,
                cells=cells, finished=max((r.finished or "") for _, r in shards) or None,
                complete=all(r.complete for _, r in shards), settings=settings)
 
+
+def _check_mergeable(where: str, run: Run) -> None:
+    """Rate sweeps do not merge (each shard would pick its own highest rate); latency and
+    open-loop results merge through their histograms, which files before schema 8 lack."""
+    for name, spec in run.workloads.items():
+        if spec.get("sweep"):
+            raise WsbenchError(f"{where}: workload '{name}' is a rate sweep: each shard chose its own highest "
+                               "rate, and those do not add up; merge the sweep's rates as open-loop workloads")
+    kinds = {name: spec.get("kind") for name, spec in run.workloads.items()}
+    for cell in run.cells:
+        if kinds.get(cell.workload) not in HISTOGRAM_KINDS:
+            continue
+        for s in cell.ok_samples:
+            if not isinstance(s.extra.get(histogram.KEY), dict):
+                raise WsbenchError(f"{where}: {cell.key} repetition {s.rep} has percentiles but no histogram "
+                                   f"({histogram.KEY}): percentiles do not merge; measure it again with this "
+                                   "wsbench, whose clients report their histograms")
 
 def _check_shards(runs: Sequence[tuple[Path, Run]]) -> list[tuple[Path, Run]]:
     if len(runs) < 2:
@@ -99,7 +128,7 @@ def _check_shards(runs: Sequence[tuple[Path, Run]]) -> list[tuple[Path, Run]]:
     return ordered
 
 
-def _merge_rep(rep: int, parts: list[Cell]) -> Sample:
+def _merge_rep(rep: int, parts: list[Cell], where: str) -> Sample:
     samples = [next(s for s in p.samples if s.rep == rep) for p in parts]
     failed = [f"shard {i}: {s.error}" for i, s in enumerate(samples, 1) if s.error]
     if failed:
@@ -119,6 +148,15 @@ def _merge_rep(rep: int, parts: list[Cell]) -> Sample:
         values = [s.extra.get(key) for s in samples]
         if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
             extra[key] = sum(values)  # type: ignore[arg-type]
+        elif key in SUMMED_RATES and all(isinstance(v, (int, float)) for v in values):
+            extra[key] = sum(values)  # type: ignore[arg-type]
+    hists = [s.extra.get(histogram.KEY) for s in samples]
+    if all(isinstance(h, dict) for h in hists):
+        total = histogram.add([histogram.Histogram.from_json(h, f"{where}, shard {i}")
+                               for i, h in enumerate(hists, 1)], where)
+        extra[histogram.KEY] = total.to_json()
+        extra["latency_us"] = total.summary()
+        extra["shards_latency_us"] = [s.extra.get("latency_us") for s in samples]
     out.extra = extra
     out.reading_errors = [f"shard {i}: {e}" for i, s in enumerate(samples, 1) for e in s.reading_errors]
     return out

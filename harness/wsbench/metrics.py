@@ -58,6 +58,35 @@ def _mib(rss_field: str) -> Getter:
     return get
 
 
+def _mark(name: str, key: str, scale: float = 1.0) -> Getter:
+    """A reading taken at the client's WSBENCH-MARK ``name`` (measure.py)."""
+    def get(s: Any) -> float | None:
+        mark = (s.extra.get("marks") or {}).get(name) or {}
+        value = mark.get(key)
+        return value * scale if isinstance(value, (int, float)) else None
+    return get
+
+
+def _idle_share(side: str) -> Getter:
+    """A side's CPU share while the connections were held idle: its CPU from GO to the
+    mark "held" over that time (1.0: one core kept busy)."""
+    def get(s: Any) -> float | None:
+        mark = (s.extra.get("marks") or {}).get("held") or {}
+        cpu, t = mark.get(f"{side}_cpu_s"), mark.get("t_s")
+        return cpu / t if isinstance(cpu, (int, float)) and t else None
+    return get
+
+
+def _server_kib_per_conn(s: Any) -> float | None:
+    """What each held connection added to the server: (its RSS with them all held − its
+    RSS before the client started) / connections."""
+    held = ((s.extra.get("marks") or {}).get("held") or {}).get("server_rss_kib")
+    before, n = s.extra.get("server_rss_before_kib"), s.extra.get("connections")
+    if not isinstance(held, (int, float)) or not isinstance(before, (int, float)) or not n:
+        return None
+    return (held - before) / n
+
+
 _ALL = [
     Metric("msgs_per_s", "msgs/s", True, 0, _field("msgs_per_s")),
     Metric("messages", "msgs counted", True, 0, _field("messages")),
@@ -82,12 +111,23 @@ _ALL = [
     Metric("close_code", "close code", True, 0, _extra("close_code")),
     Metric("handshakes_per_s", "handshakes/s", True, 0, _extra("handshakes_per_s")),
     Metric("max_rate", "max msgs/s with p99 in limit", True, 0, _extra("max_rate")),
+    Metric("connections", "connections held", True, 0, _extra("connections")),
+    Metric("opens_per_s", "opens/s", True, 0, _extra("opens_per_s")),
+    Metric("server_rss_held_mib", "server RSS held MiB", False, 1, _mark("held", "server_rss_kib", 1 / 1024)),
+    Metric("client_rss_held_mib", "client RSS held MiB", False, 1, _mark("held", "client_rss_kib", 1 / 1024)),
+    Metric("server_kib_per_conn", "server KiB/conn", False, 2, _server_kib_per_conn),
+    Metric("idle_server_cpu_share", "server CPU share idle", False, 3, _idle_share("server")),
+    Metric("idle_client_cpu_share", "client CPU share idle", False, 3, _idle_share("client")),
+    Metric("delivered_per_s", "delivered msgs/s", True, 0, _extra("delivered_per_s")),
+    Metric("latency_p95_us", "p95 µs", False, 1, _extra("latency_us", "p95")),
+    Metric("lost", "lost", False, 0, _extra("lost")),
+    Metric("max_connections", "largest N with p95 in bound", True, 0, _extra("max_connections")),
 ]
 METRICS: dict[str, Metric] = {m.name: m for m in _ALL}
 
 DEFAULT_METRIC = {"echo": "msgs_per_s", "latency": "latency_p99_us", "openloop": "latency_p99_us",
                   "buffered": "getter_calls_per_s", "request": "delivery_ms",
-                  "handshake": "handshakes_per_s"}
+                  "handshake": "handshakes_per_s", "idle": "opens_per_s", "fanout": "delivered_per_s"}
 
 _COST = ["client_cpu_us_per_msg", "server_cpu_us_per_msg", "client_peak_rss_mib", "server_peak_rss_mib"]
 
@@ -101,4 +141,9 @@ COLUMNS: dict[str, list[str]] = {
     "request": ["close_code", "messages", "seconds", "client_peak_rss_mib", "server_peak_rss_mib"],
     "handshake": ["messages", "seconds", *_COST],
     "sweep": ["latency_p99_us", "client_peak_rss_mib"],
+    "idle": ["connections", "server_rss_held_mib", "server_kib_per_conn", "client_rss_held_mib",
+             "idle_server_cpu_share", "idle_client_cpu_share"],
+    "fanout": ["latency_p50_us", "latency_p99_us", "latency_p999_us", "lost", "server_cpu_us_per_msg",
+               "server_peak_rss_mib", "client_cpu_us_per_msg"],
+    "ramp": ["connections", "latency_p95_us", "server_peak_rss_mib"],
 }

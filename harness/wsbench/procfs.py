@@ -3,7 +3,8 @@
 CPU time comes from the process's CPU-time clock (``clock_gettime`` on the clock id
 Linux derives from a PID): nanosecond resolution, and the whole thread group — threads
 that have already exited included — exactly what ``getrusage`` reports at exit.
-Peak memory is VmHWM from ``/proc/PID/status``.
+Peak memory is VmHWM from ``/proc/PID/status``, current memory VmRSS; the descriptor
+limit a process runs under comes from ``/proc/PID/limits``.
 """
 
 from __future__ import annotations
@@ -35,14 +36,33 @@ def running(pid: int) -> bool:
     return text is not None and text[text.rindex(")") + 2] not in "ZXx"
 
 
-def peak_rss_kib(pid: int) -> int | None:
-    """VmHWM: the peak resident set size since start or the last reset, in KiB."""
+def _status_kib(pid: int, key: str) -> int | None:
     text = _read(Path(f"/proc/{pid}/status"))
     if text is None:
         return None
     for line in text.splitlines():
-        if line.startswith("VmHWM:"):
+        if line.startswith(key):
             return int(line.split()[1])
+    return None
+
+
+def peak_rss_kib(pid: int) -> int | None:
+    """VmHWM: the peak resident set size since start or the last reset, in KiB."""
+    return _status_kib(pid, "VmHWM:")
+
+
+def rss_kib(pid: int) -> int | None:
+    """VmRSS: the resident set size now, in KiB."""
+    return _status_kib(pid, "VmRSS:")
+
+
+def fd_limit(pid: int) -> tuple[int, int] | None:
+    """The soft and hard RLIMIT_NOFILE of ``pid`` ("Max open files" of /proc/PID/limits)."""
+    text = _read(Path(f"/proc/{pid}/limits"))
+    for line in (text or "").splitlines():
+        if line.startswith("Max open files"):
+            soft, hard = line.split()[3:5]
+            return (int(soft) if soft.isdigit() else -1, int(hard) if hard.isdigit() else -1)
     return None
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import atexit
 import ctypes
 import os
+import resource
 import selectors
 import signal
 import subprocess
@@ -71,17 +72,35 @@ def _child_setup(cpus: frozenset[int] | None) -> Callable[[], None]:
     client outlives it; ``cpus``: pin it to these CPUs."""
     def setup() -> None:
         die_with_parent()
+        raise_fd_limit()
         if cpus is not None:
             os.sched_setaffinity(0, cpus)
     return setup
 
 
+def raise_fd_limit() -> None:
+    """The soft RLIMIT_NOFILE up to the hard one (which only root could raise, and on
+    some machines not even root): a server or client holding many connections may use
+    every descriptor the machine gives a process. The limits that applied are recorded
+    (environment.limits, measure.py)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        except (ValueError, OSError):
+            pass  # left as it was: the recorded limits say so
+
+
 _PR_SET_PDEATHSIG = 1
+# Resolved once, here: die_with_parent runs in a forked child before exec, where a
+# dlopen (what ctypes.CDLL does) could deadlock on a lock another thread of the parent
+# held at fork time (Dask's workers are threaded).
+_PRCTL = ctypes.CDLL(None, use_errno=True).prctl
 
 
 def die_with_parent() -> None:
     """Linux prctl(PR_SET_PDEATHSIG, SIGKILL) for the calling (child) process."""
-    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def terminate(proc: subprocess.Popen[bytes], grace_s: float = 2.0) -> str | None:

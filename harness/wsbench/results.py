@@ -61,15 +61,47 @@ Schema history:
   ``extra.server_tls`` what the server printed for the sample's connections
   (servers/README.md, WSBENCH-TLS: ``connections``, ``resumed``, ``version``, ``cipher``,
   ``group``, ``library``; absent where the server prints nothing). Workloads carry
-  ``tls_only`` (true: measured over wss:// only, e.g. session resumption). Versions 1 to 6
-  are still read (no TLS). A conformance run (``wsbench conformance --tls``) has the same
-  shape: ``settings.tls`` (mode "on", the peer's certificate, and
-  ``failure_certificates``: per failure-set entry its file), and its ``conformance``
-  section may hold cases of group ``tls-failure`` whose ``expect`` is ``refuse`` (a
-  certificate to refuse) or ``fault`` (a TLS session ended mid-message), and verdicts
-  ``n/a`` (the client cannot speak TLS; the detail says why). Plain conformance runs
-  record ``settings.tls`` null.
-- version 8: what a program must report of itself and what it reported (issue 25). Every
+  ``tls_only`` (true: measured over wss:// only, e.g. session resumption). A conformance run
+  (``wsbench conformance --tls``) has the same shape: ``settings.tls`` (mode "on", the
+  peer's certificate, and ``failure_certificates``: per failure-set entry its file), and its
+  ``conformance`` section may hold cases of group ``tls-failure`` whose ``expect`` is
+  ``refuse`` (a certificate to refuse) or ``fault`` (a TLS session ended mid-message), and
+  verdicts ``n/a`` (the client cannot speak TLS; the detail says why). Plain conformance
+  runs record ``settings.tls`` null. Versions 1 to 6 are still read (no TLS).
+- version 8: histograms that merge, and runs on a cluster (docs/scaling.md). Per sample of a
+  latency or open-loop workload, ``extra.latency_hist``: the client's latency histogram,
+  sparse (``unit_ns``, ``sub_bits``, ``integer_values``: how a bucket index maps to values;
+  ``count``; ``min``, ``max`` and ``sum``, exact, in units; ``buckets``: ``[index, count]`` of
+  every non-empty bucket; clients/README.md, "Latency histograms"). A merged run (``wsbench
+  merge``, ``wsbench run --cluster``) adds histograms per repetition: its ``latency_us`` are
+  the percentiles of the sum, and ``extra.shards_latency_us`` lists each shard's
+  ``latency_us``; ``environment.shards`` entries gain ``worker`` (the shard's ``address``,
+  ``host`` and ``name``, null for files of ``--shard``). A cluster run (``wsbench run
+  --cluster``) also has ``settings.cluster``: ``engine`` (name and version), ``address`` (as
+  given), ``scheduler``, ``local`` (a ``local:N`` cluster), ``ready_timeout_s``,
+  ``load_workers`` (per shard its ``shard`` number, ``address``, ``host``, ``name`` and
+  ``clock``: ``offset_s`` against the coordinator's wall clock and its ``uncertainty_s``),
+  ``server_worker`` (the same, or null), ``server_pids`` (the server's processes on its
+  host) and ``failure`` (why the run stopped, or null); its ``environment.shards`` entries
+  add ``clock``, ``cpu_model``, ``logical_cpus``, ``kernel`` and ``runtimes`` of each load
+  host; per merged sample ``extra.start_skew_s`` (the largest difference between two shards'
+  ``GO``, each by its host's wall clock) and ``extra.barrier`` (``go_after_first_s`` and
+  ``go_after_release_s`` per shard, ``phases_overlap``: the fraction of the union of the
+  shards' measured phases that all of them cover), and the server's CPU time and peak RSS
+  as read on its host over the union of the phases (``servers.NAME.readings`` says how).
+  Versions 1 to 7 are still read (no histograms: their latency workloads do not merge).
+
+  Also in version 8, capacity (the `idle` and `fanout` kinds): workloads carry
+  ``fresh_server`` (every sample on a server started for it) and ``ramp`` (null, or the
+  ``connections`` tried and the ``p95_ms`` bound); the environment's ``limits`` (the
+  harness's RLIMIT_NOFILE, which its children get with soft = hard, and the sysctls
+  ip_local_port_range, somaxconn, tcp_mem, fs.nr_open, fs.file-max); per sample of those
+  kinds ``extra.limits`` (each side's RLIMIT_NOFILE, [soft, hard]),
+  ``extra.server_rss_before_kib``, ``extra.marks`` (per WSBENCH-MARK of the client: ``t_s``
+  since GO, both sides' CPU since GO and resident memory then), ``extra.stopped`` (the
+  one-line reason a limit stopped the client, with the count it held), and for a ramp
+  ``max_connections``, ``ramp_stopped`` and its ``steps``.
+- version 9: what a program must report of itself and what it reported (issue 25). Every
   server and client record has ``expect`` (null, or the catalog's dotted keys and values,
   e.g. ``{"ws.bufferutil": true}``: a sample whose result line, or a server whose
   ``WSBENCH-INFO`` line, says otherwise failed), ``info`` (servers: the object of their
@@ -78,7 +110,7 @@ Schema history:
   targets) and ``barrier`` (clients: how they took the start barrier and the end hold,
   ``"stdin"`` or ``"http"``; null for servers). A node-ws client's samples carry the same
   ``ws`` object in ``extra``. In runs of ``make bench-docker`` the environment's
-  ``docker.server_runtimes.<name>`` also holds ``info``. Versions 1 to 7 are still read
+  ``docker.server_runtimes.<name>`` also holds ``info``. Versions 1 to 8 are still read
   (the three keys null).
 
 The side sections are read and written through their records (records.py), key for key as
@@ -102,9 +134,9 @@ if TYPE_CHECKING:
     from .pinning import Pinning
 
 SCHEMA = "wsbench-run"
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 T = TypeVar("T")
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8)
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9)
 
 
 @dataclass(frozen=True)
@@ -225,9 +257,9 @@ class ProgramRecord:
     target: str | None = None  # servers: the URL of a server wsbench did not start (--target)
     readings: str | None = None  # servers: where its CPU and RSS were read, or "n/a (external)"
     tls: dict[str, Any] | None = None  # servers over wss:// (NAME/wss): the certificate presented
-    expect: dict[str, Any] | None = None  # what it must report of itself (runtimes.toml; schema 8)
-    info: dict[str, Any] | None = None  # servers: what their WSBENCH-INFO line said (schema 8)
-    barrier: str | None = None  # clients: how they took the barriers, "stdin" or "http" (schema 8)
+    expect: dict[str, Any] | None = None  # what it must report of itself (runtimes.toml; schema 9)
+    info: dict[str, Any] | None = None  # servers: what their WSBENCH-INFO line said (schema 9)
+    barrier: str | None = None  # clients: how they took the barriers, "stdin" or "http" (schema 9)
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)

@@ -11,9 +11,9 @@ from .catalog import Catalog, Program
 from .errors import WsbenchError
 from .jsonobj import read_object
 from .measure import run_client
-from .sweep import run_sweep
+from .sweep import run_ramp, run_sweep
 from .progress import Progress
-from .results import Cell, ProgramRecord, Run, Settings
+from .results import Cell, ProgramRecord, Run, Sample, Settings
 from .server import ServerHandle, start_server
 from .target import ExternalServer, is_target
 from .verify import verify_echo
@@ -231,10 +231,13 @@ def execute(plan: Plan, run: Run, log_dir: Path, checkpoint: Callable[[Run], Non
         for rep, cell in todo:
             progress.step(f"{cell.workload} server={cell.server} client={cell.client}", rep, plan.repetitions)
             workload = workloads[cell.workload]
-            measure = run_sweep if workload.sweep else run_client
+            measure = run_sweep if workload.sweep else run_ramp if workload.ramp else run_client
             server = running[cell.server]
             client = (secure_clients if server.program.secure else clients)[cell.client]
-            sample = measure(client, server, workload, rep, log_dir, plan.settings)
+            if workload.fresh_server and not is_target(server.program):
+                sample = _on_a_fresh_server(measure, client, server, workload, rep, log_dir, plan.settings)
+            else:
+                sample = measure(client, server, workload, rep, log_dir, plan.settings)
             cell.samples.append(sample)
             if sample.error:
                 progress.note(f"! {sample.error}")
@@ -252,6 +255,23 @@ def execute(plan: Plan, run: Run, log_dir: Path, checkpoint: Callable[[Run], Non
         progress.finish()
         checkpoint(run)
     return run
+
+
+def _on_a_fresh_server(measure: Callable[..., Sample], client: Program, server: ServerHandle,
+                       workload: Workload, rep: int, log_dir: Path, settings: Settings) -> Sample:
+    """One sample against a server started for it alone (verified when the run began, as
+    the same program), stopped after it: its memory holds nothing of earlier cells."""
+    try:
+        fresh = start_server(server.program, log_dir / "fresh", settings.pinning.server if settings.pinning else None)
+    except WsbenchError as exc:
+        return Sample(rep=rep, error=f"a fresh server for '{workload.name}': {exc}")
+    try:
+        return measure(client, fresh, workload, rep, log_dir, settings)
+    finally:
+        problem = fresh.stop()
+        if problem:
+            raise WsbenchError(f"server '{server.program.name}' (fresh, for {workload.name}) could not be stopped: "
+                               f"{problem}")
 
 
 def _start_verified(server: Program, record: ProgramRecord, log_dir: Path,

@@ -52,7 +52,7 @@ class ServerHandle(Protocol):
 
 
 def parse_info_line(line: str) -> dict[str, Any] | None:
-    """A WSBENCH-INFO line's object (servers/README.md, item 13), or None for any other line
+    """A WSBENCH-INFO line's object (servers/README.md, item 14), or None for any other line
     (and for one whose JSON is not an object)."""
     m = INFO.match(line.strip())
     if not m:

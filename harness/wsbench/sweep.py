@@ -1,4 +1,6 @@
-"""Rate sweeps: the highest open-loop rate at which p99 latency stays within a limit."""
+"""Rate sweeps (the highest open-loop rate at which p99 latency stays within a limit) and
+connection ramps (the most fan-out subscribers a server serves with p95 delivery latency
+within a bound)."""
 
 from __future__ import annotations
 
@@ -44,3 +46,36 @@ def run_sweep(client: Program, server: ServerHandle, workload: Workload, rep: in
         return replace(base, extra={**base.extra, "steps": steps})
     return replace(base, error=None, extra={**base.extra, "max_rate": best, "steps": steps,
                                              "p99_limit_us": limit})
+
+
+def run_ramp(client: Program, server: ServerHandle, workload: Workload, rep: int,
+             log_dir: Path, settings: Settings) -> Sample:
+    """Run a fan-out workload with each number of subscribers of its ramp, rising, until
+    p95 delivery latency passes the bound, a message is lost or a limit stops it.
+
+    The sample returned is the run at the largest passing number (its readings), with
+    ``max_connections`` (0 when none passed), why the ramp stopped, and every step.
+    """
+    assert workload.ramp is not None
+    bound_us = workload.ramp.p95_ms * 1000
+    steps: list[dict[str, Any]] = []
+    passed: Sample | None = None
+    first: Sample | None = None
+    best, stopped = 0, "every number of the ramp passed"
+    for n in workload.ramp.connections:
+        sample = run_client(client, server, workload, rep, log_dir, settings, override={"connections": n})
+        first = first or sample
+        p95 = (sample.extra.get("latency_us") or {}).get("p95")
+        steps.append({"connections": n, "p95_us": p95, "delivered_per_s": sample.extra.get("delivered_per_s"),
+                      "lost": sample.extra.get("lost"), "error": sample.error})
+        if sample.error:
+            stopped = f"at N = {n:,}: {sample.error.split(': ', 1)[-1]}"
+            break
+        if p95 is None or p95 > bound_us:
+            stopped = f"at N = {n:,}: p95 {p95 / 1000 if p95 is not None else float('nan'):,.1f} ms > {workload.ramp.p95_ms:g} ms"
+            break
+        passed, best = sample, n
+    base = passed or first
+    assert base is not None
+    return replace(base, error=None, extra={**base.extra, "max_connections": best, "ramp_stopped": stopped,
+                                             "steps": steps, "p95_bound_ms": workload.ramp.p95_ms})

@@ -56,6 +56,13 @@ def _flag(where: str, value: Any, what: str) -> Any:
     return tomlfile.expect(where, value, bool, what)
 
 
+def _connections(where: str, value: Any, what: str) -> Any:
+    """A number of connections, or "max": as many as the machine allows."""
+    if value == "max":
+        return value
+    return _int(1)(where, value, what)
+
+
 # Client parameters of each kind: name -> (required, check). Order is the order on the
 # command line.
 KINDS: dict[str, dict[str, tuple[bool, Check]]] = {
@@ -71,21 +78,41 @@ KINDS: dict[str, dict[str, tuple[bool, Check]]] = {
     "request": {"count": (True, _int(1)), "expect": (True, _choice(EXPECTS)),
                 "expect_length": (True, _int(0))},
     "handshake": {"count": (True, _int(1)), "tls_resume": (False, _flag)},
+    # capacity (clients/README.md): N connections opened C at a time and held H ms, pinged
+    # every P ms (loadgen; the JS WebSocket API sends no pings), from K source addresses
+    "idle": {"connections": (True, _connections), "concurrency": (False, _int(1)),
+             "hold_ms": (True, _int(1)), "ping_ms": (False, _int(1)), "sources": (False, _int(1))},
+    # N subscribers of /broadcast, one of them publishing `count` messages of `size` bytes
+    # at `rate` per second, each carrying its send time
+    "fanout": {"connections": (True, _int(2)), "rate": (True, _int(1)), "count": (True, _int(1)),
+               "size": (False, _int(16)), "sources": (False, _int(1))},
 }
 
 # Kinds whose measured phase repeats its rounds until --min-seconds has passed, and kinds
 # whose echoes the client checks (sequence numbers and bytes, clients/README.md).
 FLOOR_KINDS = ("echo", "buffered", "request", "handshake")
 VERIFY_KINDS = ("echo", "latency", "openloop", "buffered")
+# Kinds that hold many connections: their samples record the descriptor limits of both
+# sides and the server's memory before the client started (measure.py).
+HOLDING_KINDS = ("idle", "fanout")
 
 WORKLOAD_KEYS = {"description", "kind", "metric", "timeout_s", "path", "server_features",
-                 "client_features", "scope", "sweep", "tls_only"}
+                 "client_features", "scope", "sweep", "tls_only", "fresh_server", "ramp"}
 
 # Scopes narrow a workload's matrix in scoped suites (see Suite.scoped):
 # "clients": every client against the reference server (compares clients);
 # "servers": the reference client against every server (compares servers);
 # "both": the union of the two. Without a scope, every pair runs.
 SCOPES = ("clients", "servers", "both")
+
+
+@dataclass(frozen=True)
+class Ramp:
+    """Run a fan-out workload with more and more subscribers; the result is the largest
+    number whose p95 delivery latency stayed within ``p95_ms``."""
+
+    connections: tuple[int, ...]
+    p95_ms: float
 
 
 @dataclass(frozen=True)
@@ -112,6 +139,8 @@ class Workload:
     scope: str | None = None  # see SCOPES
     sweep: Sweep | None = None
     tls_only: bool = False  # means something over wss:// only (TLS session resumption): n/a over ws://
+    fresh_server: bool = False  # every sample gets a server of its own, started for it (memory per connection)
+    ramp: Ramp | None = None
 
     def client_args(self, override: dict[str, Any] | None = None, min_seconds: float = 0.0,
                     verify: bool = True) -> list[str]:
@@ -150,7 +179,9 @@ class Workload:
                 "client_features": list(self.client_features),
                 "scope": self.scope,
                 "sweep": {"rates": list(self.sweep.rates), "p99_us": self.sweep.p99_us} if self.sweep else None,
-                "tls_only": self.tls_only, "source": self.source}
+                "tls_only": self.tls_only, "fresh_server": self.fresh_server,
+                "ramp": {"connections": list(self.ramp.connections), "p95_ms": self.ramp.p95_ms} if self.ramp else None,
+                "source": self.source}
 
 
 @dataclass(frozen=True)
@@ -257,9 +288,14 @@ def _workload(where: str, name: str, table: Any, source: str) -> Workload:
     if not path.startswith("/"):
         raise WsbenchError(f"{where}: path must start with '/', got '{path}'")
     sweep = _sweep(where, table["sweep"], kind) if "sweep" in table else None
+    ramp = _ramp(where, table["ramp"], kind) if "ramp" in table else None
+    if ramp and sweep:
+        raise WsbenchError(f"{where}: a workload either sweeps its rate or ramps its connections")
     return Workload(
         name=name, description=tomlfile.expect(where, table["description"], str, "description"),
-        kind=kind, params=params, metric="max_rate" if sweep else metric, timeout_s=float(timeout),
+        kind=kind, params=params, metric="max_rate" if sweep else "max_connections" if ramp else metric,
+        timeout_s=float(timeout), ramp=ramp,
+        fresh_server=tomlfile.expect(where, table.get("fresh_server", False), bool, "fresh_server"),
         source=source, path=path, tls_only=tomlfile.expect(where, table.get("tls_only", False), bool, "tls_only"),
         server_features=tuple(tomlfile.strings(where, table.get("server_features", []), "server_features")),
         client_features=tuple(tomlfile.strings(where, table.get("client_features", []), "client_features")),
@@ -274,6 +310,21 @@ def _echo_defaults(where: str, params: dict[str, Any]) -> None:
         raise WsbenchError(f"{where}: mode 'window' needs window")
     if mode != "window":
         params.pop("window", None)
+
+
+def _ramp(where: str, table: Any, kind: str) -> Ramp:
+    where = f"{where}: ramp"
+    if kind != "fanout":
+        raise WsbenchError(f"{where}: only a fanout workload can ramp its connections")
+    tomlfile.expect(where, table, dict, "ramp")
+    tomlfile.check_keys(where, table, {"connections", "p95_ms"}, set())
+    steps = tomlfile.expect(where, table["connections"], list, "connections")
+    for n in steps:
+        _int(2)(where, n, "every number of connections")
+    if not steps or steps != sorted(set(steps)):
+        raise WsbenchError(f"{where}: connections must be a non-empty rising list")
+    limit = tomlfile.expect(where, table["p95_ms"], (int, float), "p95_ms")
+    return Ramp(tuple(steps), float(limit))
 
 
 def _sweep(where: str, table: Any, kind: str) -> Sweep:

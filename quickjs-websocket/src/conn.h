@@ -22,6 +22,11 @@ typedef struct conn {
     JSValue self;      /* strong ref held while the connection lives */
     JSValue ws;        /* the WebSocket: `this` of every event (released at detach) */
     size_t pub;        /* opt "buffered": the value the bufferedAmount property holds */
+    /* opt "direct": what websocket.js tells of the message handlers (conn.onmessage()),
+     * and the pooled message event (opt "eventpool"); zeroed: none (not objects) */
+    JSValue onmsg;     /* the WebSocket's onmessage, or not an object: none */
+    int nlisten;       /* its "message" listeners (addEventListener) */
+    JSValue evmsg;     /* the message event, made at the first message (eventpool) */
     /* receive (rx.c) */
     struct wsp rxp;    /* our parser's state (wsproto.h) */
     uint32_t u8;       /* UTF-8 validation state of the text message (utf8_stream) */

@@ -25,13 +25,27 @@ typedef struct oblk {
 } oblk;
 
 #define OBLK_CAP (64 * 1024)
-#define OBLK_SPARES 8
+/*
+ * Blocks are kept for reuse (spares) up to OBLK_KEEP bytes of capacity, those
+ * of frames larger than OBLK_CAP (a 64 KiB message and its header) too; when
+ * idle, at most one block of OBLK_CAP stays (oblk_trim).
+ */
+#define OBLK_KEEP ((size_t)32 << 20)
+#define OBLK_ROUND 4096 /* a larger block's capacity, rounded up: reusable by near sizes */
 #define RXBUF_SIZE (256 * 1024)
 #define OWN_FLUSH_AT (256 * 1024)
 
+struct spares {
+    oblk *std;                    /* kept blocks of OBLK_CAP */
+    oblk *big;                    /* kept larger blocks */
+    size_t bytes;                 /* their capacity, <= OBLK_KEEP */
+    size_t n;
+};
+
 static struct {
-    oblk *spare;
-    int nspare;
+    struct spares sp;
+    int nown;                     /* connections on our framing (fr_start .. fr_release) */
+    uint64_t moves, moves_seen;   /* blocks taken or given back; as the last tick saw it */
     uint8_t *rxbuf;
     uint8_t rnd[256];
     size_t rndpos;
@@ -46,15 +60,48 @@ void fr_init(const struct fr_up *up)
     F.up = *up;
 }
 
+static inline oblk *oblk_next(oblk *b)
+{
+    return (oblk *)(void *)b->link.next;
+}
+
+static oblk *spare_take(oblk **pp)
+{
+    oblk *b = *pp;
+    *pp = oblk_next(b);
+    F.sp.n--;
+    F.sp.bytes -= b->cap;
+    return b;
+}
+
+/*
+ * A block for a frame of `need` bytes: a kept one (of OBLK_CAP, or the first
+ * larger one that fits), or a new one of OBLK_CAP, or of `need` rounded up.
+ *
+ * Why the larger ones are kept too: a burst of 64 KiB messages queues one
+ * such block per message (the socket takes a few MiB, the rest waits), and
+ * glibc serves each from the top of the heap and gives the heap back to the
+ * kernel (brk) once the queue has drained: every message's block was
+ * page-faulted in anew.  Kept, the next burst writes into memory already
+ * mapped.  Peak memory is the queue's peak either way; keeping only delays
+ * giving it back until the connections are idle.
+ */
 static oblk *oblk_new(size_t need)
 {
-    oblk *b;
-    if (need <= OBLK_CAP && F.spare) {
-        b = F.spare;
-        F.spare = (oblk *)(void *)b->link.next;
-        F.nspare--;
+    oblk *b = NULL, **pp;
+    F.moves++;
+    if (need <= OBLK_CAP && F.sp.std) {
+        b = spare_take(&F.sp.std);
     } else {
-        size_t cap = need <= OBLK_CAP ? OBLK_CAP : need;
+        for (pp = &F.sp.big; *pp; pp = (oblk **)(void *)&(*pp)->link.next) {
+            if ((*pp)->cap >= need) {
+                b = spare_take(pp);
+                break;
+            }
+        }
+    }
+    if (!b) {
+        size_t cap = need <= OBLK_CAP ? OBLK_CAP : (need + OBLK_ROUND - 1) / OBLK_ROUND * OBLK_ROUND;
         b = malloc(sizeof(oblk) + cap);
         if (!b)
             return NULL;
@@ -67,13 +114,60 @@ static oblk *oblk_new(size_t need)
 
 static void oblk_free(oblk *b)
 {
-    if (b->cap == OBLK_CAP && F.nspare < OBLK_SPARES) {
-        b->link.next = (struct txq_blk *)(void *)F.spare;
-        F.spare = b;
-        F.nspare++;
-    } else {
+    oblk **list = b->cap == OBLK_CAP ? &F.sp.std : &F.sp.big;
+    F.moves++;
+    if (F.sp.bytes + b->cap > OBLK_KEEP) {
         free(b);
+        return;
     }
+    b->link.next = (struct txq_blk *)(void *)*list;
+    *list = b;
+    F.sp.n++;
+    F.sp.bytes += b->cap;
+}
+
+static void free_list(oblk *b)
+{
+    while (b) {
+        oblk *n = oblk_next(b);
+        free(b);
+        b = n;
+    }
+}
+
+/* idle: keep at most one block of OBLK_CAP, free the others */
+static void oblk_trim(void)
+{
+    oblk *keep = F.sp.std;
+    free_list(F.sp.big);
+    F.sp.big = NULL;
+    if (keep) {
+        free_list(oblk_next(keep));
+        keep->link.next = NULL;
+    }
+    F.sp.std = keep;
+    F.sp.n = keep ? 1 : 0;
+    F.sp.bytes = keep ? OBLK_CAP : 0;
+}
+
+/*
+ * The housekeeping tick (every 200 ms while connections exist): a whole
+ * interval in which no output block was taken or given back (nothing sent,
+ * nothing drained: every queue empty, or stuck) is idle, and the kept blocks
+ * are trimmed; the last connection on our framing going away trims them too
+ * (fr_release), since no tick follows.
+ */
+void fr_tick(void)
+{
+    if (F.moves == F.moves_seen && F.sp.bytes > OBLK_CAP)
+        oblk_trim();
+    F.moves_seen = F.moves;
+}
+
+void fr_spares(size_t *blocks, size_t *bytes)
+{
+    *blocks = F.sp.n;
+    *bytes = F.sp.bytes;
 }
 
 static void oblk_free_blk(struct txq_blk *b)
@@ -83,12 +177,9 @@ static void oblk_free_blk(struct txq_blk *b)
 
 void fr_destroy(void)
 {
-    while (F.spare) {
-        oblk *n = (oblk *)(void *)F.spare->link.next;
-        free(F.spare);
-        F.spare = n;
-    }
-    F.nspare = 0;
+    free_list(F.sp.std);
+    free_list(F.sp.big);
+    F.sp = (struct spares){ 0 };
     free(F.rxbuf);
     F.rxbuf = NULL;
 }
@@ -354,6 +445,8 @@ void fr_read_all(void)
 void fr_start(struct fr *f)
 {
     struct tp *t = &f->tp;
+    if (!f->own)
+        F.nown++;
     f->own = 1;
     t->fr = &fr_own;
     t->q.free_blk = oblk_free_blk;
@@ -371,14 +464,18 @@ void fr_take(struct tp *t)
 void fr_release(struct fr *f)
 {
     struct tp *t = &f->tp;
+    int was_own;
     unlink_dirty(f);
     if (f->mapfd >= 0 && F.map[f->mapfd] == f)
         F.map[f->mapfd] = NULL;
     f->mapfd = -1;
+    was_own = f->own;
     f->own = 0;
     if (t->ops && t->ops->release)
         t->ops->release(t);
     txq_clear(&t->q);
+    if (was_own && --F.nown == 0)
+        oblk_trim(); /* no connection left: no tick will look */
 }
 
 int fr_writable(struct tp *t)

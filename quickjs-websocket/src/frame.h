@@ -81,9 +81,14 @@ int fr_writable(struct tp *t);
 /* lws hands a connection over */
 void fr_take(struct tp *t);
 
+/* the housekeeping tick: an idle interval trims the kept output blocks */
+void fr_tick(void);
+
 /* counters (pool_stats()) */
 uint64_t fr_writes(void);
 uint64_t fr_reads(void);
+/* the output blocks kept for reuse: how many, their capacity in bytes */
+void fr_spares(size_t *blocks, size_t *bytes);
 
 #pragma GCC visibility pop
 

@@ -24,6 +24,7 @@ static void conn_detach(conn *c)
     JSValue self, ws;
     sm_release(&c->sm);
     rx_free(c);
+    ev_message_free(JS_GetRuntime(c->jsctx), c);
     jsconn_n--;
     /* no event follows: release the WebSocket (breaks the ws <-> conn cycle) */
     txq_unwatch(&conn_tp(c)->q);
@@ -58,6 +59,7 @@ static void conn_finalizer(JSRuntime *rt, JSValue val)
         rx_free(c);
         txq_unwatch(&t->q);
     }
+    ev_message_free(rt, c);
     JS_FreeValueRT(rt, c->ws);
     js_free_rt(rt, c);
 }
@@ -68,6 +70,8 @@ static void conn_mark(JSRuntime *rt, JSValueConst val, JS_MarkFunc *mark_func)
     if (!c)
         return;
     JS_MarkValue(rt, c->ws, mark_func);
+    JS_MarkValue(rt, c->onmsg, mark_func);
+    JS_MarkValue(rt, c->evmsg, mark_func);
 }
 
 JSClassDef conn_class = {
@@ -169,44 +173,49 @@ static int conn_send(JSContext *ctx, conn *c, const uint8_t *p, size_t len, int 
     return 0;
 }
 
+/* a string, as text (its USVString's UTF-8) */
+static JSValue send_string(JSContext *ctx, conn *c, JSValueConst s)
+{
+    usv_str u;
+    int r;
+    if (usv_utf8(ctx, s, &u) < 0)
+        return JS_EXCEPTION;
+    r = conn_send(ctx, c, (const uint8_t *)u.p, u.len, 1);
+    usv_free(ctx, &u);
+    buf_publish_pending();
+    return r < 0 ? JS_EXCEPTION : JS_UNDEFINED;
+}
+
+static JSValue send_bytes(JSContext *ctx, conn *c, const uint8_t *p, size_t len, int text)
+{
+    int r = conn_send(ctx, c, p, len, text);
+    buf_publish_pending();
+    return r < 0 ? JS_EXCEPTION : JS_UNDEFINED;
+}
+
 /* conn.send(data, isText): data is a string, ArrayBuffer or a view */
 JSValue js_conn_send(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
 {
     conn *c = get_conn(ctx, this_val);
-    int text;
-    UNUSED(argc);
+    size_t size;
+    int64_t off = 0, blen = -1;
+    uint8_t *p;
     if (!c)
         return JS_EXCEPTION;
-    text = JS_ToBool(ctx, argv[1]);
-
-    if (JS_IsString(argv[0])) {
-        usv_str u;
-        int r;
-        if (usv_utf8(ctx, argv[0], &u) < 0)
+    if (JS_IsString(argv[0]))
+        return send_string(ctx, c, argv[0]);
+    p = JS_GetArrayBuffer(ctx, &size, argv[0]);
+    if (!p)
+        return JS_EXCEPTION;
+    if (argc > 3 && !JS_IsUndefined(argv[2])) {
+        if (JS_ToInt64(ctx, &off, argv[2]) || JS_ToInt64(ctx, &blen, argv[3]))
             return JS_EXCEPTION;
-        r = conn_send(ctx, c, (const uint8_t *)u.p, u.len, 1);
-        usv_free(ctx, &u);
-        buf_publish_pending();
-        return r < 0 ? JS_EXCEPTION : JS_UNDEFINED;
+        if (off < 0 || blen < 0 || (uint64_t)off + (uint64_t)blen > size)
+            return JS_ThrowRangeError(ctx, "send: view out of range");
     } else {
-        size_t size;
-        int64_t off = 0, blen = -1;
-        int r;
-        uint8_t *p = JS_GetArrayBuffer(ctx, &size, argv[0]);
-        if (!p)
-            return JS_EXCEPTION;
-        if (argc > 3 && !JS_IsUndefined(argv[2])) {
-            if (JS_ToInt64(ctx, &off, argv[2]) || JS_ToInt64(ctx, &blen, argv[3]))
-                return JS_EXCEPTION;
-            if (off < 0 || blen < 0 || (uint64_t)off + (uint64_t)blen > size)
-                return JS_ThrowRangeError(ctx, "send: view out of range");
-        } else {
-            blen = (int64_t)size;
-        }
-        r = conn_send(ctx, c, p + off, (size_t)blen, text);
-        buf_publish_pending();
-        return r < 0 ? JS_EXCEPTION : JS_UNDEFINED;
+        blen = (int64_t)size;
     }
+    return send_bytes(ctx, c, p + off, (size_t)blen, JS_ToBool(ctx, argv[1]));
 }
 
 /* conn.close(code, reason) -- validated by the caller */
@@ -290,4 +299,101 @@ JSValue js_conn_watch(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
     conn_tp(c)->q.watch = 1;
     buf_define(c, v);
     return JS_NewInt64(ctx, (int64_t)v);
+}
+
+/*
+ * conn.onmessage(handler, listeners): opt "direct": the WebSocket's onmessage
+ * (a function, or null) and how many "message" listeners it has, as
+ * websocket.js changes them; C dispatches messages with them (ev_message).
+ * Ignored once the connection is over (no message follows).
+ */
+JSValue js_conn_onmessage(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    conn *c = get_conn(ctx, this_val);
+    JSValue old;
+    int32_t n;
+    UNUSED(argc);
+    if (!c)
+        return JS_EXCEPTION;
+    if (JS_ToInt32(ctx, &n, argv[1]))
+        return JS_EXCEPTION;
+    if (c->sm.detached)
+        return JS_UNDEFINED;
+    old = c->onmsg;
+    c->onmsg = JS_IsFunction(ctx, argv[0]) ? JS_DupValue(ctx, argv[0]) : JS_NULL;
+    c->nlisten = n;
+    JS_FreeValue(ctx, old);
+    return JS_UNDEFINED;
+}
+
+/* ------------------------------------------------------------------ */
+/* WebSocket.prototype.send, native (opt "direct")                       */
+
+static JSClassID ab_class_id; /* ArrayBuffer's */
+
+/*
+ * The common case of websocket.js' send(data, options) without its JS frame:
+ * the WebSocket OPEN (its _readyState), its _conn a conn, and data a string
+ * (opt "strsend") or an ArrayBuffer whose prototype is ArrayBuffer.prototype
+ * (what `data instanceof ArrayBuffer` finds first; opt "transfer") go straight
+ * to the connection, as the JS send() would send them.  Everything else
+ * (CONNECTING's InvalidStateError, CLOSING/CLOSED, views, other values, a
+ * `this` that is no WebSocket) is the JS send(), data[0], called as it was.
+ * data[1] is ArrayBuffer.prototype.
+ */
+static JSValue js_ws_send(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv,
+                          int magic, JSValue *data)
+{
+    UNUSED(magic);
+    if (JS_IsObject(this_val)) {
+        JSValue st = JS_GetProperty(ctx, this_val, JSB.atom_state);
+        if (JS_IsException(st))
+            return st;
+        if (JS_VALUE_GET_TAG(st) == JS_TAG_INT && JS_VALUE_GET_INT(st) == 1 /* OPEN */) {
+            JSValue cv = JS_GetProperty(ctx, this_val, JSB.atom_conn);
+            conn *c = JS_GetOpaque(cv, js_lws_conn_class_id);
+            JSValue r = JS_UNINITIALIZED;
+            if (c && JS_IsString(argv[0])) {
+                if (OPT(OPT_STRSEND))
+                    r = send_string(ctx, c, argv[0]);
+            } else if (c && OPT(OPT_TRANSFER) && JS_GetClassID(argv[0]) == ab_class_id) {
+                JSValue proto = JS_GetPrototype(ctx, argv[0]);
+                if (JS_VALUE_GET_PTR(proto) == JS_VALUE_GET_PTR(data[1])) {
+                    size_t size;
+                    uint8_t *p = JS_GetArrayBuffer(ctx, &size, argv[0]);
+                    r = p ? send_bytes(ctx, c, p, size, 0) : JS_EXCEPTION;
+                }
+                JS_FreeValue(ctx, proto);
+            }
+            JS_FreeValue(ctx, cv);
+            if (!JS_IsUninitialized(r))
+                return r;
+        }
+        JS_FreeValue(ctx, st);
+    }
+    return JS_Call(ctx, data[0], this_val, argc, argv);
+}
+
+/* native_send(send, ArrayBuffer.prototype) -> the native send() over the JS one */
+JSValue js_native_send(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    JSValue f, ab;
+    UNUSED(this_val);
+    UNUSED(argc);
+    if (!JS_IsFunction(ctx, argv[0]) || !JS_IsObject(argv[1]))
+        return JS_ThrowTypeError(ctx, "native_send(send, ArrayBuffer.prototype)");
+    ab = JS_NewArrayBufferCopy(ctx, NULL, 0);
+    if (JS_IsException(ab))
+        return ab;
+    ab_class_id = JS_GetClassID(ab);
+    JS_FreeValue(ctx, ab);
+    f = JS_NewCFunctionData(ctx, js_ws_send, 2, 0, 2, argv);
+    if (JS_IsException(f))
+        return f;
+    /* named as the JS method was */
+    if (JS_DefinePropertyValueStr(ctx, f, "name", JS_NewString(ctx, "send"), JS_PROP_CONFIGURABLE) < 0) {
+        JS_FreeValue(ctx, f);
+        return JS_EXCEPTION;
+    }
+    return f;
 }

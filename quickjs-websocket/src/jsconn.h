@@ -26,6 +26,9 @@ JSValue js_conn_close(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
 JSValue js_conn_fail(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
 JSValue js_conn_buffered(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
 JSValue js_conn_watch(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
+JSValue js_conn_onmessage(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
+/* native_send(send, ArrayBuffer.prototype): WebSocket.prototype.send in C (opt "direct") */
+JSValue js_native_send(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
 
 /* the connection is over: let go of the WebSocket and of the conn object
  * (sm_up.detach; may free s) */

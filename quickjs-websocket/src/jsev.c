@@ -7,33 +7,65 @@
 
 #include <quickjs-libc.h>
 
-struct jsb JSB; /* evfn, msgfn: 0 (an int) until init() */
+struct jsb JSB; /* evfn, msgfn...: 0 (an int) until init() */
 
-void jsb_init(JSContext *ctx, JSValueConst evfn, JSValueConst msgfn)
+void jsb_init(JSContext *ctx, JSValueConst evfn, JSValueConst msgfn, JSValueConst dispfn,
+              JSValueConst errfn)
 {
     JSB.evfn = JS_DupValue(ctx, evfn);
     JSB.msgfn = JS_DupValue(ctx, msgfn);
+    JSB.dispfn = JS_DupValue(ctx, dispfn);
+    JSB.errfn = JS_DupValue(ctx, errfn);
+    JSB.str_message = JS_NewString(ctx, "message");
     JSB.ctx = ctx;
     JSB.rt = JS_GetRuntime(ctx);
     JSB.destroying = 0;
+}
+
+void jsb_load(JSContext *ctx)
+{
     JSB.atom_buffered = JS_NewAtom(ctx, "bufferedAmount");
+    JSB.atom_type = JS_NewAtom(ctx, "type");
+    JSB.atom_target = JS_NewAtom(ctx, "target");
+    JSB.atom_current = JS_NewAtom(ctx, "currentTarget");
+    JSB.atom_data = JS_NewAtom(ctx, "data");
+    JSB.atom_origin = JS_NewAtom(ctx, "origin");
+    JSB.atom_state = JS_NewAtom(ctx, "_readyState");
+    JSB.atom_conn = JS_NewAtom(ctx, "_conn");
 }
 
 void jsb_mark(JSRuntime *rt, JS_MarkFunc *mark_func)
 {
     JS_MarkValue(rt, JSB.evfn, mark_func);
     JS_MarkValue(rt, JSB.msgfn, mark_func);
+    JS_MarkValue(rt, JSB.dispfn, mark_func);
+    JS_MarkValue(rt, JSB.errfn, mark_func);
+}
+
+static void free_atom(JSRuntime *rt, JSAtom *a)
+{
+    if (*a != JS_ATOM_NULL) {
+        JS_FreeAtomRT(rt, *a);
+        *a = JS_ATOM_NULL;
+    }
 }
 
 void jsb_destroy(JSRuntime *rt)
 {
-    if (JSB.atom_buffered != JS_ATOM_NULL) {
-        JS_FreeAtomRT(rt, JSB.atom_buffered);
-        JSB.atom_buffered = JS_ATOM_NULL;
-    }
+    free_atom(rt, &JSB.atom_buffered);
+    free_atom(rt, &JSB.atom_type);
+    free_atom(rt, &JSB.atom_target);
+    free_atom(rt, &JSB.atom_current);
+    free_atom(rt, &JSB.atom_data);
+    free_atom(rt, &JSB.atom_origin);
+    free_atom(rt, &JSB.atom_state);
+    free_atom(rt, &JSB.atom_conn);
     JS_FreeValueRT(rt, JSB.evfn);
     JS_FreeValueRT(rt, JSB.msgfn);
-    JSB.evfn = JSB.msgfn = JS_UNDEFINED;
+    JS_FreeValueRT(rt, JSB.dispfn);
+    JS_FreeValueRT(rt, JSB.errfn);
+    JS_FreeValueRT(rt, JSB.str_message);
+    JSB.evfn = JSB.msgfn = JSB.dispfn = JSB.errfn = JSB.str_message = JS_UNDEFINED;
     JSB.ctx = NULL;
 }
 
@@ -120,13 +152,119 @@ static void run_microtasks(void)
  * (qjs runs the jobs itself after every handler) are left alone.  With no
  * job pending the cost is one JS_IsJobPending() call.
  */
-void dispatch_js(conn *c, JSValueConst fn, int argc, JSValueConst *argv)
+static inline void dispatch_begin(void)
 {
     buf_publish_pending(); /* every bufferedAmount is current when JS runs */
     JSB.dispatch_depth++;
-    call_js(c->jsctx, fn, c->ws, argc, argv);
+}
+
+static inline void dispatch_end(void)
+{
     if (--JSB.dispatch_depth == 0 && loop_in_service() && JS_IsJobPending(JSB.rt))
         run_microtasks();
+}
+
+void dispatch_js(conn *c, JSValueConst fn, int argc, JSValueConst *argv)
+{
+    dispatch_begin();
+    call_js(c->jsctx, fn, c->ws, argc, argv);
+    dispatch_end();
+}
+
+/* ------------------------------------------------------------------ */
+/* a message, dispatched from C (opt "direct")                           */
+
+/*
+ * What WebSocket.prototype._emitMessage(data) does, without its JS frame and
+ * the `handler.call()` inside it: the same event object (a plain object
+ * {type: 'message', target, currentTarget, data, origin: ''}, made the same
+ * way, its properties in that order; with eventpool one per connection,
+ * made at its first message, its data reset to null after the handlers),
+ * onmessage called with this = the WebSocket, an exception it throws reported
+ * by the same reportError(), then the "message" listeners through the same
+ * _dispatch() (only when there are any, as _emitMessage checks after
+ * onmessage returned), then the microtask checkpoint.  websocket.js keeps
+ * c->onmsg and c->nlisten current (conn.onmessage(), from the onmessage
+ * setter and add/removeEventListener), so nothing is looked up per message.
+ */
+static JSValue message_event(conn *c, JSValueConst data)
+{
+    JSContext *ctx = c->jsctx;
+    JSValue ev = JS_NewObject(ctx);
+    if (JS_IsException(ev))
+        return ev;
+    if (JS_DefinePropertyValue(ctx, ev, JSB.atom_type, JS_DupValue(ctx, JSB.str_message),
+                               JS_PROP_C_W_E) < 0 ||
+        JS_DefinePropertyValue(ctx, ev, JSB.atom_target, JS_DupValue(ctx, c->ws),
+                               JS_PROP_C_W_E) < 0 ||
+        JS_DefinePropertyValue(ctx, ev, JSB.atom_current, JS_DupValue(ctx, c->ws),
+                               JS_PROP_C_W_E) < 0 ||
+        JS_DefinePropertyValue(ctx, ev, JSB.atom_data, JS_DupValue(ctx, data),
+                               JS_PROP_C_W_E) < 0 ||
+        JS_DefinePropertyValue(ctx, ev, JSB.atom_origin, JS_NewString(ctx, ""),
+                               JS_PROP_C_W_E) < 0) {
+        JS_FreeValue(ctx, ev);
+        return JS_EXCEPTION;
+    }
+    return ev;
+}
+
+static void message_handlers(conn *c, JSValueConst ev)
+{
+    JSContext *ctx = c->jsctx;
+    if (JS_IsObject(c->onmsg)) {
+        JSValue h = JS_DupValue(ctx, c->onmsg); /* the handler may replace itself */
+        JSValue r = JS_Call(ctx, h, c->ws, 1, &ev);
+        JS_FreeValue(ctx, h);
+        if (JS_IsException(r)) {
+            JSValue e = JS_GetException(ctx);
+            call_js(ctx, JSB.errfn, JS_UNDEFINED, 1, (JSValueConst *)&e);
+            JS_FreeValue(ctx, e);
+        }
+        JS_FreeValue(ctx, r);
+    }
+    if (c->nlisten) {
+        JSValueConst argv[3] = { JSB.str_message, JS_NULL, ev };
+        call_js(ctx, JSB.dispfn, c->ws, 3, argv);
+    }
+}
+
+void ev_message(conn *c, JSValueConst data)
+{
+    JSContext *ctx = c->jsctx;
+    JSValue ev;
+    dispatch_begin();
+    if (!OPT(OPT_EVENTPOOL)) {
+        ev = message_event(c, data);
+    } else if (JS_IsObject(c->evmsg)) {
+        ev = JS_DupValue(ctx, c->evmsg);
+        if (JS_SetProperty(ctx, ev, JSB.atom_data, JS_DupValue(ctx, data)) < 0) {
+            JS_FreeValue(ctx, ev);
+            ev = JS_EXCEPTION;
+        }
+    } else {
+        ev = message_event(c, data);
+        if (!JS_IsException(ev))
+            c->evmsg = JS_DupValue(ctx, ev);
+    }
+    if (JS_IsException(ev)) {
+        js_std_dump_error(ctx); /* as an exception in _emitMessage would be */
+    } else {
+        message_handlers(c, ev);
+        if (OPT(OPT_EVENTPOOL) && JS_SetProperty(ctx, ev, JSB.atom_data, JS_NULL) < 0)
+            js_std_dump_error(ctx);
+        JS_FreeValue(ctx, ev);
+    }
+    dispatch_end();
+}
+
+void ev_message_free(JSRuntime *rt, conn *c)
+{
+    JSValue h = c->onmsg, ev = c->evmsg;
+    c->onmsg = c->evmsg = JS_UNDEFINED;
+    c->nlisten = 0;
+    JS_FreeValueRT(rt, h);
+    JS_FreeValueRT(rt, ev);
 }
 
 /* ------------------------------------------------------------------ */

@@ -18,13 +18,23 @@ struct jsb {
     JSRuntime *rt;
     JSValue evfn;        /* WebSocket.prototype._event(kind, a, b, c, d), this = the WebSocket */
     JSValue msgfn;       /* WebSocket.prototype._emitMessage(data), this = the WebSocket */
+    JSValue dispfn;      /* WebSocket.prototype._dispatch(type, handler, ev): the listeners */
+    JSValue errfn;       /* reportError(e): an exception a handler threw */
+    JSValue str_message; /* "message" */
     JSAtom atom_buffered; /* "bufferedAmount" */
+    /* the message event's properties (opt "direct") */
+    JSAtom atom_type, atom_target, atom_current, atom_data, atom_origin;
+    /* the WebSocket's fields the native send() reads (opt "direct") */
+    JSAtom atom_state, atom_conn;
     int dispatch_depth;  /* depth: inside an event dispatch or microtask checkpoint */
     int destroying;      /* the handle is being finalized: no more JS */
 };
 extern struct jsb JSB;
 
-void jsb_init(JSContext *ctx, JSValueConst evfn, JSValueConst msgfn);
+void jsb_init(JSContext *ctx, JSValueConst evfn, JSValueConst msgfn, JSValueConst dispfn,
+              JSValueConst errfn);
+/* at module load: the atoms (freed by jsb_destroy, or with the runtime) */
+void jsb_load(JSContext *ctx);
 void jsb_mark(JSRuntime *rt, JS_MarkFunc *mark_func);
 void jsb_destroy(JSRuntime *rt);
 
@@ -38,6 +48,10 @@ void call_js(JSContext *ctx, JSValueConst fn, JSValueConst this_val, int argc, J
 void dispatch_js(conn *c, JSValueConst fn, int argc, JSValueConst *argv);
 
 void ev_error(conn *c, const char *msg);
+/* a message (opt "direct"): its event to onmessage and the listeners, from C */
+void ev_message(conn *c, JSValueConst data);
+/* the conn's message handlers and pooled event, let go */
+void ev_message_free(JSRuntime *rt, conn *c);
 /* the state machine's events (sm_up) */
 void ev_sm_open(struct sm *s);
 void ev_sm_error(struct sm *s, const char *msg);

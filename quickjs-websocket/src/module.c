@@ -6,11 +6,12 @@
  * (created by init()).  Each connection is a JS "conn" object wrapping a
  * struct conn.  websocket.js provides the browser API on top of this.
  *
- * The thirteen optimizations can be switched off at run time with the environment
+ * The fourteen optimizations can be switched off at run time with the environment
  * variable QJSWS_DISABLE (comma separated short names, or "all"); see
  * README.md.  The switch state is read once, at module load.
  */
 #include "jsconn.h"
+#include "jsev.h"
 #include "opts.h"
 #include "service.h"
 #include "url.h"
@@ -57,10 +58,11 @@ static const JSCFunctionListEntry js_conn_proto_funcs[] = {
     JS_CFUNC_DEF("fail", 1, js_conn_fail),
     JS_CFUNC_DEF("buffered", 0, js_conn_buffered),
     JS_CFUNC_DEF("watch", 0, js_conn_watch),
+    JS_CFUNC_DEF("onmessage", 2, js_conn_onmessage),
 };
 
 static const JSCFunctionListEntry js_lws_funcs[] = {
-    JS_CFUNC_DEF("init", 3, js_init),
+    JS_CFUNC_DEF("init", 5, js_init),
     JS_CFUNC_DEF("service", 0, js_service),
     JS_CFUNC_DEF("service_fd", 2, js_service_fd),
     JS_CFUNC_DEF("tick", 0, js_tick),
@@ -72,6 +74,7 @@ static const JSCFunctionListEntry js_lws_funcs[] = {
     JS_CFUNC_DEF("pool_stats", 0, js_pool_stats),
     JS_CFUNC_DEF("options", 0, js_options),
     JS_CFUNC_DEF("max_message", 1, js_max_message),
+    JS_CFUNC_DEF("native_send", 2, js_native_send),
 };
 
 static int js_lws_module_init(JSContext *ctx, JSModuleDef *m)
@@ -81,6 +84,7 @@ static int js_lws_module_init(JSContext *ctx, JSModuleDef *m)
 
     g_opts = opts_parse_disable(getenv("QJSWS_DISABLE"));
     text_string_init(ctx);
+    jsb_load(ctx);
     service_init();
     if (getenv("QJSWS_MAX_MESSAGE")) {
         int64_t v = opts_parse_size(getenv("QJSWS_MAX_MESSAGE"));

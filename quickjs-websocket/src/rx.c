@@ -29,7 +29,10 @@ static void deliver_message(conn *c, JSValue v)
         fail_no_memory(c);
         return;
     }
-    dispatch_js(c, JSB.msgfn, 1, (JSValueConst *)&v);
+    if (OPT(OPT_DIRECT))
+        ev_message(c, v);
+    else
+        dispatch_js(c, JSB.msgfn, 1, (JSValueConst *)&v);
     JS_FreeValue(ctx, v);
 }
 
@@ -38,6 +41,30 @@ static void free_rx(JSRuntime *rt, void *opaque, void *ptr)
     UNUSED(rt);
     UNUSED(opaque);
     free(ptr);
+}
+
+static void free_js(JSRuntime *rt, void *opaque, void *ptr)
+{
+    UNUSED(opaque);
+    js_free_rt(rt, ptr);
+}
+
+/*
+ * An ArrayBuffer holding a copy of p: JS_NewArrayBufferCopy() without its
+ * zero fill (it takes js_mallocz(), then copies over the zeros): the same
+ * allocation from the runtime (counted, under its memory limit), written once.
+ */
+static JSValue array_buffer_copy(JSContext *ctx, const uint8_t *p, size_t len)
+{
+    uint8_t *buf = js_malloc(ctx, len ? len : 1);
+    JSValue v;
+    if (!buf)
+        return JS_EXCEPTION;
+    memcpy(buf, p, len);
+    v = JS_NewArrayBuffer(ctx, buf, len, free_js, NULL, 0);
+    if (JS_IsException(v))
+        js_free(ctx, buf); /* not taken */
+    return v;
 }
 
 /*
@@ -99,7 +126,7 @@ static int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int f
     if (first && final && !c->rxlen) {
         /* whole message in one chunk: one copy, straight from lws' buffer */
         if (binary)
-            deliver_message(c, JS_NewArrayBufferCopy(ctx, in, len));
+            deliver_message(c, array_buffer_copy(ctx, in, len));
         else
             deliver_message(c, text_string(ctx, &c->t16, in, len));
         goto check_fail;

@@ -111,7 +111,7 @@ JSClassDef handle_class = {
     .gc_mark = handle_mark,
 };
 
-/* init(pollfn, evfn, msgfn) -> handle */
+/* init(pollfn, evfn, msgfn, dispfn, errfn) -> handle */
 JSValue js_init(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
 {
     handle_data *hd;
@@ -120,9 +120,10 @@ JSValue js_init(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *a
 
     if (tp_lws_ready())
         return JS_ThrowInternalError(ctx, "quickjs-websocket: already initialised");
-    if (argc < 3 || !JS_IsFunction(ctx, argv[0]) || !JS_IsFunction(ctx, argv[1]) ||
-        !JS_IsFunction(ctx, argv[2]))
-        return JS_ThrowTypeError(ctx, "init(pollfn, evfn, msgfn): functions expected");
+    if (argc < 5 || !JS_IsFunction(ctx, argv[0]) || !JS_IsFunction(ctx, argv[1]) ||
+        !JS_IsFunction(ctx, argv[2]) || !JS_IsFunction(ctx, argv[3]) ||
+        !JS_IsFunction(ctx, argv[4]))
+        return JS_ThrowTypeError(ctx, "init(pollfn, evfn, msgfn, dispfn, errfn): functions expected");
 
     tp_lws_log_level(getenv("QJSWS_LWS_LOG"));
 
@@ -135,7 +136,7 @@ JSValue js_init(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *a
     if (JS_IsException(obj))
         return obj;
     hd->pollfn = JS_DupValue(ctx, argv[0]);
-    jsb_init(ctx, argv[1], argv[2]);
+    jsb_init(ctx, argv[1], argv[2], argv[3], argv[4]);
     JS_SetOpaque(obj, hd);
     g_handle = obj;
 
@@ -230,6 +231,7 @@ JSValue js_tick(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *a
     UNUSED(argv);
     if (service_begin(&g_ticks)) {
         fr_read_all(); /* before lws' own poll() */
+        fr_tick();     /* idle: the kept output blocks trimmed */
         loop_expire();
         tp_lws_service_timers();
         return service_end(ctx);
@@ -250,10 +252,12 @@ JSValue js_pool_stats(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
 {
     JSValue o = JS_NewObject(ctx);
     struct pool_stats st;
+    size_t spares, spare_bytes;
     UNUSED(this_val);
     UNUSED(argc);
     UNUSED(argv);
     pool_stats_get(&st);
+    fr_spares(&spares, &spare_bytes);
     JS_SetPropertyStr(ctx, o, "blocks", JS_NewInt32(ctx, st.blocks));
     JS_SetPropertyStr(ctx, o, "free", JS_NewInt32(ctx, st.free));
     JS_SetPropertyStr(ctx, o, "hits", JS_NewInt64(ctx, (int64_t)st.hits));
@@ -263,6 +267,8 @@ JSValue js_pool_stats(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
     JS_SetPropertyStr(ctx, o, "ticks", JS_NewInt64(ctx, (int64_t)g_ticks));
     JS_SetPropertyStr(ctx, o, "own_writes", JS_NewInt64(ctx, (int64_t)fr_writes()));
     JS_SetPropertyStr(ctx, o, "own_reads", JS_NewInt64(ctx, (int64_t)fr_reads()));
+    JS_SetPropertyStr(ctx, o, "out_spares", JS_NewInt64(ctx, (int64_t)spares));
+    JS_SetPropertyStr(ctx, o, "out_spare_bytes", JS_NewInt64(ctx, (int64_t)spare_bytes));
     JS_SetPropertyStr(ctx, o, "connections", JS_NewInt32(ctx, jsconn_count()));
     return o;
 }

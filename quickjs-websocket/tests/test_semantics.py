@@ -76,3 +76,44 @@ def test_buffered_amount_at_every_observable_point(peer_factory, variant, extra)
     peer = peer_factory("raw")
     res = run_qjs("buffered", peer.url, n, 1 << 20, env_extra=env)
     check_buffered(res, n, res["options"]["buffered"])
+
+
+EXPECTED_DISPATCH = [
+    "event true message true true one \"\" type,target,currentTarget,data,origin true "
+    "type:wec:string,target:wec:object,currentTarget:wec:object,data:wec:string,origin:wec:string 1",
+    "throw", "listener1 true four", "handleEvent false four",  # onmessage threw: listeners still run
+    "handler five", "once five", "handler six",  # a once listener
+    "h1 seven", "h2 eight", "before nine", "self nine",
+    "nonfn null", "synthetic message fake false", "synthetic-l fake", "dispatchEvent true",
+    "send function send 2 true false true",
+    "send-this none undefined TypeError TypeError undefined",
+    "sent text:a binary:1.2.3 binary:6.7 binary:2 text:42 text:[object Object] text:obj binary:7.0 "
+    "binary:1.2.3 text: binary: text:undefined text:null",
+    "frozen eleven",
+]
+
+
+@pytest.mark.parametrize("pool", [True, False], ids=["eventpool", "no-eventpool"])
+def test_direct_dispatch_same_as_websocket_js(peer_factory, pool):
+    """Opt "direct" (C calls onmessage and the listeners, send() in C) shows JS exactly
+    what websocket.js' own dispatch and send() do: the event object (its properties,
+    their order and attributes, its prototype, one per connection with eventpool, data
+    reset to null after the handlers), `this`, the order of onmessage and the listeners,
+    a listener added or onmessage replaced by a handler, once listeners, an exception
+    reported and the listeners still run, a frozen pooled event, and what send() makes of
+    every kind of value and `this`.  The logs of both must be equal, line for line."""
+    peer = peer_factory("lws")
+    off = "" if pool else "eventpool"
+    direct = run_qjs("dispatch", peer.url, env_extra={"QJSWS_DISABLE": off})
+    naive = run_qjs("dispatch", peer.url, env_extra={"QJSWS_DISABLE": ",".join(filter(None, ["direct", off]))})
+    assert direct["log"] == naive["log"]
+    for line in EXPECTED_DISPATCH:
+        assert line in direct["log"], (line, direct["log"])
+    assert ("again true two two" if pool else "again false one two") in direct["log"]
+    assert ("after null" if pool else "after two") in direct["log"]
+    assert ("after-freeze twelve" in direct["log"]) is not pool  # the pooled event is frozen
+    assert direct["steps"] == 10 and direct["close"] == {"code": 1000, "wasClean": True}
+    for res in (direct, naive):
+        err = res["_stderr"]
+        assert "Uncaught exception in WebSocket event handler: Error: boom" in err, err
+        assert err.count("TypeError: 'data' is read-only") == (2 if pool else 0), err

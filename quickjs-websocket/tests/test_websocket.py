@@ -35,6 +35,27 @@ def test_burst_many_sends(peer_factory, variant, kind):
         assert res["pool"]["own_writes"] == 0, res["pool"]
 
 
+def test_kept_output_blocks_bounded_and_released_when_idle(peer_factory):
+    """Our framing keeps the output blocks a drained queue gives back, those of 1 MiB
+    frames too, so that the next burst does not page-fault its blocks in anew (bin_64k):
+    80 x 1 MiB sent at once (tens of MiB back up in the queue) leave at most 32 MiB kept
+    once drained; the housekeeping tick finds the connection idle (nothing taken or given
+    back for a whole 200 ms interval) and trims the kept blocks to at most one of 64 KiB;
+    a burst of 64 KiB messages keeps some again; the close of the last connection trims
+    them at once (poolStats().out_spares, .out_spare_bytes)."""
+    peer = peer_factory("lws")
+    res = run_qjs("spares", peer.url, 80, env_extra={})
+    keep = 32 << 20
+    assert res["queued"] > keep, res  # more than the bound backed up
+    blocks, kept = res["drained"]
+    assert 16 << 20 < kept <= keep and blocks >= 16, res
+    assert res["peak"] <= keep, res
+    assert res["idle"][1] <= 65536 and res["idleMs"] < 3000, res
+    assert res["again"][0] >= 1, res
+    assert res["closed"][1] <= 65536, res
+    assert res["close"] == {"code": 1000, "wasClean": True}, res
+
+
 def test_echo_uses_framing_path(peer_factory):
     peer = peer_factory("lws")
     res = run_qjs("echo", peer.url, "0,1,125,126,127,65535,65536,65537", env_extra={})

@@ -1,8 +1,10 @@
-// Echo server: Bun.serve with its websocket handler. Contract: servers/README.md.
-//   bun --no-install --no-env-file servers/bun/server.js --port 0 [--tls-cert FILE --tls-key FILE]
+// Echo server: Bun.serve with its websocket handler, and /broadcast (a topic: every
+// /broadcast connection subscribes, server.publish sends to all of them, the sender
+// included; ws.publish would leave the sender out). Contract: servers/README.md.
+//   bun --no-install --no-env-file servers/bun/server.js --port 0 [--host ADDR] [--tls-cert FILE --tls-key FILE]
 // With the TLS arguments: Bun.serve's `tls` (Bun's BoringSSL), wss:// only.
 import { readFileSync } from 'node:fs';
-import { parsePort } from '../port.mjs';
+import { parseHost, parsePort } from '../port.mjs';
 import { parseTls, tlsLine } from '../tls.mjs';
 
 function die(message) {
@@ -11,8 +13,10 @@ function die(message) {
 }
 
 const argv = process.argv.slice(2);
+let host = '127.0.0.1';
 let tls = null;
 try {
+  host = parseHost(argv);
   tls = parseTls(argv);
   if (tls) tls = { cert: readFileSync(tls.cert, 'utf8'), key: readFileSync(tls.key, 'utf8') };
 } catch (e) {
@@ -22,6 +26,7 @@ try {
 const TLS_LINE = tls ? tlsLine({ library: `BoringSSL ${process.versions.boringssl}` }) + '\n' : null;
 
 let dropped = 0;
+const TOPIC = 'broadcast';
 let server = null;
 
 // Installed before the READY line, so a signal right after it is handled.
@@ -41,12 +46,13 @@ function serve(options) {
 }
 
 server = serve({
-  hostname: '127.0.0.1',
+  hostname: host,
   port: parsePort(argv),
   ...(tls ? { tls } : {}),
   fetch(req, srv) {
-    // Any path is accepted.
-    if (srv.upgrade(req)) return undefined;
+    // Any path is accepted; /broadcast (any query) joins the topic.
+    const broadcast = new URL(req.url).pathname === '/broadcast';
+    if (srv.upgrade(req, { data: { broadcast } })) return undefined;
     return new Response('WebSocket upgrade expected\n', { status: 426 });
   },
   websocket: {
@@ -60,10 +66,19 @@ server = serve({
     // No idle timeout and no server pings: nothing but echoes on the wire.
     idleTimeout: 0,
     sendPings: false,
-    open() {
+    open(ws) {
       if (TLS_LINE) process.stdout.write(TLS_LINE);
+      if (ws.data.broadcast) ws.subscribe(TOPIC);
     },
     message(ws, message) {
+      if (ws.data.broadcast) {
+        // Like send(): bytes sent, -1 when queued under backpressure, 0 when dropped.
+        if (server.publish(TOPIC, message) === 0 && message.length > 0) {
+          dropped++;
+          process.stderr.write(`broadcast dropped (backpressure); ${dropped} so far\n`);
+        }
+        return;
+      }
       // message is a string for text frames and a Buffer for binary ones;
       // send() keeps the type accordingly.
       // send() returns the bytes written, -1 when queued under backpressure, and 0

@@ -1,10 +1,12 @@
-// Echo server: Deno.serve + Deno.upgradeWebSocket. Contract: servers/README.md.
+// Echo server: Deno.serve + Deno.upgradeWebSocket, and /broadcast (a loop over the
+// /broadcast sockets). Contract: servers/README.md.
 //   deno run --no-config --no-lock --no-remote --no-npm --no-prompt --allow-net=127.0.0.1 \
-//       [--allow-read=CERT,KEY] servers/deno/server.ts --port 0 [--tls-cert CERT --tls-key KEY]
+//       [--allow-read=CERT,KEY] servers/deno/server.ts --port 0 [--host ADDR] [--tls-cert CERT --tls-key KEY]
+// (--host ADDR needs --allow-net=ADDR instead: Deno's permission names the address listened on.)
 // With the TLS arguments: Deno.serve's cert and key (Deno's rustls), wss:// only; Deno needs
 // read permission for the two files. Deno tells nothing of what a connection negotiated
 // (nor its rustls version), so no WSBENCH-TLS line is printed.
-import { parsePort } from "../port.mjs";
+import { parseHost, parsePort } from "../port.mjs";
 import { parseTls } from "../tls.mjs";
 
 const encoder = new TextEncoder();
@@ -39,6 +41,14 @@ function tlsFiles(): { cert: string; key: string } | null {
 }
 const tls = tlsFiles();
 
+function host(): string {
+  try {
+    return parseHost(Deno.args);
+  } catch (e) {
+    return die((e as Error).message);
+  }
+}
+
 function serve(options: Deno.ServeTcpOptions, handler: Deno.ServeHandler): void {
   try {
     Deno.serve(options, handler);
@@ -47,8 +57,32 @@ function serve(options: Deno.ServeTcpOptions, handler: Deno.ServeHandler): void 
   }
 }
 
+// /broadcast: a socket is a subscriber from its upgrade on. Deno fires `open` some time
+// after the 101 response went out and refuses send() before it, so what is published
+// meanwhile waits in the socket's `early` list and goes out, in order, on open.
+type Data = string | ArrayBuffer;
+const subscribers = new Map<WebSocket, Data[] | null>(); // null: open, sent directly
+
+function publish(data: Data): void {
+  for (const [sub, early] of subscribers) {
+    if (early) early.push(data);
+    else sub.send(data);
+  }
+}
+
+function subscribe(socket: WebSocket): void {
+  subscribers.set(socket, []);
+  socket.onopen = () => {
+    const early = subscribers.get(socket);
+    subscribers.set(socket, null);
+    for (const data of early ?? []) socket.send(data);
+  };
+  socket.onclose = () => subscribers.delete(socket);
+  socket.onmessage = (e) => publish(e.data);
+}
+
 serve({
-  hostname: "127.0.0.1",
+  hostname: host(),
   port: parsePort(Deno.args),
   ...(tls ?? {}),
   // Replaces Deno's own "Listening on ..." line; reports the real port for --port 0.
@@ -66,10 +100,14 @@ serve({
   // permessage-deflate.
   const { socket, response } = Deno.upgradeWebSocket(req, { idleTimeout: 0 });
   socket.binaryType = "arraybuffer";
+  socket.onerror = (e) => console.error(`connection error: ${(e as ErrorEvent).message ?? e}`);
+  if (new URL(req.url).pathname === "/broadcast") {
+    subscribe(socket);
+    return response;
+  }
   // e.data is a string for text messages and an ArrayBuffer for binary ones,
   // and send() keeps the type accordingly.
   socket.onmessage = (e) => socket.send(e.data);
-  socket.onerror = (e) => console.error(`connection error: ${(e as ErrorEvent).message ?? e}`);
   return response;
 });
 

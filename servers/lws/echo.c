@@ -1,7 +1,10 @@
 /*
  * The echo protocol: reassemble each incoming message, queue it, and send it
- * back (optionally split into N frames) from the WRITEABLE callback.
+ * back (optionally split into N frames) from the WRITEABLE callback. On
+ * /broadcast the reassembled message goes to every subscriber instead
+ * (broadcast.c).
  */
+#include "broadcast.h"
 #include "echo.h"
 #include "msgq.h"
 #include "prepared.h"
@@ -13,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 /* Largest message we accept (contract: at least 64 MiB). */
 #define MAX_MESSAGE ((size_t)256 << 20)
@@ -34,7 +38,6 @@
  */
 #define COALESCE_MSG_MAX (16 * 1024)	/* only messages up to this size */
 #define COALESCE_BYTES (64 * 1024)	/* payload+headers per batch */
-#define WS_HEADER_MAX 10		/* unmasked server frame header */
 
 int echo_coalesce = 1;
 
@@ -47,6 +50,8 @@ struct conn {
 	struct msg batch;	/* reused buffer for coalesced frames */
 	struct prepared *serve;	/* ?serve=: reply with this, not an echo */
 	size_t serve_pending;	/* prepared replies still to send */
+	int bcast;		/* a /broadcast connection: */
+	struct bcast_sub sub;	/* its place among the subscribers */
 };
 
 /*
@@ -61,6 +66,11 @@ static int on_established(struct lws *wsi, struct conn *c)
 	int n = 0;
 
 	memset(c, 0, sizeof(*c));
+	if (bcast_is_path(wsi)) {	/* the query, if any, is not ours */
+		c->bcast = 1;
+		bcast_join(&c->sub, wsi);
+		return 0;
+	}
 	while (n <= REQOPTS_MAX_ARGS &&
 	       lws_hdr_copy_fragment(wsi, frag[n], sizeof(frag[n]),
 				     WSI_TOKEN_HTTP_URI_ARGS, n) >= 0) {
@@ -156,6 +166,13 @@ static int on_receive(struct lws *wsi, struct conn *c, const void *in,
 		return -1;
 	if (!lws_is_final_fragment(wsi))
 		return 0;
+	if (c->bcast) {
+		if (bcast_publish(&c->sub, &c->rx))
+			return -1;
+		if (c->rx.cap > ((size_t)1 << 20))	/* keep no huge buffer */
+			msg_free(&c->rx);
+		return 0;
+	}
 
 	if (msgq_push_swap(&c->txq, &c->rx))
 		return -1;
@@ -179,28 +196,6 @@ static void frame_span(size_t len, unsigned n, unsigned i, size_t *off,
 	*size = base + (i < extra ? 1 : 0);
 }
 
-/* Write an unmasked, FIN-set frame header; returns its length. */
-static size_t put_frame_header(unsigned char *p, int binary, size_t len)
-{
-	int i;
-
-	p[0] = 0x80 | (binary ? 0x2 : 0x1);
-	if (len < 126) {
-		p[1] = (unsigned char)len;
-		return 2;
-	}
-	if (len <= 0xffff) {
-		p[1] = 126;
-		p[2] = (unsigned char)(len >> 8);
-		p[3] = (unsigned char)len;
-		return 4;
-	}
-	p[1] = 127;
-	for (i = 0; i < 8; i++)
-		p[2 + i] = (unsigned char)((uint64_t)len >> (56 - 8 * i));
-	return 10;
-}
-
 static int batch_fits(const struct msg *batch, const struct msg *m)
 {
 	return m->len <= COALESCE_MSG_MAX &&
@@ -221,7 +216,7 @@ static int send_batch(struct lws *wsi, struct conn *c)
 		return -1;
 	b->len = 0;
 	while ((m = msgq_front(&c->txq)) && batch_fits(b, m)) {
-		b->len += put_frame_header(msg_payload(b) + b->len, m->binary,
+		b->len += msg_frame_header(msg_payload(b) + b->len, m->binary,
 					   m->len);
 		memcpy(msg_payload(b) + b->len, msg_payload(m), m->len);
 		b->len += m->len;
@@ -281,6 +276,8 @@ static int on_writeable(struct lws *wsi, struct conn *c)
 
 	if (c->serve)
 		return on_writeable_serve(wsi, c);
+	if (c->bcast)
+		return bcast_writeable(&c->sub);
 	if (!c->txq.count)	/* lws may call us unasked, e.g. after a flush */
 		return 0;
 	ret = should_coalesce(c) ? send_batch(wsi, c) : send_frame(wsi, c);
@@ -294,11 +291,38 @@ static int on_writeable(struct lws *wsi, struct conn *c)
 
 static void on_closed(struct conn *c)
 {
+	if (c->bcast)
+		bcast_leave(&c->sub);
 	msg_free(&c->rx);
 	msgq_free(&c->txq);
 	msg_free(&c->batch);
 	prepared_put(c->serve);
 	c->serve = NULL;
+}
+
+/*
+ * At the descriptor limit: a connection whose descriptor is among the last
+ * FD_RESERVE the process may have is closed at once (the client sees its
+ * handshake end), so that accept() itself never fails with EMFILE (lws would
+ * retry it in a busy loop) and lws keeps the descriptors it needs.
+ */
+#define FD_RESERVE 16
+
+static int over_fd_limit(intptr_t fd)
+{
+	static int told;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY ||
+	    (rlim_t)fd + FD_RESERVE < rl.rlim_cur) {
+		told = 0;
+		return 0;
+	}
+	if (!told++)
+		fprintf(stderr, "lws-echo: closing new connections: descriptor %ld is within %d "
+			"of RLIMIT_NOFILE %llu\n", (long)fd, FD_RESERVE,
+			(unsigned long long)rl.rlim_cur);
+	return 1;
 }
 
 static int echo_callback(struct lws *wsi, enum lws_callback_reasons reason,
@@ -307,6 +331,8 @@ static int echo_callback(struct lws *wsi, enum lws_callback_reasons reason,
 	struct conn *c = user;
 
 	switch (reason) {
+	case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
+		return over_fd_limit((intptr_t)in);
 	case LWS_CALLBACK_ESTABLISHED:
 		tls_report(wsi);
 		return on_established(wsi, c);

@@ -1,7 +1,7 @@
 /*
  * lws-echo: the native reference echo server of wsbench (see servers/README.md).
  *
- *   lws-echo --port N [--no-coalesce] [--tls-cert FILE --tls-key FILE]
+ *   lws-echo --port N [--host ADDR] [--no-coalesce] [--tls-cert FILE --tls-key FILE]
  *   lws-echo --version
  *
  * --port 0 lets the kernel pick a free port. --no-coalesce sends one write per
@@ -9,7 +9,9 @@
  * --tls-cert/--tls-key (PEM, both or neither): accept only wss:// (lws on
  * OpenSSL), and print a WSBENCH-TLS line per connection (tls.c).
  *
- * Listens on 127.0.0.1 only, prints "WSBENCH-READY port=<port>" once
+ * Listens on 127.0.0.1 only, or on ADDR with --host (an IPv4 address of this
+ * host, never the wildcard 0.0.0.0: servers/README.md, item 2, for a load
+ * generated on other hosts), prints "WSBENCH-READY port=<port>" once
  * listening, echoes every message, and exits 0 on SIGTERM/SIGINT.
  *
  * SIGUSR1 (wsbench gate, under valgrind --tool=callgrind --instr-atstart=no)
@@ -18,15 +20,18 @@
  * line "WSBENCH-COUNT on" or "WSBENCH-COUNT off" once the event loop has made
  * it. Natively the switch costs a few no-op instructions.
  */
+#include "broadcast.h"
 #include "echo.h"
 #include "prepared.h"
 #include "tls.h"
 
+#include <arpa/inet.h>
 #include <libwebsockets.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #if defined(__has_include)
 #if __has_include(<valgrind/callgrind.h>)
@@ -41,12 +46,13 @@ static struct lws_context *volatile running_context;
 
 struct args {
 	int port;
+	const char *host;	/* the one address listened on */
 	const char *cert, *key;	/* both or neither: TLS */
 };
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: lws-echo --port N [--no-coalesce] [--tls-cert FILE --tls-key FILE]"
+	fprintf(stderr, "usage: lws-echo --port N [--host ADDR] [--no-coalesce] [--tls-cert FILE --tls-key FILE]"
 		" | --version\n");
 	exit(2);
 }
@@ -56,6 +62,19 @@ static void print_version(void)
 {
 	printf("libwebsockets %s\n", lws_get_library_version());
 	exit(0);
+}
+
+/* An IPv4 address, not the wildcard: the server listens on that one address. */
+static const char *parse_host(const char *s)
+{
+	struct in_addr addr;
+
+	if (inet_pton(AF_INET, s, &addr) != 1 || addr.s_addr == htonl(INADDR_ANY)) {
+		fprintf(stderr, "lws-echo: --host '%s': give one IPv4 address of this host "
+			"(not 0.0.0.0)\n", s);
+		exit(2);
+	}
+	return s;
 }
 
 static int parse_port(const char *s)
@@ -87,9 +106,12 @@ static void parse_args(int argc, char **argv, struct args *a)
 
 	memset(a, 0, sizeof(*a));
 	a->port = -1;
+	a->host = "127.0.0.1";
 	for (i = 1; i < argc; i++) {
 		if ((v = option(argc, argv, &i, "--port")))
 			a->port = parse_port(v);
+		else if ((v = option(argc, argv, &i, "--host")))
+			a->host = parse_host(v);
 		else if ((v = option(argc, argv, &i, "--tls-cert")))
 			a->cert = v;
 		else if ((v = option(argc, argv, &i, "--tls-key")))
@@ -159,6 +181,21 @@ static void install_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/*
+ * Every connection is a descriptor: raise the soft RLIMIT_NOFILE to the hard
+ * limit before lws sizes its tables from it (lws stops accepting when its
+ * table is full; the clients see handshakes that do not complete).
+ */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 static struct lws_context *create_context(const struct args *a)
 {
 	struct lws_context_creation_info info;
@@ -170,7 +207,7 @@ static struct lws_context *create_context(const struct args *a)
 		info.ssl_cert_filepath = a->cert;
 		info.ssl_private_key_filepath = a->key;
 	}
-	info.iface = "127.0.0.1";
+	info.iface = a->host;
 	info.vhost_name = "default";
 	info.protocols = echo_protocols;
 	/* per-thread rx buffer; lws reads min(this, rx_buffer_size) per poll */
@@ -206,10 +243,11 @@ int main(int argc, char **argv)
 	}
 	lws_set_log_level(LLL_ERR | LLL_WARN, NULL);
 	install_signals();
+	raise_nofile();
 
 	ctx = create_context(&a);
 	if (!ctx) {
-		fprintf(stderr, "lws-echo: cannot listen on 127.0.0.1:%d%s\n", a.port,
+		fprintf(stderr, "lws-echo: cannot listen on %s:%d%s\n", a.host, a.port,
 			a.cert ? " with TLS" : "");
 		return 1;
 	}
@@ -229,5 +267,6 @@ int main(int argc, char **argv)
 	running_context = NULL;
 	lws_context_destroy(ctx);
 	prepared_free_all();
+	bcast_free_all();
 	return rc;
 }

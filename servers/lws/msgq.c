@@ -1,6 +1,7 @@
 #include "msgq.h"
 
 #include <libwebsockets.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,6 +52,27 @@ void msg_free(struct msg *m)
 {
 	free(m->buf);
 	memset(m, 0, sizeof(*m));
+}
+
+size_t msg_frame_header(unsigned char *p, int binary, size_t len)
+{
+	int i;
+
+	p[0] = 0x80 | (binary ? 0x2 : 0x1);
+	if (len < 126) {
+		p[1] = (unsigned char)len;
+		return 2;
+	}
+	if (len <= 0xffff) {
+		p[1] = 126;
+		p[2] = (unsigned char)(len >> 8);
+		p[3] = (unsigned char)len;
+		return 4;
+	}
+	p[1] = 127;
+	for (i = 0; i < 8; i++)
+		p[2 + i] = (unsigned char)((uint64_t)len >> (56 - 8 * i));
+	return 10;
 }
 
 struct msg *msgq_front(struct msgq *q)

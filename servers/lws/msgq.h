@@ -29,6 +29,12 @@ int msg_append(struct msg *m, const void *data, size_t n);
 
 void msg_free(struct msg *m);
 
+/* Largest header of an unmasked (server) frame. */
+#define WS_HEADER_MAX 10
+
+/* Write an unmasked, FIN-set frame header for `len` payload bytes; returns its length. */
+size_t msg_frame_header(unsigned char *p, int binary, size_t len);
+
 /* Ring buffer of messages; slots keep their buffers when popped. */
 struct msgq {
 	struct msg *slots;

@@ -1,12 +1,12 @@
 // Echo server: Node.js 20 (node_modules/node20/bin/node, pinned in package.json) + the `ws`
 // package, with or without its bufferutil add-on (the catalog's node-ws-native and
-// node-ws, WS_NO_BUFFER_UTIL=1). Contract: servers/README.md.
-//   node_modules/node20/bin/node servers/node-ws/server.mjs --port 0 [--tls-cert FILE --tls-key FILE]
+// node-ws, WS_NO_BUFFER_UTIL=1), and /broadcast. Contract: servers/README.md.
+//   node_modules/node20/bin/node servers/node-ws/server.mjs --port 0 [--host ADDR] [--tls-cert FILE --tls-key FILE]
 // With the TLS arguments: node:https (Node's own OpenSSL) carrying ws, wss:// only.
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import { WebSocketServer } from 'ws';
-import { parsePort } from '../port.mjs';
+import { parseHost, parsePort } from '../port.mjs';
 import { parseTls, tlsLine } from '../tls.mjs';
 import { wsInfo } from '../ws-info.mjs';
 
@@ -17,8 +17,10 @@ function die(message) {
 
 const argv = process.argv.slice(2);
 const port = parsePort(argv);
+let host = '127.0.0.1';
 let tls = null;
 try {
+  host = parseHost(argv);
   tls = parseTls(argv);
 } catch (e) {
   die(e.message);
@@ -36,7 +38,7 @@ function httpsServer({ cert, key }) {
 const server = tls ? httpsServer(tls) : null;
 
 const wss = new WebSocketServer({
-  ...(server ? { server } : { host: '127.0.0.1', port }),
+  ...(server ? { server } : { host, port }),
   perMessageDeflate: false,
   maxPayload: 256 * 1024 * 1024,
   clientTracking: false,
@@ -56,12 +58,32 @@ function reportTls(socket) {
   }) + '\n');
 }
 
+// /broadcast (servers/README.md): every message goes to every open /broadcast
+// connection, the sender included, in a loop over them. ws queues what a slow
+// client has not taken yet (nothing is dropped; the queue grows instead).
+const subscribers = new Set();
+
+function broadcast(data, isBinary) {
+  for (const sub of subscribers) sub.send(data, { binary: isBinary });
+}
+
+function isBroadcast(url) {
+  const q = url.indexOf('?');
+  return (q < 0 ? url : url.slice(0, q)) === '/broadcast';
+}
+
 wss.on('connection', (ws, req) => {
   if (server) reportTls(req.socket);
+  ws.on('error', (err) => process.stderr.write(`connection error: ${err.message}\n`));
+  if (isBroadcast(req.url || '/')) {
+    subscribers.add(ws);
+    ws.on('close', () => subscribers.delete(ws));
+    ws.on('message', broadcast);
+    return;
+  }
   // data is a Buffer holding the message bytes as received (text is not decoded),
   // so the echo is byte-exact; isBinary keeps the type.
   ws.on('message', (data, isBinary) => ws.send(data, { binary: isBinary }));
-  ws.on('error', (err) => process.stderr.write(`connection error: ${err.message}\n`));
 });
 
 wss.on('error', (err) => {
@@ -76,7 +98,7 @@ wss.on('listening', () => {
   process.stdout.write(`WSBENCH-READY port=${wss.address().port}\n`);
 });
 
-if (server) server.listen(port, '127.0.0.1');
+if (server) server.listen(port, host);
 
 function shutdown() {
   wss.close();

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from held import HOLD, held
 
 ROOT = Path(__file__).resolve().parents[3]
 LOADGEN = ROOT / "build/bin/wsbench-loadgen"
@@ -81,6 +82,12 @@ def test_latency_histogram(url: str) -> None:
     lat = res["latency_us"]
     assert lat["count"] == 2000
     assert 0 < lat["min"] <= lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["p999"] <= lat["max"]
+    # the histogram itself rides along (sparse), and the harness, which merges such histograms,
+    # takes exactly the percentiles the load generator took from it
+    from wsbench.histogram import Histogram
+    hist = Histogram.from_json(res["latency_hist"])
+    assert (hist.unit_ns, hist.sub_bits, hist.integer_values, hist.count) == (1, 7, True, 2000)
+    assert hist.summary() == lat
 
 
 def test_openloop_keeps_its_rate(url: str) -> None:
@@ -89,6 +96,8 @@ def test_openloop_keeps_its_rate(url: str) -> None:
     assert code == 0, res
     assert res["rate"] == 2000 and res["sent"] == pytest.approx(1000, abs=2)
     assert res["messages"] == res["sent"] and res["latency_us"]["count"] == res["sent"]
+    from wsbench.histogram import Histogram
+    assert Histogram.from_json(res["latency_hist"]).summary() == res["latency_us"]
 
 
 def test_handshakes(url: str) -> None:
@@ -122,11 +131,8 @@ def test_min_ms_repeats_whole_rounds_and_every_echo_is_checked(url: str) -> None
 
 
 def test_the_start_barrier_holds_the_clock_until_go(url: str) -> None:
-    env = {**os.environ, "WSBENCH_HOLD": "1"}
-    args = [str(LOADGEN), "--url", url, "--type", "text", "--size", "11", "--count", "1000"]
-    proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True)
-    try:
-        assert proc.stdin is not None and proc.stdout is not None
+    args = ["--url", url, "--type", "text", "--size", "11", "--count", "1000"]
+    with held(args) as proc:
         assert proc.stdout.readline().strip() == "WSBENCH-START"
         time.sleep(0.5)  # the readings take time: the clock must not be running meanwhile
         proc.stdin.write("GO\n")
@@ -134,13 +140,7 @@ def test_the_start_barrier_holds_the_clock_until_go(url: str) -> None:
         res = json.loads(proc.stdout.readline())
         assert res["messages"] == 1000 and res["seconds"] < 0.5
         assert proc.poll() is None  # held until stdin ends
-        proc.stdin.close()
-        assert proc.wait(timeout=10) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    closed = subprocess.run(args, input="", capture_output=True, text=True, env=env, timeout=30)
+    closed = subprocess.run([str(LOADGEN), *args], input="", capture_output=True, text=True, env=HOLD, timeout=30)
     assert closed.returncode == 1
     assert json.loads(closed.stdout.splitlines()[-1])["error"] == "start barrier: stdin closed before GO"
 

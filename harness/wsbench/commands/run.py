@@ -1,14 +1,16 @@
 """``wsbench run``: measure servers x clients x workloads (runner.py), write the results
-(JSON and Markdown) and print the ranked tables."""
+(JSON and Markdown) and print the ranked tables; with ``--cluster``, one shard per load
+host of a Dask cluster against one ``--target``, merged (cluster/session.py)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import fields
+from dataclasses import fields, replace
 
 from .. import runner
 from ..catalog import load_catalog
+from ..errors import WsbenchError
 from ..paths import report_files, relative
 from ..progress import Progress
 from ..report.table import render_markdown
@@ -18,6 +20,10 @@ from . import EXIT_FAILED, any_failure, record_and_report
 
 def main(args: argparse.Namespace, argv: list[str]) -> int:
     request = runner.Request(**{f.name: getattr(args, f.name) for f in fields(runner.Request)})
+    if args.cluster:
+        return _cluster(args, argv, request)
+    if args.server_worker:
+        raise WsbenchError("--server-worker goes with --cluster")
     plan, catalog = runner.plan(request, load_catalog(args.catalog), load_workloads(args.workloads_dir))
     files = report_files(args.out, "run")
     run = runner.new_run(plan, catalog, argv)
@@ -30,3 +36,30 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
         if record.target and record.status == "failed":
             print(f"wsbench: target {record.target} {record.error}", file=sys.stderr)
     return EXIT_FAILED if any_failure(run) else 0
+
+
+def _cluster(args: argparse.Namespace, argv: list[str], request: runner.Request) -> int:
+    """The plan of the run, measured on the cluster's load hosts; the merged run is the
+    results file (and the shards' runs beside it); a barrier that was not released fails
+    the run in one line, after the files are written."""
+    from ..cluster import session
+
+    plan, catalog = runner.plan(replace(request, target_pid=None), load_catalog(args.catalog),
+                                load_workloads(args.workloads_dir))
+    session.check(request, args.cluster, plan.workloads)
+    files = report_files(args.out, "run")
+    progress = Progress(total=0, quiet=args.quiet)
+    cluster = session.ClusterRun(plan, catalog, argv, session.Request(args.cluster, args.server_worker,
+                                                                      args.cluster_timeout, args.target_pid),
+                                 files, args.out / "logs" / files.stamp, progress)
+    try:
+        cluster.open()
+        progress.note(f"wsbench: {len(plan.clients)} clients x {len(plan.workloads)} workloads, {plan.repetitions} "
+                      f"repetitions, {len(cluster.load)} shards each; results: {relative(files.json)} (shards: "
+                      f"{relative(cluster.shards_dir)}/)")
+        record_and_report(cluster.execute, cluster.merged, files, render_markdown)
+    finally:
+        cluster.close()
+    if cluster.failure:
+        raise WsbenchError(cluster.failure)
+    return EXIT_FAILED if any_failure(cluster.merged) else 0

@@ -1,4 +1,5 @@
-"""``wsbench verify``: start servers and check each against the echo contract."""
+"""``wsbench verify``: start servers and check each against the echo contract, and the
+servers with the ``broadcast`` feature against /broadcast too."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from ..errors import WsbenchError
 from ..paths import REPORTS_DIR
 from ..runner import tls_axis
 from ..server import start_server
-from ..verify import verify_echo
+from ..verify import verify_broadcast, verify_echo
 from . import EXIT_FAILED
 
 
@@ -26,14 +27,22 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
             print(f"FAIL {server.name}: {exc}")
             failed += 1
             continue
+        fans = None
         try:
             check = verify_echo(live.url(), context if server.secure else None)
+            if check.ok and "broadcast" in server.features:
+                fans = verify_broadcast(live.url(), context if server.secure else None)
         finally:
             live.stop()
+        over = f" over {live.url().split(':', 1)[0]}://, certificate and host name verified" if server.secure else ""
         if check.ok:
-            over = f" over {live.url().split(':', 1)[0]}://, certificate and host name verified" if server.secure else ""
             print(f"ok   {server.name}: {len(check.checks)} echoes byte-exact ({', '.join(check.checks)}){over}")
         else:
             print(f"FAIL {server.name}: {check.error}")
+            failed += 1
+        if fans is not None and fans.ok:
+            print(f"ok   {server.name} /broadcast: {'; '.join(fans.checks)}{over}")
+        elif fans is not None:
+            print(f"FAIL {server.name}: {fans.error}")
             failed += 1
     return EXIT_FAILED if failed else 0

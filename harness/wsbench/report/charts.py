@@ -102,6 +102,19 @@ def percentiles(series: dict[str, list[float | None]], points: list[str], ylabel
     return _svg(fig)
 
 
+def scatter_lines(series: dict[str, list[tuple[float, float]]], xlabel: str, ylabel: str) -> str:
+    """One line of points per series (x rising), e.g. memory against connections held."""
+    fig, ax = _figure(12, min_height=3.5)
+    for name, points in series.items():
+        pts = sorted(points)
+        ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", linewidth=1, label=name)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+    return _svg(fig)
+
+
 def element_ids(svg: str) -> list[str]:
     """The ids an SVG defines (for checking that charts in one page never collide)."""
     return re.findall(r'\sid="([^"]+)"', svg)

@@ -22,7 +22,7 @@ from ..profile import render as profile_render
 from ..ranking import factor, label
 from ..results import Run
 from .table import check_cost, environment, failures, fmt_factor, notes_section, workload_section
-from . import claims, model, tls as tls_report
+from . import capacity, claims, model, shards as shards_report, tls as tls_report
 
 
 @dataclass
@@ -103,6 +103,10 @@ def _workloads(run: Run, source: Path, with_charts: bool) -> list[Section]:
             section.blocks += workload_charts(run, workload)
         out.append(section)
     return out
+
+
+def _shards(run: Run, source: Path, with_charts: bool) -> list[Section]:
+    return shards_report.sections(run)
 
 
 def _tables(run: Run, title: str, intro: str, table_of: Callable[[Run, str], list[Block]]) -> list[Section]:
@@ -195,6 +199,10 @@ def _check_cost(run: Run, source: Path, with_charts: bool) -> list[Section]:
     return check_cost(run)
 
 
+def _capacity(run: Run, source: Path, with_charts: bool) -> list[Section]:
+    return capacity.sections(run, with_charts)
+
+
 def _tls(run: Run, source: Path, with_charts: bool) -> list[Section]:
     return tls_report.sections(run)
 
@@ -234,7 +242,7 @@ def _failures(run: Run, source: Path, with_charts: bool) -> list[Section]:
 
 
 Builder = Callable[[Run, Path, bool], list[Section]]
-BUILDERS: list[Builder] = [_gate, _scoreboard, _scores, _workloads, _tls, _drive, _efficiency, _check_cost,
-                           _conformance, _claims, _links, _notes, _failures]
+BUILDERS: list[Builder] = [_gate, _scoreboard, _scores, _workloads, _shards, _capacity, _tls, _drive, _efficiency,
+                           _check_cost, _conformance, _claims, _links, _notes, _failures]
 NO_WORKLOADS: list[Builder] = [_gate, _conformance, _failures]
 PROFILED: list[Builder] = [_links]

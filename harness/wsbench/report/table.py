@@ -10,7 +10,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from . import tls as tls_report
+from . import capacity, shards as shards_report, tls as tls_report
 from ..conformance import report as conformance_report
 from ..doc import Bullets, Grid, Section
 from ..metrics import COLUMNS, METRICS, Metric
@@ -27,8 +27,9 @@ def render_markdown(run: Run) -> str:
     lines = [f"# wsbench results — {run.created}", ""]
     lines += [f"- {item}" for item in environment(run)] + [""]
     notes = [notes_section()] if run.workloads else []
-    for section in [*(workload_section(run, w) for w in run.workloads), *notes,
-                    *conformance_report.sections(run), *check_cost(run), *failures(run)]:
+    for section in [*(workload_section(run, w) for w in run.workloads), *capacity.sections(run), *notes,
+                    *conformance_report.sections(run), *check_cost(run), *failures(run),
+                    *shards_report.sections(run)]:
         lines += section.markdown()
     return "\n".join(lines).rstrip() + "\n"
 
@@ -94,7 +95,7 @@ def _containers(docker: dict[str, Any]) -> str:
 
 
 def _kind(spec: dict[str, Any]) -> str:
-    return "sweep" if spec.get("sweep") else str(spec.get("kind", "echo"))
+    return "sweep" if spec.get("sweep") else "ramp" if spec.get("ramp") else str(spec.get("kind", "echo"))
 
 
 def workload_section(run: Run, workload: str) -> Section:
@@ -104,6 +105,10 @@ def workload_section(run: Run, workload: str) -> Section:
     if spec.get("sweep"):
         section.blocks.append(f"Open-loop rates tried, rising: {', '.join(map(str, spec['sweep']['rates']))} "
                               f"msgs/s; a rate passes while p99 ≤ {spec['sweep']['p99_us']:g} µs.")
+    if spec.get("ramp"):
+        section.blocks.append(f"Subscribers tried, rising: {', '.join(f'{n:,}' for n in spec['ramp']['connections'])}; "
+                              f"a number passes while p95 delivery latency ≤ {spec['ramp']['p95_ms']:g} ms, "
+                              "nothing is lost and no limit of the machine is hit.")
     section.blocks.append(workload_grid(run, workload))
     return section
 

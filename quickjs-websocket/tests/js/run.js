@@ -454,6 +454,176 @@ const modes = {
     }
   },
 
+  // what message handlers see, step by step (test_semantics.py compares the log of the
+  // optimized build with the one without "direct", where websocket.js dispatches; url:
+  // an echo server)
+  dispatch () {
+    const ws = new WebSocket(url)
+    const log = []
+    const L = (...a) => log.push(a.map(String).join(' '))
+    const attrs = (o) => Object.entries(Object.getOwnPropertyDescriptors(o))
+      .map(([k, d]) => k + ':' + (d.writable ? 'w' : '') + (d.enumerable ? 'e' : '') + (d.configurable ? 'c' : '') + ':' + typeof d.value).join(',')
+    const hex = (d) => typeof d === 'string' ? 'text:' + d : 'binary:' + Array.from(new Uint8Array(d)).join('.')
+    const name = (f) => { try { f(); return 'none' } catch (e) { return e.name } }
+    const listeners = []
+    const listen = (fn, opts) => { listeners.push(fn); ws.addEventListener('message', fn, opts) }
+    const reset = () => { ws.onmessage = null; for (const fn of listeners.splice(0)) ws.removeEventListener('message', fn) }
+    let prev = null
+    let step = 0
+    const steps = [
+      () => { // the event object and `this`, onmessage alone
+        ws.onmessage = function (e) {
+          L('event', this === ws, e.type, e.target === ws, e.currentTarget === ws, e.data, JSON.stringify(e.origin),
+            Object.keys(e).join(), Object.getPrototypeOf(e) === Object.prototype, attrs(e), arguments.length)
+          prev = e
+          next()
+        }
+        ws.send('one')
+      },
+      () => { // the next event: the same object with eventpool, and the last one's data
+        const p = prev
+        ws.onmessage = (e) => { L('again', e === p, p.data, e.data); e.extra = 1; prev = e; next() }
+        ws.send('two')
+      },
+      () => { // after the handlers: the last event's data (null with eventpool); what a
+        // handler added to the event stays on it (eventpool)
+        L('after', prev.data)
+        ws.onmessage = (e) => { L('kept', 'extra' in e, Object.keys(e).join()); next() }
+        ws.send('three')
+      },
+      () => { // onmessage throws: reported, the listeners still run, in order
+        ws.onmessage = () => { L('throw'); throw new Error('boom') }
+        listen(function (e) { L('listener1', this === ws, e.data) })
+        listen({ handleEvent (e) { L('handleEvent', this === ws, e.data); next() } })
+        ws.send('four')
+      },
+      () => { // a once listener, then its second message
+        reset()
+        let k = 0
+        ws.onmessage = (e) => { L('handler', e.data); if (++k === 2) next() }
+        listen((e) => L('once', e.data), { once: true })
+        ws.send('five')
+        ws.send('six')
+      },
+      () => { // a listener added by onmessage sees the same message; a replaced onmessage the next
+        reset()
+        let k = 0
+        ws.onmessage = (e) => {
+          L('h1', e.data)
+          listen((e2) => { L('late', e2.data, e2 === e); if (++k === 2) next() })
+          ws.onmessage = (e3) => L('h2', e3.data)
+        }
+        ws.send('seven')
+        ws.send('eight')
+      },
+      () => { // a listener that removes itself and the handler; then nothing handles a message
+        reset()
+        const self = (e) => { L('self', e.data); ws.removeEventListener('message', self); ws.onmessage = null }
+        listen(self)
+        ws.onmessage = (e) => L('before', e.data)
+        ws.send('nine')
+        ws.send('ten')
+        os.setTimeout(next, 200)
+      },
+      () => { // onmessage = non-function; dispatchEvent of an own object
+        reset()
+        ws.onmessage = 'nope'
+        L('nonfn', ws.onmessage)
+        ws.onmessage = (e) => L('synthetic', e.type, e.data, this === undefined)
+        listen((e) => L('synthetic-l', e.data))
+        L('dispatchEvent', ws.dispatchEvent({ type: 'message', data: 'fake' }))
+        next()
+      },
+      () => { // send(): the method, and what each kind of value is sent as
+        reset()
+        const d = Object.getOwnPropertyDescriptor(WebSocket.prototype, 'send')
+        L('send', typeof d.value, d.value.name, d.value.length, d.writable, d.enumerable, d.configurable)
+        L('send-this', name(() => ws.send.call({}, 'x')), ws.send.call({}, 'x'), name(() => ws.send.call(null, 'x')),
+          name(() => ws.send.call(undefined, 'x')), ws.send('a'))
+        const got = []
+        const want = 13
+        ws.onmessage = (e) => { got.push(hex(e.data)); if (got.length === want) { L('sent', got.join(' ')); next() } }
+        const ab = new Uint8Array([1, 2, 3]).buffer
+        const moved = new Uint8Array([4]).buffer
+        Object.setPrototypeOf(moved, Object.prototype)
+        class MyAB extends ArrayBuffer {}
+        const sub = new MyAB(2)
+        new Uint8Array(sub)[0] = 7
+        ws.send(ab)
+        ws.send(new Uint8Array([5, 6, 7, 8]).subarray(1, 3))
+        ws.send(new DataView(ab, 1, 1))
+        ws.send(42)
+        ws.send(moved)
+        ws.send({ toString () { return 'obj' } })
+        ws.send(sub)
+        ws.send(ab, { transfer: true })
+        ws.send('')
+        ws.send(new ArrayBuffer(0))
+        ws.send(undefined)
+        ws.send(null)
+      },
+      () => { // a frozen event (eventpool: no later message can be dispatched), then close
+        reset()
+        ws.onmessage = (e) => { L('frozen', e.data); Object.freeze(e); ws.onmessage = (e2) => L('after-freeze', e2.data) }
+        ws.send('eleven')
+        ws.send('twelve')
+        os.setTimeout(() => ws.close(1000), 300)
+      },
+    ]
+    // each step begins from a timer, after the last one's message was dispatched (a
+    // listener added from a handler gets the message being dispatched: step 6)
+    function next () { os.setTimeout(() => { const f = steps[step++]; if (f) f() }, 0) }
+    ws.onopen = next
+    ws.onclose = (e) => done({ mode, log, steps: step, close: { code: e.code, wasClean: e.wasClean } })
+  },
+
+  // the output blocks our framing keeps (poolStats().out_spares/out_spare_bytes); url:
+  // peer_raw's /stall?ms=300 (reads nothing for 300 ms, then echoes): 40 x 1 MiB at
+  // once back up in the queue; kept as it drains (the bound); trimmed once idle (the
+  // housekeeping ticks); kept again by a burst of 64 KiB messages; trimmed at the close
+  spares () {
+    const n = Number(rest[0] || 40)
+    const ws = new WebSocket(url)
+    const r = { peak: 0, polls: 0 }
+    const stats = () => { const p = poolStats(); return [p.out_spares, p.out_spare_bytes] }
+    const look = () => { const s = stats(); if (s[1] > r.peak) r.peak = s[1]; return s }
+    // every 5 ms until cond(), then then()
+    const poll = (cond, then) => {
+      const t = () => { r.polls++; if (cond()) then(); else os.setTimeout(t, 5) }
+      os.setTimeout(t, 5)
+    }
+    const t0 = os.now()
+    let got = 0
+    ws.onopen = () => {
+      const big = pattern(1 << 20, 3).buffer
+      for (let i = 0; i < n; i++) ws.send(big)
+      r.queued = ws.bufferedAmount
+      poll(() => { look(); return ws.bufferedAmount === 0 }, () => { r.drained = stats() })
+    }
+    ws.onmessage = (e) => {
+      if (++got === n) {
+        // every echo is in: nothing is sent any more, the next ticks find it idle
+        const t1 = os.now()
+        poll(() => stats()[1] <= 65536 || os.now() - t1 > 3000, () => {
+          r.idle = stats()
+          r.idleMs = Math.round(os.now() - t1)
+          const m = pattern(65536, 4).buffer
+          let k = 0
+          ws.onmessage = () => { if (++k === 32) { r.again = stats(); ws.close(1000) } }
+          for (let i = 0; i < 32; i++) ws.send(m)
+        })
+      }
+    }
+    ws.onclose = (e) => {
+      r.ms = Math.round(os.now() - t0)
+      // the connection is let go right after its close event
+      os.setTimeout(() => {
+        r.closed = stats()
+        done({ mode, ...r, close: { code: e.code, wasClean: e.wasClean } })
+      }, 0)
+    }
+  },
+
   // strings with lone surrogates are sent as USVStrings (each lone surrogate -> U+FFFD)
   surrogates () {
     const cases = ['a\uD800b', '\uDC00', 'x\uD83D', '\uD83D\uDE00', 'a\uDFFF\uD800b', '\uD800\uD800', 'é\uDBFF', 'plain ascii']

@@ -1,0 +1,113 @@
+"""The shared workload's idle kind (clients/workload/idle.js) against lws-echo: N
+connections held, the mark WSBENCH-MARK held with the harness's line in between, an echo
+on each; a failure while opening is the one-line `limit`; kind fanout is the load
+generator's (exit 3 here)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from wsbench.catalog import load_catalog
+
+ROOT = Path(__file__).resolve().parents[2]
+CATALOG = load_catalog()
+SERVER = ROOT / "build/bin/lws-echo"
+sys.path.insert(0, str(ROOT / "scripts"))
+from tls_testing import Server  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def lws() -> Iterator[int]:
+    if not SERVER.exists():
+        pytest.skip("build/bin/lws-echo not built (make setup)")
+    with Server([str(SERVER), "--port", "0"]) as srv:
+        yield srv.port
+
+
+def command(client: str) -> tuple[list[str], dict[str, str]]:
+    program = CATALOG.clients[client]
+    missing = program.missing()
+    if missing:
+        pytest.skip(f"{client}: {missing[0]} is missing (make setup)")
+    return list(program.command), dict(program.env)
+
+
+def held_run(client: str, *args: str, mark_line: str | None = "readings taken\n") -> tuple[int, list[str]]:
+    """With WSBENCH_HOLD=1: GO at the start barrier, `mark_line` at the mark (None: end of
+    file there), end of file after the result."""
+    argv, extra = command(client)
+    env = {**os.environ, **extra, "WSBENCH_HOLD": "1"}
+    proc = subprocess.Popen([*argv, *args], cwd=ROOT, env=env, text=True, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    lines: list[str] = []
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line.strip())
+            if line.strip() == "WSBENCH-START":
+                proc.stdin.write("GO\n")
+                proc.stdin.flush()
+            elif line.startswith("WSBENCH-MARK "):
+                if mark_line is None:
+                    proc.stdin.close()
+                else:
+                    proc.stdin.write(mark_line)
+                    proc.stdin.flush()
+            elif line.startswith("{"):
+                if not proc.stdin.closed:
+                    proc.stdin.close()
+                break
+        return proc.wait(timeout=60), lines
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.parametrize("client", ["node22", "quickjs"])
+def test_idle_holds_n_connections_and_each_echoes(lws: int, client: str) -> None:
+    code, lines = held_run(client, "--kind", "idle", "--url", f"ws://127.0.0.1:{lws}/", "--connections", "100",
+                           "--concurrency", "20", "--hold-ms", "300")
+    assert lines[:2] == ["WSBENCH-START", "WSBENCH-MARK held"], lines
+    res: dict[str, Any] = json.loads(lines[-1])
+    assert code == 0, res
+    assert res["connections"] == res["alive"] == res["messages"] == 100 and res["lost"] == 0
+    assert 0.29 <= res["hold_s"] < 2 and res["open_s"] > 0 and "limit" not in res  # qjs timers: whole ms
+    assert res["opens_per_s"] == pytest.approx(100 / res["open_s"], rel=1e-6)
+
+
+def test_end_of_file_at_the_mark_fails_the_run(lws: int) -> None:
+    code, lines = held_run("node22", "--kind", "idle", "--url", f"ws://127.0.0.1:{lws}/", "--connections", "3",
+                           "--hold-ms", "10", mark_line=None)
+    assert code == 1 and json.loads(lines[-1]) == {"error": "mark held: stdin closed at WSBENCH-MARK held"}
+
+
+def test_a_refused_connection_while_opening_is_the_limit() -> None:
+    """Nothing listens on port 9 of loopback: the first connection fails, nothing opened."""
+    argv, extra = command("node22")
+    proc = subprocess.run([*argv, "--kind", "idle", "--url", "ws://127.0.0.1:9/", "--connections", "max",
+                           "--hold-ms", "10"], cwd=ROOT, env={**os.environ, **extra}, capture_output=True,
+                          text=True, timeout=60, stdin=subprocess.DEVNULL)
+    res = json.loads(proc.stdout.splitlines()[-1])
+    assert proc.returncode == 1
+    assert re.fullmatch(r"no connection opened: connection 1 (failed during the handshake|was closed by the "
+                        r"server during the handshake).*", res["error"]), res
+
+
+@pytest.mark.parametrize("args, what", [(["--kind", "fanout", "--connections", "2"], "kind fanout (wsbench-loadgen only)"),
+                                        (["--kind", "idle", "--connections", "2", "--hold-ms", "1", "--ping-ms", "100"],
+                                         "--ping-ms (the WebSocket API sends no pings)")])
+def test_what_the_websocket_api_cannot_do_is_unsupported(args: list[str], what: str) -> None:
+    argv, extra = command("node22")
+    proc = subprocess.run([*argv, "--url", "ws://127.0.0.1:9/broadcast", *args], cwd=ROOT,
+                          env={**os.environ, **extra}, capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 3 and json.loads(proc.stdout) == {"error": f"unsupported: {what}"}
