@@ -5,14 +5,14 @@
 # and the stamp holds both. Reproducible: always the pinned toolchain, CGO_ENABLED=0,
 # -trimpath, so every machine builds the same bytes (docs/k6.md has the sha256).
 # The toolchain is the module golang.org/toolchain of the same proxy, downloaded by whatever
-# go there is: $K6_GO if set, else the machine's (PATH, or /usr/local/go/bin/go), else
-# Debian's golang-go (1.19 on bookworm, enough to download a module), installed as
-# scripts/setup-actionlint.sh does. The pinned go then builds k6 (GOTOOLCHAIN=local).
+# go there is: $K6_GO if set, else find_go's (lib.sh: the machine's, else Debian's
+# golang-go, 1.19 on bookworm, enough to download a module). The pinned go then builds k6
+# (GOTOOLCHAIN=local).
 # Module and build caches and the toolchain live under build/tools/k6-build/ while it
-# builds (`git status` stays clean) and are removed once the binary runs: about 1.3 GB (the toolchain
-# about 350 MB of it) that nothing else needs; a failed build keeps them, so a retry reuses its downloads. Symbols
-# are kept (no -ldflags -s): `wsbench profile -c k6` names k6's functions. About 3.5
-# minutes of 2 cores, cold (docs/k6.md).
+# builds (`git status` stays clean) and are removed once the binary runs: about 1.3 GB (the
+# toolchain about 350 MB of it) that nothing else needs; a failed build keeps them, so a
+# retry reuses its downloads. Symbols are kept (no -ldflags -s): `wsbench profile -c k6`
+# names k6's functions. 2 to 3.5 minutes of 2 cores, cold (docs/k6.md).
 set -euo pipefail
 STEP_NAME=setup-k6
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -30,16 +30,7 @@ if stamp_is k6 "$key" && [[ -x $BIN ]]; then
     exit 0
 fi
 
-GO=${K6_GO:-$(command -v go || true)}
-[[ -z $GO && -x /usr/local/go/bin/go ]] && GO=/usr/local/go/bin/go
-if [[ -z $GO ]]; then
-    [[ $(id -u) -eq 0 ]] || fail "install golang-go to fetch Go for k6: not root (run as root, or put go on PATH)"
-    say "installing golang-go (Debian) to fetch the Go toolchain k6 is built with"
-    export DEBIAN_FRONTEND=noninteractive
-    quietly apt "update the package lists" apt-get update
-    quietly apt "install golang-go" apt-get install -y --no-install-recommends golang-go
-    GO=/usr/bin/go
-fi
+GO=${K6_GO:-$(find_go "fetch the Go toolchain k6 is built with")}
 have=$("$GO" version 2>/dev/null | cut -d' ' -f3 || true)  # go1.26.8
 [[ $have == go* ]] || fail "run $GO version (to build k6 $VERSION)"
 
