@@ -312,34 +312,32 @@ def _echo_defaults(where: str, params: dict[str, Any]) -> None:
         params.pop("window", None)
 
 
-def _ramp(where: str, table: Any, kind: str) -> Ramp:
-    where = f"{where}: ramp"
-    if kind != "fanout":
-        raise WsbenchError(f"{where}: only a fanout workload can ramp its connections")
-    tomlfile.expect(where, table, dict, "ramp")
-    tomlfile.check_keys(where, table, {"connections", "p95_ms"}, set())
-    steps = tomlfile.expect(where, table["connections"], list, "connections")
+def _steps(where: str, table: Any, key: str, steps_key: str, limit_key: str,
+           least: int) -> tuple[tuple[int, ...], float]:
+    """A workload's sweep or ramp table: a rising list of steps (each at least ``least``)
+    and the limit that ends the climb."""
+    where = f"{where}: {key}"
+    tomlfile.expect(where, table, dict, key)
+    tomlfile.check_keys(where, table, {steps_key, limit_key}, set())
+    steps = tomlfile.expect(where, table[steps_key], list, steps_key)
     for n in steps:
-        _int(2)(where, n, "every number of connections")
+        _int(least)(where, n, f"every one of {steps_key}")
     if not steps or steps != sorted(set(steps)):
-        raise WsbenchError(f"{where}: connections must be a non-empty rising list")
-    limit = tomlfile.expect(where, table["p95_ms"], (int, float), "p95_ms")
-    return Ramp(tuple(steps), float(limit))
+        raise WsbenchError(f"{where}: {steps_key} must be a non-empty rising list")
+    limit = tomlfile.expect(where, table[limit_key], (int, float), limit_key)
+    return tuple(steps), float(limit)
+
+
+def _ramp(where: str, table: Any, kind: str) -> Ramp:
+    if kind != "fanout":
+        raise WsbenchError(f"{where}: ramp: only a fanout workload can ramp its connections")
+    return Ramp(*_steps(where, table, "ramp", "connections", "p95_ms", 2))
 
 
 def _sweep(where: str, table: Any, kind: str) -> Sweep:
-    where = f"{where}: sweep"
     if kind != "openloop":
-        raise WsbenchError(f"{where}: only an openloop workload can sweep its rate")
-    tomlfile.expect(where, table, dict, "sweep")
-    tomlfile.check_keys(where, table, {"rates", "p99_us"}, set())
-    rates = tomlfile.expect(where, table["rates"], list, "rates")
-    for rate in rates:
-        _int(1)(where, rate, "every rate")
-    if not rates or rates != sorted(set(rates)):
-        raise WsbenchError(f"{where}: rates must be a non-empty rising list")
-    limit = tomlfile.expect(where, table["p99_us"], (int, float), "p99_us")
-    return Sweep(tuple(rates), float(limit))
+        raise WsbenchError(f"{where}: sweep: only an openloop workload can sweep its rate")
+    return Sweep(*_steps(where, table, "sweep", "rates", "p99_us", 1))
 
 
 def _suite(where: str, name: str, table: Any, source: str) -> Suite:
