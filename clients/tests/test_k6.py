@@ -10,7 +10,6 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -30,27 +29,6 @@ ENV = {k: v for k, v in os.environ.items() if k not in ("WSBENCH_HOLD", "WSBENCH
 
 pytestmark = pytest.mark.skipif(not K6.exists() or not (ROOT / "build/bin/lws-echo").exists(),
                                 reason="build/tools/k6/k6 or lws-echo missing (make setup builds both)")
-
-
-def workloads(tmp: Path) -> dict[str, Any]:
-    (tmp / "w.toml").write_text(textwrap.dedent("""
-        [workload.k6_text]
-        description = "k6 test: text"
-        type = "text"
-        size = 11
-        count = 2000
-        warmup = 200
-        timeout_s = 30
-
-        [workload.k6_bin]
-        description = "k6 test: binary"
-        type = "binary"
-        size = 4096
-        count = 500
-        warmup = 50
-        timeout_s = 30
-    """))
-    return load_workloads(tmp).workloads
 
 
 class Watch:
@@ -74,7 +52,11 @@ class Watch:
         return None
 
 
-@pytest.mark.parametrize("name", ["k6_text", "k6_bin"])
+# text_11 and bin_4k, shortened
+SHORT = {"text_11": {"count": 2000, "warmup": 200}, "bin_4k": {"count": 500, "warmup": 50}}
+
+
+@pytest.mark.parametrize("name", list(SHORT))
 def test_the_harness_measures_k6_through_its_http_barrier(lws: RunningServer, tmp_path: Path, name: str,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     barriers: list[HttpBarrier] = []
@@ -87,8 +69,8 @@ def test_the_harness_measures_k6_through_its_http_barrier(lws: RunningServer, tm
     monkeypatch.setattr(measure, "barrier_for", keep)
     (tmp_path / "logs").mkdir()
     watch = Watch()
-    sample = measure.run_client(CATALOG.clients["k6"], lws, workloads(tmp_path)[name], 1, tmp_path / "logs",
-                                Settings(min_seconds=0), observer=watch)
+    sample = measure.run_client(CATALOG.clients["k6"], lws, load_workloads().workloads[name], 1, tmp_path / "logs",
+                                Settings(min_seconds=0), override=SHORT[name], observer=watch)
     assert sample.ok, sample.error
     assert sample.messages and sample.extra["checked"] == sample.messages and sample.exit_code == 0
     assert sample.client_cpu_method == "clock" and sample.client_cpu_s and sample.client_cpu_s > 0
