@@ -23,6 +23,7 @@ setup:
 	@scripts/setup-js.sh
 	@scripts/setup-python.sh
 	@scripts/setup-native.sh
+	@scripts/setup-k6.sh
 	@scripts/setup-profile.sh
 	@scripts/setup-tls.sh
 

@@ -1,9 +1,11 @@
-// Adapter: Node.js 20 (node_modules/node20/bin/node, pinned in package.json) with the `ws` package.
+// Adapter: Node.js 20 (node_modules/node20/bin/node, pinned in package.json) with the `ws` package,
+// with or without its bufferutil add-on (the catalog's node-ws-native and node-ws).
 //   node_modules/node20/bin/node clients/node-ws.mjs --url ws://127.0.0.1:PORT/ --type binary --size 32 --count 50000
 import WebSocket from 'ws';
 import { barrier, hold } from './node-harness.mjs';
 import { describeTlsSocket } from './node-tls.mjs';
 import { main } from './workload/main.js';
+import { wsInfo } from '../servers/ws-info.mjs';
 
 // Same behaviour as the other clients: offer no compression; accept large echoes.
 function WsClient(url) {
@@ -21,6 +23,9 @@ const env = {
   hold,
   // ws keeps the connection's socket (a TLSSocket over wss://) in ws._socket.
   tlsInfo: (ws) => describeTlsSocket(ws._socket),
+  // Whether ws masks with the bufferutil add-on (the node-ws-native row) or in JavaScript
+  // (node-ws, WS_NO_BUFFER_UTIL=1): read from ws's loaded modules; the harness checks it.
+  about: () => ({ ws: wsInfo() }),
 };
 
 process.exit(await main(env, process.argv.slice(2)));

@@ -43,22 +43,30 @@ qjs_copy() {
     chmod +x "$dir/cc-wrap"
 }
 
-# go_install LOGNAME WHAT OUT MODULE@VERSION: build a Go program from the Go module proxy into
-# OUT (GOBIN), with the machine's go (PATH, or /usr/local/go/bin/go), else Debian's golang-go.
-# A private module and build cache under build/tools/, so nothing outside the tree is touched;
-# GOTOOLCHAIN=local: build with this go, never fetch another toolchain.
-go_install() {
-    local log=$1 what=$2 out=$3 module=$4 go
+# find_go WHAT: print the go to use: the machine's (PATH, or /usr/local/go/bin/go), else
+# Debian's golang-go, installed for it (1.19 on bookworm; needs root). WHAT says what for.
+find_go() {
+    local go
     go=$(command -v go || true)
     [[ -z $go && -x /usr/local/go/bin/go ]] && go=/usr/local/go/bin/go
     if [[ -z $go ]]; then
         [[ $(id -u) -eq 0 ]] || fail "install golang-go: not root (run as root, or put go on PATH)"
-        say "installing golang-go (Debian) to build $what" >&2
+        say "installing golang-go (Debian) to $1" >&2
         export DEBIAN_FRONTEND=noninteractive
         quietly apt "update the package lists" apt-get update
         quietly apt "install golang-go" apt-get install -y --no-install-recommends golang-go
         go=/usr/bin/go
     fi
+    printf '%s\n' "$go"
+}
+
+# go_install LOGNAME WHAT OUT MODULE@VERSION: build a Go program from the Go module proxy into
+# OUT (GOBIN), with the go find_go gives.
+# A private module and build cache under build/tools/, so nothing outside the tree is touched;
+# GOTOOLCHAIN=local: build with this go, never fetch another toolchain.
+go_install() {
+    local log=$1 what=$2 out=$3 module=$4 go
+    go=$(find_go "build $what")
     say "building $what with $("$go" version | cut -d' ' -f3)" >&2
     quietly "$log" "build $what" env GOBIN="$out" GOPATH="$ROOT/build/tools/gopath" \
         GOCACHE="$ROOT/build/tools/gocache" GOFLAGS=-modcacherw GOTOOLCHAIN=local CGO_ENABLED=0 \

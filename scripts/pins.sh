@@ -1,4 +1,4 @@
-# The versions `make setup` pins for the native pieces, and the sha256 of their orig
+# The versions `make setup` pins for the native pieces and k6, and the sha256 of their orig
 # tarballs: sourced by scripts/setup-native.sh, and read by the container build
 # (harness/wsbench/docker/images.py) for its build args, so images and host agree.
 # (npm and Python packages are pinned by package-lock.json and requirements.txt.)
@@ -13,3 +13,9 @@ QJS_VER=2025.04.26-1
 QJS_UPSTREAM=2025.04.26
 QJS_ORIG=quickjs_2025.04.26.orig.tar.xz
 QJS_SHA=ec81da5b3249ed648dbc7df4a1654988910e66a118d9b71cb63534216efcfbbe
+
+# k6, built from the Go module proxy by scripts/setup-k6.sh (go install go.k6.io/k6@K6_VER);
+# K6_TOOLCHAIN is the Go it is always built with (golang.org/toolchain, from the same proxy),
+# whatever go the machine has: the same bytes everywhere.
+K6_VER=v1.8.1
+K6_TOOLCHAIN=go1.25.12

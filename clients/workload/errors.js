@@ -16,8 +16,11 @@ export function closeDetail(ev) {
   return '(code ' + (ev && ev.code) + (ev && ev.reason ? ', reason ' + ev.reason : '') + ')';
 }
 
+// ev.message (Bun, Deno), ev.error.message (an Error), or ev.error itself when it is the
+// message (k6: a string).
 export function errorDetail(ev) {
-  const msg = ev && (ev.message || (ev.error && ev.error.message));
+  const err = ev && ev.error;
+  const msg = ev && (ev.message || (typeof err === 'string' ? err : err && err.message));
   return msg ? ': ' + msg : '';
 }
 

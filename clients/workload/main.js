@@ -16,6 +16,9 @@
 //   env.seqOf, env.firstDiff   optional native versions of the echo checks (verify.js)
 //   env.tlsInfo(ws)    optional; over wss://, what the connection negotiated:
 //                      {version, cipher, group, library, cannot_tell} (session.js)
+//   env.about()        optional; keys added to the result line, read when the phase is
+//                      over: what the client's implementation actually used (node-ws:
+//                      {ws: {bufferutil, ...}}, README.md)
 //
 // The per-message paths (the onMessage functions below) are kept as small as possible
 // and are the same for every runtime: what gets measured is the runtime's WebSocket,

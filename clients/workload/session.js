@@ -121,6 +121,7 @@ export function run(env, opts, body) {
       done(result) {
         if (ctx.finished) return;
         if (tls) result.tls = tls;
+        if (typeof env.about === 'function') Object.assign(result, env.about());
         env.print(JSON.stringify(result));
         finish(null, result);
       },

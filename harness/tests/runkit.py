@@ -7,7 +7,7 @@ from typing import Any
 from wsbench.results import Cell, ProgramRecord, Run, Sample
 
 RUNTIMES = {"quickjs": "quickjs", "deno": "deno", "bun": "bun", "node22": "node22", "node-ws": "node20",
-            "loadgen": "native", "lws": "native"}
+            "loadgen": "native", "lws": "native", "k6": "k6"}
 EXTRA = {"latency_p99_us": "latency_us", "getter_calls_per_s": "getter_calls_per_s",
          "delivery_ms": "delivery_ms", "handshakes_per_s": "handshakes_per_s"}
 

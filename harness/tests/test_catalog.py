@@ -49,6 +49,18 @@ def test_variants_run_only_when_named() -> None:
     assert cat.reference_server == "lws" and cat.reference_client == "loadgen"
 
 
+def test_k6_runs_when_named_and_no_capacity_kind() -> None:
+    """k6 stays out of the default matrix (make bench would grow by minutes) and takes no
+    capacity cell: hold_N's mark needs stdin (n/a with the reason), fanout the load
+    generator's feature. ws with bufferutil broadcasts like node-ws (one script)."""
+    cat = load_catalog()
+    assert "k6" not in {p.name for p in cat.select("client", None, None)}
+    k6 = cat.clients["k6"]
+    assert "the harness answers it on stdin" in (k6.cannot("idle", ()) or "")
+    assert k6.cannot("fanout", ("fanout",)) == "lacks 'fanout'" and k6.cannot("echo", ()) is None
+    assert "broadcast" in cat.servers["node-ws-native"].features
+
+
 def test_ablation_suite_names_every_switch() -> None:
     from wsbench.workloads import load_workloads
     suite = load_workloads().suites["ablations"]

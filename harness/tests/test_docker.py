@@ -19,6 +19,7 @@ import pytest
 
 from wsbench.catalog import load_catalog
 from wsbench.docker import engine as engine_mod
+from wsbench.docker.bench import check_info
 from wsbench.docker.images import (COMPOSE_FILE, PORTS, RUNNER, SERVERS, build, compose_env, entrypoint,
                                    runtime_version_in)
 from wsbench.environment import runtime_version
@@ -107,6 +108,12 @@ def test_every_server_image_builds_and_passes_the_harness_verification(eng: engi
             check = verify_echo(f"ws://127.0.0.1:{port}/")
             assert check.ok, f"{name}: {check.error}"
             assert len(check.checks) == 8
+            # What the server says it runs with is what the catalog says (node-ws-native: ws
+            # with bufferutil loaded; node-ws: without), as make bench-docker checks it.
+            info = check_info(name, eng.docker("logs", cid, check=False).stdout)
+            assert (info is not None) == bool(program.expect), name
+            env = eng.docker("image", "inspect", "--format", "{{json .Config.Env}}", f"wsbench/{name}:local").stdout
+            assert all(f"{k}={v}" in env for k, v in program.env.items()), f"{name}: image env {env}"
             # The runtime in the image is the pinned one the host runs (issue 12: the node-ws
             # image once ran Debian's Node 18 while the host ran Node 20).
             runtime = catalog.runtimes[program.runtime]

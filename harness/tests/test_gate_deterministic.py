@@ -61,7 +61,7 @@ def test_committed_baseline_passes_here_or_refuses_another_machine(tmp_path: Pat
         assert out.returncode == 2, out.stdout + out.stderr
         assert "taken on another machine" in out.stdout and "exit 2" in out.stdout
     report = json.loads(next(tmp_path.glob("gate-*.json")).read_text())
-    assert report["schema_version"] == 8 and report["gate"]["role"] == "report"
+    assert report["schema_version"] == 9 and report["gate"]["role"] == "report"
     assert report["gate"]["exit_code"] == out.returncode
 
 

@@ -73,6 +73,20 @@ def test_every_category_by_its_rule() -> None:
     assert classify.classify(stacks.Frame("__memmove_avx_unaligned", "[vdso]")) == classify.LIBC
 
 
+def test_k6_frames_go_to_the_runtime_its_collector_and_its_allocator() -> None:
+    """k6 is one Go binary: its modules, sobek and the Go runtime are the engine; Go's GC
+    and allocator are told apart by symbol (the send-queue profile's memmove is k6's own)."""
+    k6 = "/x/build/tools/k6/k6"
+    expected = {"runtime.memmove": classify.ENGINE, "runtime.selectgo": classify.ENGINE,
+                "go.k6.io/k6/internal/js/modules/k6/websockets.(*webSocket).writePump": classify.ENGINE,
+                "github.com/grafana/sobek.(*vm).run": classify.ENGINE, "runtime.gcBgMarkWorker": classify.GC,
+                "runtime.scanobject": classify.GC, "runtime.tryDeferToSpanScan": classify.GC,
+                "runtime.bulkBarrierPreWrite": classify.GC, "runtime.mallocgcSmallScanNoHeader": classify.LIBC,
+                "runtime.(*mheap).alloc": classify.LIBC}
+    assert {sym: classify.classify(stacks.Frame(sym, k6)) for sym in expected} == expected
+    assert classify.classify(stacks.Frame("runtime.memmove", "/usr/bin/other-go-program")) == classify.OTHER
+
+
 def test_breakdown_sums_to_100_and_ranks_self_frames() -> None:
     b = breakdown.build(stacks.samples((SCRIPT + SCRIPT.split("\n\n")[0] + "\n").splitlines()))
     shares = b.shares()
@@ -182,7 +196,7 @@ def test_profile_sections_round_trip_and_older_versions(tmp_path: Path) -> None:
               profiles=profiles(), startup=Startup.from_json(STARTUP))
     write_json(run, tmp_path / "p.json")
     data = json.loads((tmp_path / "p.json").read_text())
-    assert data["schema_version"] == 8
+    assert data["schema_version"] == 9
     assert data["startup"] == STARTUP and data["profiles"]["cells"][0]["breakdown"] == ENTRY["breakdown"]
     back = read_json(tmp_path / "p.json")
     assert back.profiles == run.profiles and back.startup == run.startup and back.cells == []

@@ -69,6 +69,32 @@ def test_efficiency_is_messages_per_cpu_second_and_per_mib() -> None:
     assert row.per_mib == pytest.approx(100)  # 1000 msgs/s over 10 MiB
 
 
+def test_what_each_client_can_drive_against_the_native_server() -> None:
+    """The load tester's section: every client against the native server, fastest first,
+    with its CPU per message and both sides' CPU shares; a client bound by its own CPU says
+    so in the ranked tables too, with the server's share meanwhile."""
+    run = run_of({("a", "lws", "loadgen"): [40_000] * 3, ("a", "lws", "k6"): [10_000] * 3,
+                  ("a", "bun", "k6"): [5_000] * 3})
+    for cell in run.cells:  # k6 keeps its core busy; lws idles meanwhile
+        for s in cell.samples:
+            s.client_cpu_s = s.seconds * (0.98 if cell.client == "k6" else 0.6)
+            s.server_cpu_s = s.seconds * 0.12
+    rows = model.drive(run, "a")
+    assert [(d.cell.client, d.rate, d.of_best) for d in rows] == [("loadgen", 40_000, 1.0), ("k6", 10_000, 0.25)]
+    k6 = rows[1]
+    assert k6.client_us_per_msg == pytest.approx(98.0) and k6.client_share == pytest.approx(0.98)
+    assert k6.server_share == pytest.approx(0.12) and k6.bound == "client" and rows[0].bound == ""
+    text = render(run, Path("x.json"), "md")
+    section = text.split("## What each client can drive")[1].split("\n## ")[0]
+    assert "| k6 label | 10,000 | 25% | 98.00 | 0.98 | 0.12 | client |" in section
+    assert "k6 label drove 25% of the rate of loadgen label (4.0× fewer msgs/s), the server at 12% of a core" in section
+    assert "| client: 98% vs server 12% |" in text.split("## a")[1]  # the ranked table's bound column
+    assert "What each client can drive" in render(run, Path("x.json"), "html")
+    titles = [s["title"] for s in json.loads(render(run, Path("x.json"), "json"))["sections"]]
+    assert "What each client can drive" in titles
+    assert model.drive(run_of({("a", "bun", "k6"): [1.0] * 3}), "a") == []  # no native server: no section
+
+
 def ablation(ratio_by_switch: dict[str, tuple[str, list[float]]]) -> dict[tuple[str, str, str], list[float]]:
     cells: dict[tuple[str, str, str], list[float]] = {}
     for switch, (workload, theirs) in ratio_by_switch.items():

@@ -124,13 +124,12 @@ def test_version_5_gate_baseline_and_report() -> None:
 V6 = ["v6-run.json", "v6-conformance.json", "v6-profile.json", "v6-startup.json", "v6-gate-report.json"]
 V7 = ["v7-run-tls.json", "v7-conformance.json", "v7-conformance-tls.json", "v7-profile.json", "v7-startup.json",
       "v7-gate-report.json"]
-
-
 V8 = ["v8-run-cluster.json"]
+V9 = ["v9-run.json", *(name.replace("v7-", "v9-") for name in V7)]
 
 
-@pytest.mark.parametrize("name", V8)
-def test_version_8_round_trip(name: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", V9)
+def test_version_9_round_trip(name: str, tmp_path: Path) -> None:
     path = SCHEMAS / name
     run = read_json(path)
     write_json(run, tmp_path / "again.json")
@@ -138,13 +137,19 @@ def test_version_8_round_trip(name: str, tmp_path: Path) -> None:
     assert read_json(tmp_path / "again.json") == run
 
 
-@pytest.mark.parametrize("name", V7)
-def test_version_7_is_written_again_as_version_8_and_nothing_else_changes(name: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", V7 + V8)
+def test_versions_7_and_8_are_written_again_as_version_9_with_only_the_programs_reports_added(
+        name: str, tmp_path: Path) -> None:
+    """Version 9 adds the programs' expect, info and barrier (null in older files): a file of
+    version 7 or 8 written again differs in those and in its version, nothing else."""
     path = SCHEMAS / name
     run = read_json(path)
-    write_json(run, tmp_path / "again.json")
-    assert (tmp_path / "again.json").read_text() == path.read_text().replace('"schema_version": 7,',
-                                                                             '"schema_version": 8,', 1)
+    want = json.loads(path.read_text())
+    want["schema_version"] = 9
+    for side in ("servers", "clients"):
+        for program in want[side].values():
+            program.update(expect=None, info=None, barrier=None)
+    assert rewritten(run, tmp_path) == want
     assert read_json(tmp_path / "again.json") == run
 
 
@@ -174,6 +179,22 @@ def test_version_6_loads_and_is_written_as_the_current_version(path: Path, tmp_p
     assert again["schema_version"] == SCHEMA_VERSION
     assert all(p["tls"] is None for side in ("servers", "clients") for p in again[side].values())
     assert read_json(tmp_path / "again.json") == run
+
+
+def test_version_9_run_says_what_each_program_reported_of_itself() -> None:
+    """ws with and without bufferutil (the catalog's expectation, the server's WSBENCH-INFO
+    line, the client's result line) and k6's HTTP barrier."""
+    run = load("v9-run.json", 9)
+    native, pure = run.servers["node-ws-native"], run.clients["node-ws"]
+    assert native.expect == {"ws.bufferutil": True} and native.info is not None
+    assert native.info["ws"]["bufferutil"] is True and native.info["ws"]["mask"] == "bufferutil"
+    assert pure.expect == {"ws.bufferutil": False} and pure.barrier == "stdin" and pure.info is None
+    assert run.clients["k6"].barrier == "http" and run.clients["k6"].expect is None
+    assert run.servers["lws"].expect is None and run.servers["lws"].info is None and run.servers["lws"].barrier is None
+    sample = next(c for c in run.cells if c.key == "smoke_text/lws/node-ws-native").samples[0]
+    assert sample.extra["ws"]["bufferutil"] is True and sample.extra["ws"]["utf8"] == "buffer.isUtf8"
+    k6 = next(c for c in run.cells if c.key == "smoke_text/node-ws-native/k6")
+    assert k6.status == "ok" and k6.samples[0].client_cpu_method == "clock"
 
 
 def test_version_7_tls_run() -> None:

@@ -23,8 +23,10 @@ FIXTURES = HERE / "fixtures"
 PY = sys.executable
 
 
-def fake_catalog(path: Path, servers: dict[str, list[str]], clients: dict[str, dict[str, str]]) -> Path:
-    """Write a runtimes file whose servers and clients are the Python fixtures."""
+def fake_catalog(path: Path, servers: dict[str, list[str]], clients: dict[str, dict[str, str]],
+                 client_lines: tuple[str, ...] = ()) -> Path:
+    """Write a runtimes file whose servers and clients are the Python fixtures;
+    ``client_lines``: more TOML lines for every client (``barrier = "http"``)."""
     lines = ['[runtimes.python]', 'label = "Python"', f'version = ["{PY}", "--version"]', ""]
     for name, extra in servers.items():
         argv = [PY, str(FIXTURES / "echo_server.py"), *extra]
@@ -33,7 +35,7 @@ def fake_catalog(path: Path, servers: dict[str, list[str]], clients: dict[str, d
     for name, env in clients.items():
         argv = [PY, str(FIXTURES / "client.py")]
         lines += [f"[clients.{name}]", 'runtime = "python"', f'label = "{name}"',
-                  f"command = {json.dumps(argv)}", f"env = {_inline(env)}", ""]
+                  f"command = {json.dumps(argv)}", f"env = {_inline(env)}", *client_lines, ""]
     path.write_text("\n".join(lines))
     return path
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,8 @@ from typing import Any
 from . import tls as tlsfiles, tomlfile
 from .errors import WsbenchError
 from .paths import ROOT, RUNTIMES_FILE, relative
+
+BARRIERS = ("stdin", "http")  # barrier.py
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,23 @@ class Program:
     tls: TlsSpec | None = None  # how it speaks TLS (None: it cannot)
     secure: bool = False  # this instance runs over TLS (a server's "/wss" twin, a client in its cells)
     twin_of: str | None = None  # a twin's catalog name (NAME/wss, NAME/unchecked): scopes treat it as NAME
+    barrier: str = "stdin"  # clients: how they take the two barriers (barrier.py): "stdin" or "http" (k6)
+    expect: dict[str, Any] = field(default_factory=dict)  # what it must report of itself: "ws.bufferutil" = true
+
+    def unmet(self, reported: dict[str, Any] | None, where: str) -> str | None:
+        """Why what the program reported of itself (a client's result line, a server's
+        WSBENCH-INFO line; ``where`` names it) is not what its catalog entry expects, or None.
+        Keys are dotted paths into the reported object."""
+        for key, want in self.expect.items():
+            value: Any = reported
+            for part in key.split("."):
+                value = value.get(part) if isinstance(value, dict) else None
+            if value is None:
+                return (f"its {where} does not say {key} (harness/runtimes.toml expects {key} = "
+                        f"{_toml(want)})")
+            if value != want or type(value) is not type(want):
+                return f"its {where} says {key} = {_toml(value)}, harness/runtimes.toml expects {_toml(want)}"
+        return None
 
     def cannot(self, kind: str, features: tuple[str, ...]) -> str | None:
         """Why this program cannot take part in a workload, or None if it can."""
@@ -145,7 +165,8 @@ def _runtime(where: str, name: str, table: Any) -> Runtime:
 def _program(where: str, name: str, kind: str, table: Any, runtimes: dict[str, Runtime]) -> Program:
     tomlfile.expect(where, table, dict, "the entry")
     tomlfile.check_keys(where, table, {"runtime", "label", "command"},
-                        {"env", "requires", "ready_timeout_s", "features", "kinds", "notes", "default", "tls"})
+                        {"env", "requires", "ready_timeout_s", "features", "kinds", "notes", "default", "tls",
+                         "barrier", "expect"})
     runtime = tomlfile.expect(where, table["runtime"], str, "runtime")
     if runtime not in runtimes:
         raise WsbenchError(f"{where}: unknown runtime '{runtime}'")
@@ -164,7 +185,29 @@ def _program(where: str, name: str, kind: str, table: Any, runtimes: dict[str, R
                for k, v in tomlfile.expect(where, table.get("notes", {}), dict, "notes").items()},
         default=tomlfile.expect(where, table.get("default", True), bool, "default"),
         tls=_tls(f"{where}: tls", table["tls"]) if "tls" in table else None,
+        barrier=_barrier(where, kind, table.get("barrier", "stdin")),
+        expect=_expect(where, table.get("expect", {})),
     )
+
+
+def _barrier(where: str, kind: str, value: Any) -> str:
+    mode = tomlfile.expect(where, value, str, "barrier")
+    if mode not in BARRIERS or (kind == "server" and mode != "stdin"):
+        raise WsbenchError(f"{where}: barrier must be one of {', '.join(BARRIERS)} (clients only), got '{mode}'")
+    return mode
+
+
+def _expect(where: str, table: Any) -> dict[str, Any]:
+    """``expect``: dotted keys of what the program reports of itself, each a bool, string or number."""
+    tomlfile.expect(where, table, dict, "expect")
+    for key, value in table.items():
+        if not isinstance(value, (bool, str, int, float)):
+            raise WsbenchError(f"{where}: expect.{key} must be a boolean, string or number")
+    return dict(table)
+
+
+def _toml(value: Any) -> str:
+    return "true" if value is True else "false" if value is False else json.dumps(value)
 
 
 def _tls(where: str, table: Any) -> TlsSpec:

@@ -1,12 +1,13 @@
 """One repetition of one cell: run a client against a running server and take readings.
 
 The client is held at both ends of its measured phase (``WSBENCH_HOLD=1``, see
-clients/README.md):
+clients/README.md), on its stdin or, for a client that cannot read it (k6: the catalog's
+``barrier = "http"``), over a loopback HTTP endpoint (barrier.py):
 - start barrier: at ``WSBENCH-START`` the client waits; the harness reads both sides' CPU
-  clocks, then writes ``GO`` to the client's stdin, and only then does the client start
-  its clock. Nothing the client measures can run before the readings are taken.
+  clocks, then tells it ``GO``, and only then does the client start its clock. Nothing
+  the client measures can run before the readings are taken.
 - end: the client prints its result line after stopping its clock and stays alive until
-  its stdin is closed; the harness reads both CPU clocks and peak RSS in that moment.
+  the harness lets it go; the harness reads both CPU clocks and peak RSS in that moment.
 
 Readings:
 - CPU of either side: its process CPU clock between the two lines (see procfs). A reading
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from . import procfs, procs
+from .barrier import GO_LINE, Barrier, barrier_for
 from .catalog import Program
 from .logs import last_line
 from .paths import ROOT
@@ -39,7 +41,6 @@ from .workloads import HOLDING_KINDS, Workload
 
 START_LINE = "WSBENCH-START"
 MARK_PREFIX = "WSBENCH-MARK "  # a point inside the measured phase (clients/README.md): readings, then GO
-GO_LINE = "GO"
 STARTUP_ALLOWANCE_S = 20.0
 RESULT_KEYS = ("messages", "bytes", "seconds", "msgs_per_s", "mb_per_s", "errors")
 
@@ -102,6 +103,15 @@ def run_client(client: Program, server: ServerHandle, workload: Workload, rep: i
     """One run of ``client`` against ``server``; ``override`` replaces workload parameters
     (a rate sweep runs the same workload at several rates); ``observer`` is told when the
     measured phase starts and ends."""
+    barrier = barrier_for(client.barrier)
+    try:
+        return _run(client, server, workload, rep, log_dir, settings, override, observer, barrier)
+    finally:
+        barrier.close()  # also lets go of a client still waiting in it (the HTTP barrier)
+
+
+def _run(client: Program, server: ServerHandle, workload: Workload, rep: int, log_dir: Path, settings: Settings,
+         override: dict[str, Any] | None, observer: PhaseObserver | None, barrier: Barrier) -> Sample:
     sample = Sample(rep=rep)
     culprit = f"client '{client.name}' vs server '{server.program.name}' on '{workload.name}'"
     if not server.alive():
@@ -120,12 +130,13 @@ def run_client(client: Program, server: ServerHandle, workload: Workload, rep: i
     before = procfs.rss_kib(server_pid) if server_pid is not None else None
     began = time.monotonic()
     try:
-        proc = procs.spawn(argv, cwd=ROOT, env={**os.environ, "WSBENCH_HOLD": "1", **client.env},
-                           stderr_path=log, stdin_pipe=True,
+        proc = procs.spawn(argv, cwd=ROOT, env={**os.environ, **barrier.env, **client.env},
+                           stderr_path=log, stdin_pipe=barrier.stdin,
                            cpus=settings.pinning.client if settings.pinning else None)
     except OSError as exc:
         sample.error = f"{culprit}: cannot start {argv[0]}: {exc.strerror}"
         return sample
+    barrier.attach(proc)
     deadline = began + workload.timeout_for(settings.min_seconds) + STARTUP_ALLOWANCE_S
     if observer is not None:
         refused = observer.spawned(proc.pid)
@@ -164,7 +175,7 @@ def run_client(client: Program, server: ServerHandle, workload: Workload, rep: i
                             "server_nofile": procfs.fd_limit(server_pid) if server_pid is not None else None}
                 problem = clocks.start_problem(server_pid is not None)
                 if problem is None:
-                    refused = procs.tell(proc, GO_LINE)
+                    refused = barrier.go()
                     if refused:
                         problem = f"start barrier: {refused}"
                 sample.barrier_s = time.monotonic() - seen
@@ -181,7 +192,7 @@ def run_client(client: Program, server: ServerHandle, workload: Workload, rep: i
                 client_hwm = procfs.peak_rss_kib(proc.pid)
                 if not procfs.running(proc.pid):  # it did not hold: readings may be partial
                     clocks.client1 = client_hwm = None
-                procs.release(proc)
+                barrier.release()
                 result = parse_result(line)
                 if started is False and "error" not in result:
                     problem = f"result line before {START_LINE}: the readings were never taken"
@@ -225,6 +236,10 @@ def run_client(client: Program, server: ServerHandle, workload: Workload, rep: i
         sample.extra["server_tls"] = server_tls
     if result["errors"]:
         sample.error = f"{culprit}: {result['errors']} echoes did not match what was sent"
+        return sample
+    unmet = client.unmet(result, "result line")  # e.g. ws with or without bufferutil, as the catalog says
+    if unmet:
+        sample.error = f"{culprit}: {unmet}"
         return sample
     problem = clocks.server_problem() or clocks.client_problem(sample.seconds)
     if problem:

@@ -101,6 +101,25 @@ def bound_side(cell: Cell) -> str:
     return "both" if c and s else "client" if c else "server" if s else ""
 
 
+def bound_note(cell: Cell) -> str:
+    """The bound side with both sides' CPU shares, so that a row bound by its client says by
+    how much and what the server did meanwhile: "client: 100 % vs server 35 %" ("" when
+    neither side kept its core busy)."""
+    side = bound_side(cell)
+    if not side:
+        return ""
+    client, server = median_of(cell, "client_cpu_share"), median_of(cell, "server_cpu_share")
+    if side == "both":
+        return f"both: client {_pct(client)}, server {_pct(server)}"
+    if side == "client":
+        return f"client: {_pct(client)} vs server {_pct(server)}"
+    return f"server: {_pct(server)} vs client {_pct(client)}"
+
+
+def _pct(share: float | None) -> str:
+    return "n/a" if share is None else f"{share:.0%}"
+
+
 def label(run: Run, kind: str, name: str) -> str:
     """A server's or client's label as the run recorded it (its name if it has none)."""
     table = run.servers if kind == "servers" else run.clients

@@ -101,6 +101,17 @@ Schema history:
   since GO, both sides' CPU since GO and resident memory then), ``extra.stopped`` (the
   one-line reason a limit stopped the client, with the count it held), and for a ramp
   ``max_connections``, ``ramp_stopped`` and its ``steps``.
+- version 9: what a program must report of itself and what it reported (issue 25). Every
+  server and client record has ``expect`` (null, or the catalog's dotted keys and values,
+  e.g. ``{"ws.bufferutil": true}``: a sample whose result line, or a server whose
+  ``WSBENCH-INFO`` line, says otherwise failed), ``info`` (servers: the object of their
+  ``WSBENCH-INFO`` line, e.g. ``{"ws": {"bufferutil": true, "mask": "bufferutil", "addon":
+  ..., "version": ..., "utf8": ...}}``; null where the server printed none, for clients and
+  targets) and ``barrier`` (clients: how they took the start barrier and the end hold,
+  ``"stdin"`` or ``"http"``; null for servers). A node-ws client's samples carry the same
+  ``ws`` object in ``extra``. In runs of ``make bench-docker`` the environment's
+  ``docker.server_runtimes.<name>`` also holds ``info``. Versions 1 to 8 are still read
+  (the three keys null).
 
 The side sections are read and written through their records (records.py), key for key as
 above; tests/test_schemas.py loads a file of every version (tests/fixtures/schemas/).
@@ -123,9 +134,9 @@ if TYPE_CHECKING:
     from .pinning import Pinning
 
 SCHEMA = "wsbench-run"
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 T = TypeVar("T")
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8)
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9)
 
 
 @dataclass(frozen=True)
@@ -246,6 +257,9 @@ class ProgramRecord:
     target: str | None = None  # servers: the URL of a server wsbench did not start (--target)
     readings: str | None = None  # servers: where its CPU and RSS were read, or "n/a (external)"
     tls: dict[str, Any] | None = None  # servers over wss:// (NAME/wss): the certificate presented
+    expect: dict[str, Any] | None = None  # what it must report of itself (runtimes.toml; schema 9)
+    info: dict[str, Any] | None = None  # servers: what their WSBENCH-INFO line said (schema 9)
+    barrier: str | None = None  # clients: how they took the barriers, "stdin" or "http" (schema 9)
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)

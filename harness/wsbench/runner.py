@@ -290,6 +290,13 @@ def _start_verified(server: Program, record: ProgramRecord, log_dir: Path,
             progress.note(f"! {exc}")
             return None
         where = f"ready on port {live.port}"
+        record.info = live.info
+        unmet = server.unmet(live.info, "WSBENCH-INFO line")
+        if unmet:
+            live.stop()
+            record.status, record.error = "failed", f"is not what the catalog says: {unmet}"
+            progress.note(f"! server '{server.name}' {record.error}")
+            return None
     check = verify_echo(live.url(), tlsfiles.client_context(tlsfiles.load_certs()) if server.secure else None)
     record.checks = check.checks
     if not check.ok:

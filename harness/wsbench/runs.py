@@ -29,7 +29,8 @@ def now() -> str:
 def record(program: Program) -> ProgramRecord:
     """A server or client of the catalog as the run records it."""
     return ProgramRecord(program.name, program.label, program.runtime, list(program.command),
-                         echo_checks=program.echo_checks)
+                         echo_checks=program.echo_checks, expect=dict(program.expect) or None,
+                         barrier=program.barrier if program.kind == "client" else None)
 
 
 def new_run(catalog: Catalog, argv: list[str], servers: Iterable[Program], clients: Iterable[Program],

@@ -1,9 +1,12 @@
-"""Starting an echo server, waiting for its readiness line, and reading what it prints
-afterwards (servers/README.md): the ``WSBENCH-TLS`` line of every TLS connection. Its
-stdout is read until it exits, so a server that prints per connection never blocks."""
+"""Starting an echo server, waiting for its readiness line (and taking the ``WSBENCH-INFO``
+line it may print before it: what the server's implementation uses, e.g. ws with or
+without bufferutil), and reading what it prints afterwards (servers/README.md): the
+``WSBENCH-TLS`` line of every TLS connection. Its stdout is read until it exits, so a
+server that prints per connection never blocks."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
@@ -20,6 +23,7 @@ from .errors import WsbenchError
 from .paths import ROOT
 
 READY = re.compile(r"^WSBENCH-READY port=(\d+)\s*$")
+INFO = re.compile(r"^WSBENCH-INFO (\{.*\})\s*$")
 TLS_LINE = re.compile(r'^WSBENCH-TLS version=(\S+) cipher=(\S+) group=(\S+) resumed=(yes|no|\?) '
                       r'library=("[^"]*"|\?)$')
 SETTLE_S = 0.05  # after a client's result: for the reader to take what the server printed last
@@ -45,6 +49,19 @@ class ServerHandle(Protocol):
     def tls_mark(self) -> int: ...
 
     def tls_lines(self, since: int) -> list[dict[str, Any]]: ...
+
+
+def parse_info_line(line: str) -> dict[str, Any] | None:
+    """A WSBENCH-INFO line's object (servers/README.md, item 14), or None for any other line
+    (and for one whose JSON is not an object)."""
+    m = INFO.match(line.strip())
+    if not m:
+        return None
+    try:
+        value = json.loads(m.group(1))
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def parse_tls_line(line: str) -> dict[str, Any] | None:
@@ -103,6 +120,7 @@ class RunningServer:
     port: int
     log: Path
     tail: StdoutTail | None = None
+    info: dict[str, Any] | None = None  # what its WSBENCH-INFO line said of it (None: no such line)
 
     @property
     def pid(self) -> int:
@@ -145,6 +163,7 @@ def start_server(program: Program, log_dir: Path, cpus: Iterable[int] | None = N
     reader = procs.LineReader(proc)
     ready_timeout_s = program.ready_timeout_s
     deadline = time.monotonic() + ready_timeout_s
+    info = None
     while True:
         line = reader.readline(deadline)
         if line is None:
@@ -153,7 +172,8 @@ def start_server(program: Program, log_dir: Path, cpus: Iterable[int] | None = N
         if match:
             tail = StdoutTail(reader)
             tail.start()
-            return RunningServer(program, proc, int(match.group(1)), log, tail)
+            return RunningServer(program, proc, int(match.group(1)), log, tail, info)
+        info = parse_info_line(line) or info
     reader.close()
     procs.terminate(proc)
     if reader.eof:

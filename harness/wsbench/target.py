@@ -125,7 +125,7 @@ def target_programs(specs: list[str], catalog: Catalog, allow_remote: bool) -> t
             raise WsbenchError(f"--target: the name '{name}' is given twice; name them: NAME=ws://...")
         known = catalog.servers.get(name)
         if known is not None:
-            program = replace(known, command=(checked.url,), requires=(), env={},
+            program = replace(known, command=(checked.url,), requires=(), env={}, expect={},
                               label=f"{known.label} @ {checked.host}:{checked.port}")
         else:
             program = Program(name=name, kind="server", runtime=EXTERNAL_RUNTIME.name,

@@ -1,5 +1,6 @@
 // Echo server: Node.js 20 (node_modules/node20/bin/node, pinned in package.json) + the `ws`
-// package, and /broadcast. Contract: servers/README.md.
+// package, with or without its bufferutil add-on (the catalog's node-ws-native and
+// node-ws, WS_NO_BUFFER_UTIL=1), and /broadcast. Contract: servers/README.md.
 //   node_modules/node20/bin/node servers/node-ws/server.mjs --port 0 [--host ADDR] [--tls-cert FILE --tls-key FILE]
 // With the TLS arguments: node:https (Node's own OpenSSL) carrying ws, wss:// only.
 import { readFileSync } from 'node:fs';
@@ -7,6 +8,7 @@ import { createServer } from 'node:https';
 import { WebSocketServer } from 'ws';
 import { parseHost, parsePort } from '../port.mjs';
 import { parseTls, tlsLine } from '../tls.mjs';
+import { wsInfo } from '../ws-info.mjs';
 
 function die(message) {
   process.stderr.write(`node-ws server: ${message}\n`);
@@ -90,7 +92,9 @@ wss.on('error', (err) => {
 });
 
 wss.on('listening', () => {
-  // stdout writes are synchronous for pipes and files on Linux: the line is flushed.
+  // What ws masks and validates with (bufferutil or JavaScript; servers/README.md, item
+  // 13), then readiness. stdout writes are synchronous for pipes and files on Linux.
+  process.stdout.write(`WSBENCH-INFO ${JSON.stringify({ ws: wsInfo() })}\n`);
   process.stdout.write(`WSBENCH-READY port=${wss.address().port}\n`);
 });
 

@@ -2,8 +2,10 @@
 runner container, through docker-compose.yml.
 
 1. a private engine is started (engine.py) and the images built (images.py; cached);
-2. the four servers come up (``docker-compose up -d``), each on its fixed loopback port and
-   the servers' CPU set; each must pass its healthcheck and print its readiness line;
+2. the five servers come up (``docker-compose up -d``), each on its fixed loopback port and
+   the servers' CPU set; each must pass its healthcheck and print its readiness line, and
+   a server whose catalog entry has ``expect`` must say in its WSBENCH-INFO line what the
+   catalog says (the node-ws images: ws with or without bufferutil), or the bench stops;
 3. the runner runs ``wsbench run --target NAME=ws://127.0.0.1:PORT/ --target-pid NAME=PID``
    for every server: the same verification and measurement as on the host. The runner
    shares the host's PID namespace, so a server's CPU time and peak RSS are read from
@@ -27,6 +29,7 @@ from .. import environment, pinning
 from ..catalog import load_catalog
 from ..errors import WsbenchError
 from ..paths import REPORTS_DIR, ROOT, report_files
+from ..server import parse_info_line
 from . import engine as engine_mod
 from .engine import Engine
 from .images import PORTS, RUNNER, SERVERS, build, compose, compose_env, image_ids, runtime_version_in
@@ -65,12 +68,32 @@ def wait_ready(eng: Engine, env: dict[str, str], services: Sequence[str],
             ready = f"WSBENCH-READY port={PORTS[service]}" in logs.stdout
             if ready and (state.get("Health") or {}).get("Status") == "healthy":
                 pending.discard(service)
+                check_info(service, logs.stdout)
         if pending and time.monotonic() > deadline:
             raise WsbenchError(f"server containers {', '.join(sorted(pending))} not healthy and ready within "
                                f"{timeout_s:g} s (docker logs; {LOG})")
         if pending:
             time.sleep(0.5)
     return ids
+
+
+def info_of(log: str) -> dict[str, Any] | None:
+    """The object of the WSBENCH-INFO line in a container's log (None: there is none)."""
+    for line in log.splitlines():
+        info = parse_info_line(line)
+        if info is not None:
+            return info
+    return None
+
+
+def check_info(service: str, log: str) -> dict[str, Any] | None:
+    """What the server in the container said of itself, checked against its catalog
+    entry's ``expect``; raise (one line) when it differs."""
+    info = info_of(log)
+    unmet = load_catalog().servers[service].unmet(info, "WSBENCH-INFO line")
+    if unmet:
+        raise WsbenchError(f"server container '{service}' is not what harness/runtimes.toml says: {unmet}")
+    return info
 
 
 def describe(eng: Engine, cid: str) -> dict[str, Any]:
@@ -110,7 +133,8 @@ def bench(run_args: Sequence[str], build_only: bool = False) -> int:
             containers = {s: describe(eng, cid) for s, cid in ids.items()}
             catalog = load_catalog()
             in_images = {s: {"runtime": catalog.servers[s].runtime,
-                             "version": runtime_version_in(eng, cid, catalog.runtimes[catalog.servers[s].runtime])}
+                             "version": runtime_version_in(eng, cid, catalog.runtimes[catalog.servers[s].runtime]),
+                             "info": info_of(eng.docker("logs", cid, check=False).stdout)}
                          for s, cid in ids.items()}
             runner_limits = {"cpuset": client_cpus, "network_mode": "host", "pid_mode": "host"}
             env_file = report_files(REPORTS_DIR, "docker-env").json

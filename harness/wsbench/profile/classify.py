@@ -28,11 +28,13 @@ CATEGORIES = (KERNEL, LIBC, ENGINE, GC, JS, LWS, OURS, OTHER, UNKNOWN)
 DESCRIPTIONS = {
     KERNEL: "the kernel: network stack, syscalls, scheduler, page faults",
     LIBC: "libc, libm, the dynamic loader, libstdc++, and any allocator (malloc/free, mimalloc, "
-          "bmalloc, tcmalloc) whatever binary it is linked into",
+          "bmalloc, tcmalloc, Go's mallocgc in k6) whatever binary it is linked into",
     ENGINE: "the JS engine's and runtime's own native code: V8, JSC, QuickJS (its interpreter too), "
-            "libuv, Node's C++, Deno's and Bun's Rust/Zig, the engines' builtins and stubs",
-    GC: "the engine's garbage collector, where its symbols tell it apart (V8 and QuickJS; Bun's are "
-        "stripped and stay under the engine)",
+            "libuv, Node's C++, Deno's and Bun's Rust/Zig, the engines' builtins and stubs; k6's Go: its "
+            "modules (k6/websockets), sobek (its JS interpreter, so k6's JavaScript is here too) and the Go "
+            "runtime (scheduler, channels, memmove)",
+    GC: "the engine's garbage collector, where its symbols tell it apart (V8, QuickJS and Go's in k6; "
+        "Bun's are stripped and stay under the engine)",
     JS: "JIT-compiled (or V8-interpreted) JavaScript functions, named through the perf map",
     LWS: "libwebsockets",
     OURS: "our own C: the QuickJS WebSocket module (lws.so), the qjs echo checks, lws-echo, wsbench-loadgen",
@@ -61,11 +63,26 @@ ALLOCATOR = (r"^(__libc_)?(malloc|calloc|realloc|free|cfree|memalign|posix_memal
              r"^_int_(malloc|free|realloc|memalign)|^malloc_|^tcache_|^unlink_chunk|"
              r"^mi_|^_mi_|^je_|^tc_|^bmalloc::|^pas_|^bmalloc_|^operator (new|delete)")
 
+# k6 is one static Go binary: Go's collector (write barriers and the span scans of its
+# newer collector included) and its allocator are told apart by symbol; the rest of the
+# binary is the runtime (ENGINE, below).
+K6 = r"(^|/)k6$"
+GO_GC = (r"^runtime\.(gc[A-Z]\w*|gcDrain\w*|gcBgMarkWorker|scanobject|scanblock|scanstack|scanframeworker|"
+         r"greyobject|markroot\w*|markBits\w*|shade|findObject|wbBuf\w*|bgsweep|bgscavenge|sweepone|"
+         r"tryDeferToSpanScan|scanSpan\w*|spanSetSpinMutex\w*|bulkBarrier\w*|gcWriteBarrier\w*|"
+         r"typePointers\w*|\(\*(gcWork|gcControllerState|gcBits|sweepLocked|spanInlineMarkBits)\)\.\w+|"
+         r"\(\*mspan\)\.(sweep|markBits\w*|typePointers\w*))$")
+GO_ALLOCATOR = (r"^runtime\.(mallocgc\w*|newobject|newarray|makeslice\w*|growslice|nextFreeFast|heapSetType\w*|"
+                r"memclrNoHeapPointers\w*|\(\*(mcache|mcentral|mheap|pageAlloc|fixalloc)\)\.\w+|"
+                r"\(\*mspan\)\.(nextFreeIndex|init|refillAllocCache))$")
+
 RULES: tuple[Rule, ...] = (
     _r(KERNEL, dso=r"^\[kernel|^\[guest\.kernel"),
     _r(LIBC, dso=r"(^|/)(libc|libm|libpthread|libdl|librt|ld-linux[^/]*|libstdc\+\+|libgcc_s)\.so"),
     _r(LIBC, dso=r"^\[vdso\]$"),
     _r(LIBC, symbol=ALLOCATOR),
+    _r(GC, dso=K6, symbol=GO_GC),
+    _r(LIBC, dso=K6, symbol=GO_ALLOCATOR),
     _r(LWS, dso=r"(^|/)libwebsockets\.so"),
     _r(OURS, dso=r"(^|/)(lws\.so|wsbench_check\.so|lws-echo|wsbench-loadgen)$"),
     # JIT code named by a perf map: V8 names JS functions "JS:*f" (optimized) / "JS:~f"
@@ -84,7 +101,7 @@ RULES: tuple[Rule, ...] = (
                   r"gc_free_cycles|mark_children|free_zero_refcount|free_gc_object|__JS_FreeValueRT|"
                   r"free_object|free_function_bytecode|js_free_shape|free_var_ref|js_trigger_gc)$"),
     # Anything else in a known engine or runtime binary, named or not (Bun's is stripped).
-    _r(ENGINE, dso=r"(^|/)(qjs|node|deno|bun)$"),
+    _r(ENGINE, dso=r"(^|/)(qjs|node|deno|bun|k6)$"),
     _r(ENGINE, dso=r"(^|/)lib(node|v8|uv|quickjs|JavaScriptCore)[^/]*\.so"),
     _r(UNKNOWN, dso=r"^\[unknown\]$"),
     _r(UNKNOWN, dso=r"^//anon|^\[anon|^anon_inode"),

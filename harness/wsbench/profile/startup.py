@@ -23,7 +23,8 @@ import time
 from pathlib import Path
 
 from .. import procfs, procs
-from ..measure import GO_LINE, START_LINE, parse_result
+from ..barrier import barrier_for
+from ..measure import START_LINE, parse_result
 from ..catalog import Program
 from ..errors import WsbenchError
 from ..paths import ROOT
@@ -72,18 +73,22 @@ def _hyperfine(hyperfine: str, name: str, command: str, env: dict[str, str], war
                                         result["max"], len(result.get("times", [])) or runs))
 
 
-def peak_rss_kib(argv: list[str], env: dict[str, str], timeout_s: float = 30.0) -> int | None:
+def peak_rss_kib(argv: list[str], env: dict[str, str], barrier_mode: str = "stdin",
+                 timeout_s: float = 30.0) -> int | None:
     """The peak RSS (VmHWM) of one run of ``argv``, read while the client is held after its
-    result (``WSBENCH_HOLD=1``; None if it failed or timed out). Not wait4's ru_maxrss: a
-    child forked from the harness inherits the harness's own high-water mark through exec."""
-    proc = procs.spawn(argv, cwd=ROOT, env={**os.environ, **env, "WSBENCH_HOLD": "1"}, stdin_pipe=True)
+    result (``WSBENCH_HOLD=1``, the client's barrier; None if it failed or timed out). Not
+    wait4's ru_maxrss: a child forked from the harness inherits the harness's own
+    high-water mark through exec."""
+    barrier = barrier_for(barrier_mode)
+    proc = procs.spawn(argv, cwd=ROOT, env={**os.environ, **env, **barrier.env}, stdin_pipe=barrier.stdin)
+    barrier.attach(proc)
     reader = procs.LineReader(proc)
     deadline = time.monotonic() + timeout_s
     peak = None
     try:
         while (line := reader.readline(deadline)) is not None:
             if line == START_LINE:
-                if procs.tell(proc, GO_LINE):
+                if barrier.go():
                     return None
             elif line.startswith("{"):
                 result = parse_result(line)
@@ -92,6 +97,7 @@ def peak_rss_kib(argv: list[str], env: dict[str, str], timeout_s: float = 30.0) 
         return peak
     finally:
         reader.close()
+        barrier.close()
         procs.terminate(proc)
 
 
@@ -102,7 +108,7 @@ def time_client(hyperfine: str, client: Program, server: RunningServer, warmup: 
     entry = _hyperfine(hyperfine, client.name, command, client.env, warmup, runs,
                        out_dir / f"client-{client.name}.json", out_dir / f"client-{client.name}.log", shell=False)
     if entry.error is None:
-        entry.peak_rss_kib, entry.held_run = peak_rss_kib(argv, client.env), True
+        entry.peak_rss_kib, entry.held_run = peak_rss_kib(argv, client.env, client.barrier), True
     return entry
 
 

@@ -1,7 +1,8 @@
 """A run's report as a list of sections, the same for every format: the QuickJS
 scoreboard first, the overall scores, one ranked table per workload (with charts in
-HTML), the efficiency views, what the echo checks cost, the source documents' claims,
-links to profiles, how to read it all, and the problems.
+HTML), what each client can drive against one server, the efficiency views, what the
+echo checks cost, the source documents' claims, links to profiles, how to read it all,
+and the problems.
 
 A new kind of result (like the conformance table) is one more entry in ``BUILDERS``.
 """
@@ -108,25 +109,86 @@ def _shards(run: Run, source: Path, with_charts: bool) -> list[Section]:
     return shards_report.sections(run)
 
 
-def _efficiency(run: Run, source: Path, with_charts: bool) -> list[Section]:
-    blocks: list[Block] = [
-        "For embedded readers: messages per busy core (messages over the CPU-seconds both sides spent, and "
-        "the client's alone; what the pair would do if each CPU-second were a core of its own) and msgs/s per "
-        "MiB of the client's peak RSS. Medians over repetitions, best per-core first; the factor is against "
-        "that best."]
+def _tables(run: Run, title: str, intro: str, table_of: Callable[[Run, str], list[Block]]) -> list[Section]:
+    """A section of one table per workload (each under its name; a workload without one
+    is left out), or none when no workload has a table."""
+    blocks: list[Block] = []
     for workload in run.workloads:
-        rows = model.efficiency(run, workload)
-        if not rows:
-            continue
-        best = rows[0].per_core
-        grid = Grid(["client", "server", "msgs per busy core", "factor", "msgs per client core",
-                     "msgs/s per client MiB"], right={2, 3, 4, 5})
-        for e in rows:
-            f = factor(e.per_core, best, True) if e.per_core and best else None
-            grid.add([label(run, "clients", e.cell.client), label(run, "servers", e.cell.server),
-                      _med(e.per_core), fmt_factor(f), _med(e.per_client_core), _med(e.per_mib)], {3: f})
-        blocks += [f"**{workload}**", grid]
-    return [Section("Efficiency", blocks)] if len(blocks) > 1 else []
+        table = table_of(run, workload)
+        if table:
+            blocks += [f"**{workload}**", *table]
+    return [Section(title, [intro, *blocks])] if blocks else []
+
+
+EFFICIENCY = ("For embedded readers: messages per busy core (messages over the CPU-seconds both sides spent, and the "
+              "client's alone; what the pair would do if each CPU-second were a core of its own) and msgs/s per MiB of "
+              "the client's peak RSS. Medians over repetitions, best per-core first; the factor is against that best.")
+DRIVE = ("Every client against the same server ({server}, the native reference) on each throughput workload: the rate "
+         "it drove, the CPU it spent per message, its CPU share of the measured phase and the server's meanwhile (1.00 "
+         "= one core kept busy; medians over repetitions, fastest first). A client whose own CPU is the limit while "
+         "the server has cores to spare measures itself, not the server: before a team trusts a load test, it needs "
+         "to know the rate its load tester can drive at all. \"bound\" as in the ranked tables (a side at 90 % of a "
+         "core or more).")
+
+
+def _efficiency(run: Run, source: Path, with_charts: bool) -> list[Section]:
+    return _tables(run, "Efficiency", EFFICIENCY, _efficiency_table)
+
+
+def _efficiency_table(run: Run, workload: str) -> list[Block]:
+    rows = model.efficiency(run, workload)
+    best = rows[0].per_core if rows else None
+    factors = [factor(e.per_core, best, True) if e.per_core and best else None for e in rows]
+    return _grid(["client", "server", "msgs per busy core", "factor", "msgs per client core", "msgs/s per client MiB"],
+                 {2, 3, 4, 5}, [([label(run, "clients", e.cell.client), label(run, "servers", e.cell.server),
+                                  _med(e.per_core), fmt_factor(f), _med(e.per_client_core), _med(e.per_mib)], {3: f})
+                                 for e, f in zip(rows, factors)])
+
+
+def _grid(headers: list[str], right: set[int], rows: list[tuple[list[str], dict[int, float | None]]]) -> list[Block]:
+    """A table of ``rows`` (cells, and the factors that colour them), or nothing without rows."""
+    if not rows:
+        return []
+    grid = Grid(headers, right=right)
+    for cells, shades in rows:
+        grid.add(cells, shades)
+    return [grid]
+
+
+def _drive(run: Run, source: Path, with_charts: bool) -> list[Section]:
+    """What each client can drive: the load tester's ceiling against one server."""
+    server = model.reference_server(run)
+    return _tables(run, "What each client can drive", DRIVE.format(server=label(run, "servers", server) if server
+                                                                   else "–"), _drive_table)
+
+
+def _drive_table(run: Run, workload: str) -> list[Block]:
+    rows = model.drive(run, workload)
+    table = _grid(["client", "msgs/s (median)", "of the fastest", "client CPU µs/msg", "client CPU share",
+                   "server CPU share", "bound"], {1, 2, 3, 4, 5},
+                  [([label(run, "clients", d.cell.client), f"{d.rate:,.0f}", _share(d.of_best),
+                     _num(d.client_us_per_msg, 2), _num(d.client_share, 2), _num(d.server_share, 2), d.bound or "–"],
+                    {2: 1 / d.of_best if d.of_best > 0 else None}) for d in rows])
+    return [*table, _drive_summary(run, rows)] if rows else []
+
+
+def _drive_summary(run: Run, rows: list[model.Drive]) -> str:
+    """One line under a workload's table: the slowest client against the fastest, and the server meanwhile."""
+    fast, slow = rows[0], rows[-1]
+    if fast is slow:
+        return f"Only {label(run, 'clients', fast.cell.client)} was measured."
+    idle = f", the server at {slow.server_share:.0%} of a core meanwhile" if slow.server_share is not None else ""
+    return (f"{label(run, 'clients', slow.cell.client)} drove {_share(slow.of_best)} of the rate of "
+            f"{label(run, 'clients', fast.cell.client)} ({fast.rate / slow.rate:,.1f}× fewer msgs/s){idle}.")
+
+
+def _share(x: float) -> str:
+    """A share in as many digits as it needs to differ from 0: 25%, 3.5%, 0.27%."""
+    return f"{x:.0%}" if x >= 0.095 else f"{x:.1%}" if x >= 0.0095 else f"{x:.2%}"
+
+
+def _num(v: float | None, digits: int) -> str:
+    return "–" if v is None else f"{v:,.{digits}f}"
 
 
 def _med(v: float | None) -> str:
@@ -180,8 +242,7 @@ def _failures(run: Run, source: Path, with_charts: bool) -> list[Section]:
 
 
 Builder = Callable[[Run, Path, bool], list[Section]]
-BUILDERS: list[Builder] = [_gate, _scoreboard, _scores, _workloads, _shards, _capacity, _tls, _efficiency,
-                           _check_cost, _conformance, _claims,
-                           _links, _notes, _failures]
+BUILDERS: list[Builder] = [_gate, _scoreboard, _scores, _workloads, _shards, _capacity, _tls, _drive, _efficiency,
+                           _check_cost, _conformance, _claims, _links, _notes, _failures]
 NO_WORKLOADS: list[Builder] = [_gate, _conformance, _failures]
 PROFILED: list[Builder] = [_links]

@@ -1,6 +1,7 @@
 """Figures derived from a run for the report: the QuickJS scoreboard, the overall score
-per client and per server (geometric mean of factors), and the efficiency views
-(messages per busy core, per MiB of peak RSS).
+per client and per server (geometric mean of factors), the efficiency views (messages
+per busy core, per MiB of peak RSS), and what each client can drive against one server
+(the load tester's own ceiling).
 
 A client's factor on a workload is taken against the best client *on the same server*
 (and a server's against the best server driven by the same client), so that a client
@@ -14,7 +15,7 @@ import statistics
 from dataclasses import dataclass
 
 from ..metrics import METRICS
-from ..ranking import factor, rank, workload_metric
+from ..ranking import bound_side, factor, median_of, rank, workload_metric
 from ..results import Cell, ProgramRecord, Run
 from ..stats import Summary
 
@@ -180,3 +181,36 @@ def efficiency(run: Run, workload: str) -> list[Efficiency]:
                 mib.append(s.msgs_per_s / (s.client_peak_rss_kib / 1024))
         out.append(Efficiency(cell, *(statistics.median(xs) if xs else None for xs in (both, client, mib))))
     return sorted(out, key=lambda e: -(e.per_core if e.per_core is not None else -1))
+
+
+@dataclass(frozen=True)
+class Drive:
+    """One client against the reference server on a throughput workload."""
+
+    cell: Cell
+    rate: float  # msgs/s, median
+    of_best: float  # the rate over the fastest client's on the same server
+    client_us_per_msg: float | None  # client CPU per message, median
+    client_share: float | None  # client CPU over the measured phase (1.0: one core busy), median
+    server_share: float | None  # the server's, meanwhile
+    bound: str  # ranking.bound_side: "client", "server", "both" or ""
+
+
+def drive(run: Run, workload: str) -> list[Drive]:
+    """Every checked client against the reference server (the native one, reference_server)
+    on a workload ranked by msgs/s: the rate it drove, its CPU per message and share, and
+    the server's share meanwhile; fastest first. Empty without such a server or workload."""
+    server = reference_server(run)
+    if server is None or workload_metric(run, workload) != "msgs_per_s":
+        return []
+    clients = checked_clients(run)
+    rows = [(cell, rate) for cell in run.cells
+            if cell.workload == workload and cell.server == server and cell.client in clients
+            for rate in [median_of(cell, "msgs_per_s")] if rate]
+    if not rows:
+        return []
+    best = max(rate for _, rate in rows)
+    out = [Drive(cell, rate, rate / best, median_of(cell, "client_cpu_us_per_msg"),
+                 median_of(cell, "client_cpu_share"), median_of(cell, "server_cpu_share"), bound_side(cell))
+           for cell, rate in rows]
+    return sorted(out, key=lambda d: -d.rate)

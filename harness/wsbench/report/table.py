@@ -14,8 +14,8 @@ from . import capacity, shards as shards_report, tls as tls_report
 from ..conformance import report as conformance_report
 from ..doc import Bullets, Grid, Section
 from ..metrics import COLUMNS, METRICS, Metric
-from ..ranking import (CV_WARN, SATURATED, RankedRow, bound_side, label, median_of, rank, ranked, unmeasured, values,
-                      workload_metric)
+from ..ranking import (CV_WARN, SATURATED, RankedRow, bound_note, bound_side, label, median_of, rank, ranked,
+                      unmeasured, values, workload_metric)
 from ..results import Cell, Run
 from ..stats import ratio_of_medians
 from ..target import EXTERNAL
@@ -135,7 +135,7 @@ def _row(run: Run, row: RankedRow, metric: Metric, extra: list[Metric]) -> list[
     note = f" ({len(cell.errors)} of {len(cell.samples)} reps failed)" if cell.errors else ""
     return [str(row.position), label(run, "clients", cell.client), label(run, "servers", cell.server),
             f"{s.median:,.{d}f}{note}", f"{s.ci95[0]:,.{d}f}–{s.ci95[1]:,.{d}f}", fmt_factor(row.factor),
-            *(_reading(run, cell, m) for m in extra), bound_side(cell) or "–", pct(s.cv) + flag]
+            *(_reading(run, cell, m) for m in extra), bound_note(cell) or "–", pct(s.cv) + flag]
 
 
 def _reading(run: Run, cell: Cell, m: Metric) -> str:
@@ -187,9 +187,10 @@ def notes_section() -> Section:
     return Section("Reading the tables", [
         "The factor is how many times worse than the table's best median a row is (1.00× is the "
         "best; for rates the best over the row, for times the row over the best). \"bound\" names the "
-        f"side whose CPU share was at least {SATURATED:.0%} of a core during the measured phase: a row "
-        "bound by its client measures the client, not the server. ⚠ marks a coefficient of variation "
-        f"above {CV_WARN:.0%}."])
+        f"side whose CPU share was at least {SATURATED:.0%} of a core during the measured phase, with both "
+        "sides' shares (medians): a row bound by its client measures the client, not the server, and the "
+        "server's share says how busy the server was meanwhile (\"What each client can drive\" has every "
+        f"client against one server). ⚠ marks a coefficient of variation above {CV_WARN:.0%}."])
 
 
 def failures(run: Run) -> list[Section]:
