@@ -183,11 +183,20 @@ def test_renegotiation_refused(tls_peer_exe, variant):
     """TLS 1.2: the peer asks for a renegotiation (HelloRequest) while the client's burst
     has its writes blocked.  Our transport refuses (SSL_OP_NO_RENEGOTIATION: a
     no_renegotiation alert, sent when the socket takes it); libwebsockets' client
-    answers with an unexpected_message alert.  The peer's OpenSSL then ends the session
+    answers with an unexpected_message alert while its writes wait, or renegotiates when
+    they do not (timing: both seen).  A refusal makes the peer's OpenSSL end the session
     with a fatal alert: error, then close 1006, not clean; no hang."""
     peer = c_peer(tls_peer_exe, "reneg")
     try:
         res = run_qjs("burst", peer.url, 3000, env_extra=variant, timeout=60)
+        if variant and res["got"] == 3000:
+            # libwebsockets' path (the fallback) lets OpenSSL renegotiate when the request
+            # finds its writes idle (a loaded machine: the burst had all gone out): then
+            # the session goes on, every echo arrives and the close is clean.
+            assert res["bad"] == 0 and res["errors"] == [], res
+            assert res["close"] == {"code": 1000, "wasClean": True}, res
+            assert peer.wait_line("RENEG-DONE"), peer.lines
+            return
         assert res["got"] < 3000 and res["bad"] == 0, res
         assert res["errors"] and res["close"] == {"code": 1006, "wasClean": False}, res
         ended = peer.wait_line("RENEG-REFUSED") + peer.wait_line("TLSERR", timeout=0.5)
