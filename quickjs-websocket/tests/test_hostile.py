@@ -160,7 +160,8 @@ def test_failed_connection_close_frame_reaches_the_peer(peer_factory, scheme):
                       env_extra={"QJSWS_MAX_MESSAGE": "1m"}, timeout=30)
         assert event_types(res) == ["open", "error", "close"], (i, res["events"])
         assert res["close"] == {"code": 1009, "reason": "message too big", "wasClean": False}, (i, res)
-        assert res["events"][-1]["t"] - res["events"][1]["t"] < 4000, (i, res["events"])
+        # bounded by the close timeout (5 s) plus slack for a loaded machine (4.8 s seen in make test)
+        assert res["events"][-1]["t"] - res["events"][1]["t"] < 7000, (i, res["events"])
     reports = [l for l in peer.wait_line("") if l.startswith(("CLOSE", "EOF"))]
     deadline = 0
     while len(reports) < RUNS and deadline < 50:
