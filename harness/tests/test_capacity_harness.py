@@ -15,7 +15,7 @@ from wsbench.measure import stopped_at
 from wsbench.metrics import METRICS
 from wsbench.report.capacity import fit, memory_fits, sections
 from wsbench.report.table import render_markdown
-from wsbench.results import Cell, Run, Sample
+from wsbench.results import Cell, Run, Sample, read_json
 from wsbench.workloads import load_workloads
 
 from wsbench_testkit import FIXTURES, load_run, wsbench
@@ -173,3 +173,58 @@ def test_a_client_stopped_by_a_limit_fails_its_cell_in_one_line(tmp_path: Path) 
     assert cell["status"] == "failed"
     assert "stopped at N = 3: socket(): Too many open files (after 3 connections)" in cell["errors"][0]
     assert "Traceback" not in got["done"].stderr
+
+
+def test_a_leaky_server_costs_more_per_connection_in_a_real_run(tmp_path: Path) -> None:
+    """The real thing end to end: wsbench-loadgen holds 40, 100 and 160 idle connections on the
+    test-only server as it behaves well and as it leaks 512 KiB per connection (touched, so
+    resident); the report's fit shows the leak, far above the well-behaved server."""
+    loadgen = Path(__file__).resolve().parents[2] / "build" / "bin" / "wsbench-loadgen"
+    if not loadgen.exists():
+        pytest.skip("build/bin/wsbench-loadgen not built (make setup)")
+    server = [PY, str(FIXTURES / "capacity_server.py")]
+    catalog = tmp_path / "rt.toml"
+    catalog.write_text(textwrap.dedent(f"""
+        [runtimes.python]
+        label = "Python"
+        version = ["{PY}", "--version"]
+
+        [runtimes.native]
+        label = "native"
+        version = ["{loadgen}", "--version"]
+
+        [servers.well]
+        runtime = "python"
+        label = "well"
+        command = {[*server, "--behave", "well"]!r}
+
+        [servers.leaky]
+        runtime = "python"
+        label = "leaky"
+        command = {[*server, "--behave", "leaky", "--leak-kib", "512"]!r}
+
+        [clients.loadgen]
+        runtime = "native"
+        label = "loadgen"
+        command = ["{loadgen}"]
+        kinds = ["idle"]
+    """).replace("'", '"'))
+    (tmp_path / "w").mkdir()
+    (tmp_path / "w" / "w.toml").write_text("".join(textwrap.dedent(f"""
+        [workload.idle_{n}]
+        description = "{n} idle connections"
+        kind = "idle"
+        connections = {n}
+        concurrency = 20
+        hold_ms = 300
+        fresh_server = true
+        timeout_s = 60
+    """) for n in (40, 100, 160)))
+    out = tmp_path / "out"
+    done = wsbench("--catalog", str(catalog), "--workloads-dir", str(tmp_path / "w"), "run", "-w", "idle_40",
+                   "-w", "idle_100", "-w", "idle_160", "-n", "1", "--out", str(out), "-q", timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    fits = {f.name: f for f in memory_fits(read_json(next(out.glob("run-*.json")))) if f.side == "server"}
+    assert set(fits) == {"well", "leaky"}, fits
+    assert fits["leaky"].slope_kib - fits["well"].slope_kib == pytest.approx(512, rel=0.25), fits
+    assert fits["leaky"].slope_kib > 5 * max(fits["well"].slope_kib, 1), fits
