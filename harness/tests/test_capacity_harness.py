@@ -4,6 +4,8 @@ that stops a client named in one line, the ramp, and the report's Capacity secti
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -110,41 +112,53 @@ def test_capacity_workloads_parse(tmp_path: Path) -> None:
         load_workloads(tmp_path)
 
 
-def fake_run(tmp_path: Path, env: dict[str, str]) -> dict:
+PY_RUNTIME = f"""
+[runtimes.python]
+label = "Python"
+version = ["{PY}", "--version"]
+"""
+
+
+def idle_run(tmp_path: Path, programs: str, sizes: tuple[int, ...], hold_ms: int, reps: int,
+             extra: str = "") -> tuple[subprocess.CompletedProcess[str], Path]:
+    """`wsbench run` of one idle workload per size (idle_N: N connections held hold_ms, a
+    fresh server per sample) with the catalog PY_RUNTIME + ``programs``; (the process, --out)."""
     catalog = tmp_path / "rt.toml"
+    catalog.write_text(PY_RUNTIME + textwrap.dedent(programs))
+    (tmp_path / "w").mkdir()
+    (tmp_path / "w" / "w.toml").write_text("".join(textwrap.dedent(f"""
+        [workload.idle_{n}]
+        description = "{n} idle connections"
+        kind = "idle"
+        connections = {n}
+        hold_ms = {hold_ms}
+        fresh_server = true
+        timeout_s = 60
+    """) + extra for n in sizes))
+    out = tmp_path / "out"
+    names = [a for n in sizes for a in ("-w", f"idle_{n}")]
+    done = wsbench("--catalog", str(catalog), "--workloads-dir", str(tmp_path / "w"), "run", *names,
+                   "-n", str(reps), "--out", str(out), "-q", timeout=300)
+    return done, out
+
+
+def fake_run(tmp_path: Path, env: dict[str, str]) -> dict:
     argv_server = [PY, str(FIXTURES / "echo_server.py")]
     argv_client = [PY, str(FIXTURES / "client.py")]
     env_line = "{" + ", ".join(f'{k} = "{v}"' for k, v in env.items()) + "}"
-    catalog.write_text(textwrap.dedent(f"""
-        [runtimes.python]
-        label = "Python"
-        version = ["{PY}", "--version"]
-
+    done, out = idle_run(tmp_path, f"""
         [servers.py]
         runtime = "python"
         label = "py"
-        command = {argv_server!r}
+        command = {json.dumps(argv_server)}
         ready_timeout_s = 5
 
         [clients.fake]
         runtime = "python"
         label = "fake"
-        command = {argv_client!r}
+        command = {json.dumps(argv_client)}
         env = {env_line}
-    """).replace("'", '"'))
-    (tmp_path / "w").mkdir()
-    (tmp_path / "w" / "w.toml").write_text(textwrap.dedent("""
-        [workload.idle_5]
-        description = "5 idle connections"
-        kind = "idle"
-        connections = 5
-        hold_ms = 200
-        fresh_server = true
-        timeout_s = 30
-    """))
-    out = tmp_path / "out"
-    done = wsbench("--catalog", str(catalog), "--workloads-dir", str(tmp_path / "w"), "run", "-w", "idle_5",
-                   "-n", "2", "--out", str(out), "-q", timeout=120)
+    """, (5,), 200, 2)
     return {"done": done, "run": load_run(out)}
 
 
@@ -183,12 +197,7 @@ def test_a_leaky_server_costs_more_per_connection_in_a_real_run(tmp_path: Path) 
     if not loadgen.exists():
         pytest.skip("build/bin/wsbench-loadgen not built (make setup)")
     server = [PY, str(FIXTURES / "capacity_server.py")]
-    catalog = tmp_path / "rt.toml"
-    catalog.write_text(textwrap.dedent(f"""
-        [runtimes.python]
-        label = "Python"
-        version = ["{PY}", "--version"]
-
+    done, out = idle_run(tmp_path, f"""
         [runtimes.native]
         label = "native"
         version = ["{loadgen}", "--version"]
@@ -196,33 +205,19 @@ def test_a_leaky_server_costs_more_per_connection_in_a_real_run(tmp_path: Path) 
         [servers.well]
         runtime = "python"
         label = "well"
-        command = {[*server, "--behave", "well"]!r}
+        command = {json.dumps([*server, "--behave", "well"])}
 
         [servers.leaky]
         runtime = "python"
         label = "leaky"
-        command = {[*server, "--behave", "leaky", "--leak-kib", "512"]!r}
+        command = {json.dumps([*server, "--behave", "leaky", "--leak-kib", "512"])}
 
         [clients.loadgen]
         runtime = "native"
         label = "loadgen"
         command = ["{loadgen}"]
         kinds = ["idle"]
-    """).replace("'", '"'))
-    (tmp_path / "w").mkdir()
-    (tmp_path / "w" / "w.toml").write_text("".join(textwrap.dedent(f"""
-        [workload.idle_{n}]
-        description = "{n} idle connections"
-        kind = "idle"
-        connections = {n}
-        concurrency = 20
-        hold_ms = 300
-        fresh_server = true
-        timeout_s = 60
-    """) for n in (40, 100, 160)))
-    out = tmp_path / "out"
-    done = wsbench("--catalog", str(catalog), "--workloads-dir", str(tmp_path / "w"), "run", "-w", "idle_40",
-                   "-w", "idle_100", "-w", "idle_160", "-n", "1", "--out", str(out), "-q", timeout=300)
+    """, (40, 100, 160), 300, 1, extra="concurrency = 20\n")
     assert done.returncode == 0, done.stderr[-2000:]
     fits = {f.name: f for f in memory_fits(read_json(next(out.glob("run-*.json")))) if f.side == "server"}
     assert set(fits) == {"well", "leaky"}, fits
