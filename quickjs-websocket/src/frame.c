@@ -52,7 +52,6 @@ static struct {
     struct fr_up up;
     struct fr *dirty;             /* connections to flush (and maybe kill) after service */
     struct fr *map[LOOP_FD_MAX];  /* fd -> connection we read (fr_read_all) */
-    int top;                      /* 1 + the highest fd ever in map */
     uint64_t writes, reads;
 } F = { .rndpos = 256 };
 
@@ -485,7 +484,7 @@ void fr_io(struct fr *f, short revents)
 void fr_read_all(void)
 {
     int fd;
-    for (fd = 0; fd < F.top; fd++) {
+    for (fd = 0; fd < loop_fd_top; fd++) { /* every mapped fd was added to the loop first */
         struct fr *f = F.map[fd];
         if (f && f->own && tp_live(&f->tp) && !f->kill_pending)
             fr_read(f);
@@ -503,8 +502,6 @@ void fr_start(struct fr *f)
     if (t->fd >= 0 && t->fd < LOOP_FD_MAX) {
         F.map[t->fd] = f;
         f->mapfd = t->fd;
-        if (t->fd >= F.top)
-            F.top = t->fd + 1;
     }
 }
 
