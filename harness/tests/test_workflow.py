@@ -3,30 +3,45 @@ on first use by scripts/setup-actionlint.sh) and wires the commands the README n
 
 from __future__ import annotations
 
+import re
 import subprocess
+from pathlib import Path
+
+import pytest
 
 from wsbench_testkit import ROOT
 
 WORKFLOW = ROOT / ".github" / "workflows" / "bench.yml"
+SETUP = ROOT / "scripts" / "setup-actionlint.sh"
 
 
-def test_actionlint_accepts_the_workflow() -> None:
-    setup = subprocess.run([str(ROOT / "scripts" / "setup-actionlint.sh")], cwd=ROOT, capture_output=True,
-                           text=True, timeout=900, stdin=subprocess.DEVNULL)
+@pytest.fixture(scope="module")
+def actionlint() -> str:
+    """Build (or find) the pinned actionlint once for this module. The binary is where the
+    script says it puts it (build/tools/actionlint-<VERSION>/); the path it prints, when it
+    prints one, must be that one (a CI run once saw it exit 0 with nothing on stdout)."""
+    setup = subprocess.run([str(SETUP)], cwd=ROOT, capture_output=True, text=True, timeout=900,
+                           stdin=subprocess.DEVNULL)
     assert setup.returncode == 0, setup.stderr
-    binary = setup.stdout.strip().splitlines()[-1]
-    out = subprocess.run([binary, "-no-color", str(WORKFLOW)], cwd=ROOT, capture_output=True, text=True,
+    version = re.search(r"^VERSION=(\S+)$", SETUP.read_text(), re.M)
+    assert version, "setup-actionlint.sh names no VERSION"
+    binary = ROOT / "build" / "tools" / f"actionlint-{version.group(1)}" / "actionlint"
+    assert binary.is_file(), f"{binary} missing after setup; stdout {setup.stdout!r} stderr {setup.stderr!r}"
+    printed = setup.stdout.strip().splitlines()
+    assert not printed or Path(printed[-1]) == binary, printed
+    return str(binary)
+
+
+def test_actionlint_accepts_the_workflow(actionlint: str) -> None:
+    out = subprocess.run([actionlint, "-no-color", str(WORKFLOW)], cwd=ROOT, capture_output=True, text=True,
                          timeout=120, stdin=subprocess.DEVNULL)
     assert out.returncode == 0, out.stdout + out.stderr
 
 
-def test_actionlint_catches_a_broken_workflow(tmp_path) -> None:
-    setup = subprocess.run([str(ROOT / "scripts" / "setup-actionlint.sh")], cwd=ROOT, capture_output=True,
-                           text=True, timeout=900, stdin=subprocess.DEVNULL)
-    binary = setup.stdout.strip().splitlines()[-1]
+def test_actionlint_catches_a_broken_workflow(actionlint: str, tmp_path) -> None:
     broken = tmp_path / "broken.yml"
     broken.write_text(WORKFLOW.read_text().replace("runs-on: ubuntu-latest", "runs-on: [", 1))
-    out = subprocess.run([binary, "-no-color", str(broken)], capture_output=True, text=True, timeout=120,
+    out = subprocess.run([actionlint, "-no-color", str(broken)], capture_output=True, text=True, timeout=120,
                          stdin=subprocess.DEVNULL)
     assert out.returncode == 1 and "broken.yml" in out.stdout
 
