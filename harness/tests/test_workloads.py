@@ -101,3 +101,30 @@ def test_selection_by_suite_and_name_composes() -> None:
         ws.select("nope", None)
     with pytest.raises(WsbenchError, match="no workload left"):
         ws.select("smoke", ["bin_4k"])
+
+
+def test_the_quick_suite_runs_its_reference_client_against_the_reference_server_only(tmp_path: Path) -> None:
+    from wsbench.catalog import load_catalog
+    from wsbench.runner import Request, make_cells, plan
+
+    catalog, workloads = load_catalog(), load_workloads()
+    assert workloads.suites["quick"].reference_clients == ("k6",)
+
+    def pairs(request: Request) -> set[tuple[str, str]]:
+        p, cat = plan(request, catalog, workloads)
+        return {(c.server, c.client) for c in make_cells(p, cat)}
+
+    default = pairs(Request())
+    assert {s for s, c in default if c == "k6"} == {catalog.reference_server}
+    assert {s for s, _ in default} == {s for s, p in catalog.servers.items() if p.default}
+    # named on the command line, k6 is a client like the others; named clients leave it out
+    assert {s for s, c in pairs(Request(client=["k6"])) if c == "k6"} == {s for s, _ in default}
+    assert "k6" not in {c for _, c in pairs(Request(client=["loadgen"]))}
+    assert "k6" not in {c for _, c in pairs(Request(runtime=["node20"]))}
+    both = pairs(Request(tls="both", verify="both", server=["lws", "bun"]))
+    assert {s for s, c in both if c.startswith("k6")} == {"lws", "lws/wss"}
+    assert {c for _, c in both if c.startswith("k6")} == {"k6", "k6/unchecked"}
+    write(tmp_path, '[workload.e]\ndescription="d"\ntype="text"\nsize=1\ncount=10\n'
+                    '[suite.s]\ndescription="d"\nworkloads=["e"]\nreference_clients=["nope"]\n')
+    with pytest.raises(WsbenchError, match="unknown client 'nope'"):
+        plan(Request(suite="s"), catalog, load_workloads(tmp_path))

@@ -33,6 +33,7 @@ class Plan:
     environment_extra: dict[str, Any] = field(default_factory=dict)  # added to the run's environment
     shard: tuple[int, int] | None = None  # --shard I/N: one of N load generators (wsbench merge)
     tls_values: dict[str, str] | None = None  # the certificates' placeholders (tls.py), with --tls
+    reference_only: frozenset[str] = frozenset()  # clients (catalog names) run against the reference server only
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,8 @@ def plan(request: Request, catalog: Catalog, workloads: WorkloadSet) -> tuple[Pl
                                                                if suite else None), request.runtime)
     clients = catalog.select("client", request.client or (suite.programs("clients", catalog.clients)
                                                            if suite else None), request.runtime)
+    guests = _reference_clients(request, suite, catalog, clients)
+    clients += guests
     if not servers or not clients:
         raise WsbenchError("the filters leave no " + ("server" if not servers else "client") + " to run")
     reps, min_seconds = suite_defaults(suite, request.repetitions, request.min_seconds)
@@ -89,7 +92,21 @@ def plan(request: Request, catalog: Catalog, workloads: WorkloadSet) -> tuple[Pl
         clients = [twin for c in clients for twin in (c, c.unchecked_twin())]
     extra = _environment_from(request.environment_from) if request.environment_from else {}
     shard = merge.parse_shard(request.shard) if request.shard else None
-    return Plan(servers, clients, chosen, reps, suite, settings, target_pids, extra, shard, tls_values), catalog
+    return Plan(servers, clients, chosen, reps, suite, settings, target_pids, extra, shard, tls_values,
+                frozenset(g.name for g in guests)), catalog
+
+
+def _reference_clients(request: Request, suite: Suite | None, catalog: Catalog,
+                       clients: list[Program]) -> list[Program]:
+    """The suite's reference clients (each against the reference server only) the run adds:
+    none when the command line names clients, or when it measures --target servers."""
+    if not suite or not suite.reference_clients or request.client or request.target:
+        return []
+    if catalog.reference_server is None:
+        raise WsbenchError(f"{suite.source}: suite '{suite.name}' names reference_clients, and "
+                           "harness/runtimes.toml names no reference server")
+    return [c for c in catalog.select("client", list(suite.reference_clients), request.runtime)
+            if c not in clients]
 
 
 def _tls_axis(request: Request, suite: Suite | None,
@@ -166,11 +183,13 @@ def not_applicable(workload: Workload, server: Program, client: Program) -> str 
 def make_cells(plan: Plan, catalog: Catalog) -> list[Cell]:
     """The pairs of each workload; scopes apply within a scoped suite only (a run that names
     workloads without a suite gets every selected pair). A workload that means something over
-    wss:// only (tls_only: session resumption) has cells with the servers' TLS twins only."""
+    wss:// only (tls_only: session resumption) has cells with the servers' TLS twins only; a
+    suite's reference client (reference_clients) has cells with the reference server only."""
     scoped = plan.suite.scoped if plan.suite else False
     return [Cell(w.name, s.name, c.name, na=not_applicable(w, s, c))
             for w in plan.workloads for s in plan.servers for c in plan.clients
-            if in_scope(w, s, c, scoped, catalog) and (s.secure or not w.tls_only)]
+            if in_scope(w, s, c, scoped, catalog) and (s.secure or not w.tls_only)
+            and (c.catalog_name not in plan.reference_only or s.catalog_name == catalog.reference_server)]
 
 
 def new_run(plan: Plan, catalog: Catalog, argv: list[str]) -> Run:

@@ -197,6 +197,9 @@ class Suite:
     clients: tuple[str, ...] | None = None  # the command line names none
     min_seconds: float | None = None  # the suite's floor on measured phases (None: the default)
     tls: str | None = None  # the suite's TLS axis (TLS_MODES; None: off unless --tls says otherwise)
+    # clients the suite adds to its matrix, each against the reference server only (when the
+    # command line names no client): a slow client gets its rows without a cell per server
+    reference_clients: tuple[str, ...] = ()
 
     def programs(self, kind: str, known: Container[str]) -> list[str] | None:
         """The servers or clients (``kind``) the suite names for itself, each checked
@@ -344,7 +347,7 @@ def _suite(where: str, name: str, table: Any, source: str) -> Suite:
     tomlfile.expect(where, table, dict, "the entry")
     tomlfile.check_keys(where, table, {"description"},
                         {"workloads", "repetitions", "scoped", "extends", "servers", "clients", "min_seconds",
-                         "tls"})
+                         "tls", "reference_clients"})
     names = tomlfile.strings(where, table.get("workloads", []), "workloads")
     reps = _int(1)(where, table.get("repetitions", 3), "repetitions")
     min_seconds = None
@@ -359,7 +362,9 @@ def _suite(where: str, name: str, table: Any, source: str) -> Suite:
                  servers=tuple(tomlfile.strings(where, table["servers"], "servers")) if "servers" in table else None,
                  clients=tuple(tomlfile.strings(where, table["clients"], "clients")) if "clients" in table else None,
                  min_seconds=min_seconds,
-                 tls=_choice(TLS_MODES)(where, table["tls"], "tls") if "tls" in table else None)
+                 tls=_choice(TLS_MODES)(where, table["tls"], "tls") if "tls" in table else None,
+                 reference_clients=tuple(tomlfile.strings(where, table.get("reference_clients", []),
+                                                          "reference_clients")))
 
 
 def _resolve_suites(suites: dict[str, Suite], workloads: dict[str, Workload]) -> dict[str, Suite]:
