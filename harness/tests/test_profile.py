@@ -189,6 +189,21 @@ def test_missing_hyperfine_is_one_line(tmp_path: Path) -> None:
               "hyperfine is not installed")
 
 
+def test_a_profile_over_tls_profiles_the_twin_and_shows_the_tls_library(tmp_path: Path) -> None:
+    proc = wsbench("profile", "-w", "text_11", "-s", "lws", "-c", "quickjs", "--tls", "on", "--min-seconds", "0.5",
+                   "-q", "--out", str(tmp_path / "profiles"), "--reports", str(tmp_path / "reports"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    run = json.loads(next((tmp_path / "reports").glob("profile-*.json")).read_text())
+    assert run["settings"]["tls"]["mode"] == "on" and run["settings"]["tls"]["key_type"]
+    (entry,) = run["profiles"]["cells"]
+    assert (entry["server"], entry["client"], entry["sides"]) == ("lws/wss", "quickjs", ["client"])
+    svg = _svg(entry)
+    assert re.search(r"\b(SSL_\w+|ssl3_\w+|tls1?3?_\w+|ossl_\w+|aesni_\w+|gcm_\w+)", svg), \
+        "no frame of OpenSSL in the flamegraph of a client over wss://"
+    _one_line(wsbench("profile", "-w", "text_11", "-s", "apache", "-c", "quickjs", "--tls", "on",
+                      "--reports", str(tmp_path)), "unknown server 'apache'")
+
+
 @pytest.mark.parametrize("args, needle", [
     (["profile", "-w", "text_11", "-c", "netcat", "-s", "lws"], "unknown client 'netcat'"),
     (["profile", "-w", "text_11", "-c", "quickjs", "-s", "apache"], "unknown server 'apache'"),

@@ -131,7 +131,7 @@ class Catalog:
             if rt not in self.runtimes:
                 raise WsbenchError(f"unknown runtime '{rt}' (known: {', '.join(self.runtimes)})")
         chosen = [p for p in table.values()
-                  if (p.name in names if names else p.default) and (not runtimes or p.runtime in runtimes)]
+                  if (p.catalog_name in names if names else p.default) and (not runtimes or p.runtime in runtimes)]
         return chosen
 
 

@@ -137,6 +137,11 @@ def build_parser() -> argparse.ArgumentParser:
                       help=f"shortest measured phase (default {profile_session.DEFAULT_MIN_SECONDS:g})")
     prof.add_argument("--frequency", "-F", type=int, default=DEFAULT_FREQUENCY, metavar="HZ",
                       help=f"perf samples per second (default {DEFAULT_FREQUENCY})")
+    prof.add_argument("--tls", choices=("off", "on"), default="off",
+                      help="on: the servers named (or the default ones) over wss:// as NAME/wss, every client "
+                           "over TLS (default off; certificates: build/tls/)")
+    prof.add_argument("--tls-key", choices=tuple(KEY_TYPES), default=DEFAULT_KEY_TYPE,
+                      help=f"the server certificate's key with --tls on (default {DEFAULT_KEY_TYPE})")
     prof.add_argument("--overhead-runs", type=int, default=1, metavar="N",
                       help="alternate the unprofiled and perf passes N times (default 1)")
     prof.add_argument("--startup", action="store_true", help="also time start-up (as wsbench startup)")

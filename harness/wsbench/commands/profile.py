@@ -6,16 +6,19 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from .. import runs
-from ..catalog import load_catalog
+from ..catalog import Catalog, load_catalog
 from ..errors import WsbenchError
 from ..paths import relative, report_files
 from ..profile import session, startup, tools
 from ..profile.flamegraph import diff_svg
 from ..progress import Progress
 from ..results import Settings
+from ..runner import tls_axis
 from ..workloads import load_workloads
 from . import EXIT_FAILED, Checkpoint, record_and_report
 
@@ -23,7 +26,8 @@ from . import EXIT_FAILED, Checkpoint, record_and_report
 def main(args: argparse.Namespace, argv: list[str]) -> int:
     if args.diff:
         return _diff(args)
-    catalog = load_catalog(args.catalog)
+    catalog, tls = _over_tls(load_catalog(args.catalog), args.tls_key, args.server) if args.tls == "on" \
+        else (load_catalog(args.catalog), None)
     plans, clients, servers = session.plans(catalog, load_workloads(args.workloads_dir), args.workload, args.client,
                                             args.server, args.side, args.matrix)
     if not 0 <= args.min_seconds <= 600:
@@ -38,7 +42,8 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     settings = Settings(min_seconds=args.min_seconds)
     run = session.new_run(catalog, plans, clients if args.startup else [], servers if args.startup else [],
                           argv, {"min_seconds": args.min_seconds, "verify": "on", "pinning": None,
-                                 "frequency_hz": args.frequency, "overhead_runs": args.overhead_runs})
+                                 "frequency_hz": args.frequency, "overhead_runs": args.overhead_runs,
+                                 "tls": tls})
     progress = Progress(total=0, quiet=args.quiet)
     progress.note(f"wsbench profile: {len(plans)} cells; profiles: {relative(out_root)}; results: "
                   f"{relative(files.json)}")
@@ -56,6 +61,18 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
 
     record_and_report(body, run, files, session.markdown)
     return EXIT_FAILED if run.profiles and any(c.error for c in run.profiles.cells) else 0
+
+
+def _over_tls(catalog: Catalog, key_type: str, names: list[str] | None) -> tuple[Catalog, dict[str, Any] | None]:
+    """The catalog as ``--tls on`` profiles it: the servers named (else the default ones)
+    replaced, under their own names, by their TLS twins NAME/wss, and every client that
+    speaks TLS set up for them (the others' cells are refused, naming why)."""
+    chosen = catalog.select("server", names, None)
+    twins, settings, values = tls_axis("on", key_type, chosen)
+    assert values is not None
+    servers = {**catalog.servers, **{s.name: twin for s, twin in zip(chosen, twins)}}
+    clients = {n: c.over_tls(values) if c.cannot_tls() is None else c for n, c in catalog.clients.items()}
+    return replace(catalog, servers=servers, clients=clients), settings
 
 
 def _diff(args: argparse.Namespace) -> int:

@@ -31,8 +31,8 @@ def sides_for(choice: str, server: Program, client: Program, catalog: Catalog) -
         return ("client", "server")
     if choice in ("client", "server"):
         return (choice,)
-    ref_server = server.name == catalog.reference_server
-    ref_client = client.name == catalog.reference_client
+    ref_server = server.catalog_name == catalog.reference_server
+    ref_client = client.catalog_name == catalog.reference_client
     if ref_server and ref_client:
         return ("client", "server")
     if ref_client:
@@ -52,7 +52,8 @@ def matrix(catalog: Catalog, workloads: list[Workload], clients: list[Program], 
     for w in workloads:
         pairs = [(ref_server, c) for c in clients] + [(s, ref_client) for s in servers if s.name != ref_server.name]
         for s, c in pairs:
-            if s.cannot(w.kind, w.server_features) or c.cannot(w.kind, w.client_features):
+            if (s.cannot(w.kind, w.server_features) or c.cannot(w.kind, w.client_features)
+                    or (s.secure and not c.secure)):
                 continue
             plans.append(CellPlan(w, s, c, sides_for(side, s, c, catalog)))
     return plans
@@ -78,7 +79,8 @@ def plans(catalog: Catalog, workloads: WorkloadSet, names: list[str] | None, cli
         for w in chosen:
             for s in servers:
                 for c in clients:
-                    why = s.cannot(w.kind, w.server_features) or c.cannot(w.kind, w.client_features)
+                    why = (s.cannot(w.kind, w.server_features) or c.cannot(w.kind, w.client_features)
+                           or (c.cannot_tls() if s.secure and not c.secure else None))
                     if why:
                         raise WsbenchError(f"{w.name}/{s.name}/{c.name} cannot be run: {why}")
                     out.append(CellPlan(w, s, c, sides_for(side, s, c, catalog)))
