@@ -62,7 +62,7 @@ def test_samples_are_parsed_leaf_first(tmp_path: Path) -> None:
 def test_every_category_by_its_rule() -> None:
     got = [classify.classify(s.leaf) for s in stacks.samples(SCRIPT.splitlines())]
     assert got == [classify.KERNEL, classify.LIBC, classify.JS, classify.ENGINE, classify.GC, classify.LWS,
-                   classify.OURS, classify.UNKNOWN, classify.JS, classify.OTHER]
+                   classify.OURS, classify.UNKNOWN, classify.JS, classify.TLS]
     for dso in ("/x/build/bin/lws-echo", "/x/build/profile/bin/wsbench-loadgen",
                 "/x/build/profile/root/build/clients/wsbench_check.so"):
         assert classify.classify(stacks.Frame("f", dso)) == classify.OURS
@@ -71,6 +71,22 @@ def test_every_category_by_its_rule() -> None:
     assert classify.classify(stacks.Frame("[unknown]", "/x/node_modules/@oven/bun-linux-x64/bin/bun")) == classify.ENGINE
     assert classify.classify(stacks.Frame("JSC-Thunk: DefaultCall", "/tmp/perf-1.map")) == classify.ENGINE
     assert classify.classify(stacks.Frame("__memmove_avx_unaligned", "[vdso]")) == classify.LIBC
+    assert classify.classify(stacks.Frame("f", "/x/libz.so.1")) == classify.OTHER
+
+
+def test_tls_and_crypto_by_library_and_by_symbol_in_a_runtime() -> None:
+    """The system's OpenSSL by its files; what a runtime links in (Node's OpenSSL, Deno's
+    rustls and ring, k6's Go crypto) by symbol, the rest of those binaries staying the engine's."""
+    expected = {("ossl_gcm_ghash_4bit", "/usr/lib/x86_64-linux-gnu/libcrypto.so.3"): classify.TLS,
+                ("SSL_read", "/usr/lib/x86_64-linux-gnu/libssl.so.3"): classify.TLS,
+                ("aesni_gcm_encrypt", "/x/node_modules/node/bin/node"): classify.TLS,
+                ("ecp_nistz256_ord_sqr_mont", "/x/node_modules/node/bin/node"): classify.TLS,
+                ("ring_core_0_17_14__aes_gcm_enc_update_vaes_avx2", "/x/node_modules/deno/deno"): classify.TLS,
+                ("<rustls::conn::ConnectionCommon<T>>::process_new_packets", "/x/deno"): classify.TLS,
+                ("crypto/internal/fips140/aes/gcm.gcmAesEnc", "/x/build/tools/k6/k6"): classify.TLS,
+                ("v8::internal::Execution::Call", "/x/node_modules/node/bin/node"): classify.ENGINE,
+                ("tokio::runtime::task::raw::poll", "/x/deno"): classify.ENGINE}
+    assert {k: classify.classify(stacks.Frame(*k)) for k in expected} == expected
 
 
 def test_k6_frames_go_to_the_runtime_its_collector_and_its_allocator() -> None:

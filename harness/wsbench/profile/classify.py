@@ -19,11 +19,12 @@ GC = "GC"
 JS = "JS code"
 LWS = "libwebsockets"
 OURS = "our C"
+TLS = "TLS & crypto"
 OTHER = "other libraries"
 UNKNOWN = "unknown"
 
 # In the order of the tables.
-CATEGORIES = (KERNEL, LIBC, ENGINE, GC, JS, LWS, OURS, OTHER, UNKNOWN)
+CATEGORIES = (KERNEL, LIBC, ENGINE, GC, JS, LWS, OURS, TLS, OTHER, UNKNOWN)
 
 DESCRIPTIONS = {
     KERNEL: "the kernel: network stack, syscalls, scheduler, page faults",
@@ -38,7 +39,11 @@ DESCRIPTIONS = {
     JS: "JIT-compiled (or V8-interpreted) JavaScript functions, named through the perf map",
     LWS: "libwebsockets",
     OURS: "our own C: the QuickJS WebSocket module (lws.so), the qjs echo checks, lws-echo, wsbench-loadgen",
-    OTHER: "any other shared library (libcrypto for the load generator's masks, libz, ...)",
+    TLS: "the TLS library and its cryptography: the system's libssl and libcrypto (OpenSSL, used by QuickJS's "
+         "own TLS transport, libwebsockets and the load generator, whose masks over ws:// come from it too), "
+         "and by symbol the ones linked into a runtime: Node's OpenSSL, Deno's rustls and ring, k6's Go crypto "
+         "(Bun's BoringSSL is stripped and stays under the engine)",
+    OTHER: "any other shared library (libz, ...)",
     UNKNOWN: "frames perf could not attribute to any file",
 }
 
@@ -76,6 +81,13 @@ GO_ALLOCATOR = (r"^runtime\.(mallocgc\w*|newobject|newarray|makeslice\w*|growsli
                 r"memclrNoHeapPointers\w*|\(\*(mcache|mcentral|mheap|pageAlloc|fixalloc)\)\.\w+|"
                 r"\(\*mspan\)\.(nextFreeIndex|init|refillAllocCache))$")
 
+# TLS and crypto linked into a runtime's binary, by symbol: OpenSSL's (Node) and BoringSSL's
+# names, rustls and ring (Deno; Rust symbols, demangled), Go's crypto packages (k6).
+LINKED_TLS = (r"^(SSL_|ssl3?_|tls1?3?_|ossl_|OSSL_|EVP_|evp_|aesni_|gcm_|GCM_|sha(1|256|512)_block|"
+              r"ecp_nistz256|x25519|X25519|BN_|bn_mul|bn_sqr|RSA_|ECDSA_|X509_|x509_|ASN1_|asn1_|OPENSSL_|"
+              r"CRYPTO_|HMAC|ChaCha20|Poly1305|bssl::|ring_core_|aws_lc_|<?(rustls|ring|aws_lc_rs|"
+              r"tokio_rustls)::|crypto/|vendor/golang\.org/x/crypto/|golang\.org/x/crypto/)")
+
 RULES: tuple[Rule, ...] = (
     _r(KERNEL, dso=r"^\[kernel|^\[guest\.kernel"),
     _r(LIBC, dso=r"(^|/)(libc|libm|libpthread|libdl|librt|ld-linux[^/]*|libstdc\+\+|libgcc_s)\.so"),
@@ -83,6 +95,8 @@ RULES: tuple[Rule, ...] = (
     _r(LIBC, symbol=ALLOCATOR),
     _r(GC, dso=K6, symbol=GO_GC),
     _r(LIBC, dso=K6, symbol=GO_ALLOCATOR),
+    _r(TLS, dso=r"(^|/)lib(ssl|crypto)\.so"),
+    _r(TLS, dso=r"(^|/)(node|deno|bun|k6)$", symbol=LINKED_TLS),
     _r(LWS, dso=r"(^|/)libwebsockets\.so"),
     _r(OURS, dso=r"(^|/)(lws\.so|wsbench_check\.so|lws-echo|wsbench-loadgen)$"),
     # JIT code named by a perf map: V8 names JS functions "JS:*f" (optimized) / "JS:~f"
