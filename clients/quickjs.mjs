@@ -75,6 +75,8 @@ const env = {
   // interpreter more than the message's whole receive path.
   seqOf: check.seq,
   firstDiff: check.diff,
+  // what the module's TLS (its own transport, or libwebsockets' with the switch off) negotiated
+  tlsInfo: (ws) => ws.tlsInfo || { cannot_tell: 'the connection reported no TLS details' },
 };
 
 main(env, scriptArgs.slice(1)).then((code) => std.exit(code));

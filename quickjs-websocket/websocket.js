@@ -241,6 +241,17 @@ export class WebSocket {
    *               never get here.
    * buffered off: every read calls C, which walks the send queue.
    */
+  /*
+   * Not in the standard: over wss://, once the TLS handshake is done, what it
+   * negotiated, {version, cipher, group, library} (null where not known);
+   * null over ws://, before the handshake is done, and once the connection
+   * is over.
+   */
+  get tlsInfo () {
+    const c = this._conn
+    return c ? c.tls() : null
+  }
+
   get bufferedAmount () {
     const c = this._conn
     if (c === null) return 0

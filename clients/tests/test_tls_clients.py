@@ -59,8 +59,8 @@ EXPECTED_TLS = {
     "bun": (None, None, None, "BoringSSL "),
     "deno": (None, None, None, None),
     "loadgen": ("TLSv1.3", "TLS_AES_256_GCM_SHA384", "x25519", "OpenSSL 3.0."),
-    "quickjs": (None, None, None, None),  # its result line tells nothing of TLS (yet)
-    "quickjs-baseline": (None, None, None, None),
+    "quickjs": ("TLSv1.3", "TLS_AES_256_GCM_SHA384", "x25519", "OpenSSL 3.0."),  # WebSocket.tlsInfo
+    "quickjs-baseline": ("TLSv1.3", "TLS_AES_256_GCM_SHA384", "x25519", "OpenSSL 3.0."),  # lws' session
     "k6": (None, None, None, None),  # k6's WebSocket exposes no TLS state
 }
 # The exit code of a failed run: 1, but k6 cannot set its own (clients/k6.mjs aborts the

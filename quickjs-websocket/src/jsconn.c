@@ -284,6 +284,45 @@ JSValue js_conn_buffered(JSContext *ctx, JSValueConst this_val, int argc, JSValu
 }
 
 /*
+ * conn.tls(): over wss://, once the TLS handshake is done, what it negotiated:
+ * {version, cipher, group, library} (null where the library cannot tell);
+ * null over ws://, before it is done, and on a transport that cannot tell
+ * (the binding's getter WebSocket.tlsInfo, websocket.js)
+ */
+JSValue js_conn_tls(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    static const char *const keys[] = { "version", "cipher", "group", "library" };
+    conn *c = get_conn(ctx, this_val);
+    struct tp_secinfo info = { NULL, NULL, NULL, NULL };
+    const char *values[4];
+    struct tp *t;
+    JSValue obj;
+    size_t i;
+    UNUSED(argc);
+    UNUSED(argv);
+    if (!c)
+        return JS_EXCEPTION;
+    t = conn_tp(c);
+    if (!t->ops || !t->ops->secinfo || t->ops->secinfo(t, &info) < 0)
+        return JS_NULL;
+    values[0] = info.version;
+    values[1] = info.cipher;
+    values[2] = info.group;
+    values[3] = info.library;
+    obj = JS_NewObject(ctx);
+    if (JS_IsException(obj))
+        return obj;
+    for (i = 0; i < 4; i++) {
+        JSValue v = values[i] ? JS_NewString(ctx, values[i]) : JS_NULL;
+        if (JS_IsException(v) || JS_SetPropertyStr(ctx, obj, keys[i], v) < 0) {
+            JS_FreeValue(ctx, obj);
+            return JS_EXCEPTION;
+        }
+    }
+    return obj;
+}
+
+/*
  * conn.watch(): the first read of bufferedAmount (opt "buffered"): give the
  * WebSocket its own bufferedAmount data property, kept current from C from
  * now on (see buf_publish, jsev.c); returns the value.  Called again only if

@@ -25,6 +25,7 @@ JSValue js_conn_send(JSContext *ctx, JSValueConst this_val, int argc, JSValueCon
 JSValue js_conn_close(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
 JSValue js_conn_fail(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
 JSValue js_conn_buffered(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
+JSValue js_conn_tls(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
 JSValue js_conn_watch(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
 JSValue js_conn_onmessage(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
 /* native_send(send, ArrayBuffer.prototype): WebSocket.prototype.send in C (opt "direct") */

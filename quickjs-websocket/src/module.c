@@ -87,6 +87,7 @@ static const JSCFunctionListEntry js_conn_proto_funcs[] = {
     JS_CFUNC_DEF("close", 2, js_conn_close),
     JS_CFUNC_DEF("fail", 1, js_conn_fail),
     JS_CFUNC_DEF("buffered", 0, js_conn_buffered),
+    JS_CFUNC_DEF("tls", 0, js_conn_tls),
     JS_CFUNC_DEF("watch", 0, js_conn_watch),
     JS_CFUNC_DEF("onmessage", 2, js_conn_onmessage),
 };

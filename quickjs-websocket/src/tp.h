@@ -39,6 +39,12 @@ struct tp;
 struct tls;
 struct lws;
 
+/* what a secure connection negotiated (members NULL where not known; the
+ * strings are the TLS library's, valid while the connection lives) */
+struct tp_secinfo {
+    const char *version, *cipher, *group, *library;
+};
+
 struct tp_ops {
     const char *name;
     /* start connecting to host:port: 0 under way (the caller may write at
@@ -74,6 +80,9 @@ struct tp_ops {
     void (*abandon)(struct tp *t);
     /* the connection is detached: forget it */
     void (*release)(struct tp *t);
+    /* over TLS, once its handshake is done: what it negotiated, 0; else -1
+     * (not secure, or not yet).  NULL: a transport that never is */
+    int (*secinfo)(struct tp *t, struct tp_secinfo *out);
     unsigned flags;
 };
 

@@ -9,6 +9,7 @@
 #include "loop.h"
 #include "opts.h"
 #include "pool.h"
+#include "tp_tls.h"
 
 #include <poll.h>
 #include <stdio.h>
@@ -585,12 +586,29 @@ static void tp_lws_release(struct tp *t)
     t->wsi = NULL;
 }
 
+/* over wss://, libwebsockets' OpenSSL session while its wsi lives */
+static int tp_lws_secinfo(struct tp *t, struct tp_secinfo *out)
+{
+#if defined(LWS_WITH_TLS) && !defined(LWS_WITH_MBEDTLS)
+    SSL *ssl = t->wsi && t->lws.secure ? lws_get_ssl(t->wsi) : NULL;
+    if (!ssl || !SSL_is_init_finished(ssl))
+        return -1;
+    tp_tls_describe(ssl, out);
+    return 0;
+#else
+    UNUSED(t);
+    UNUSED(out);
+    return -1;
+#endif
+}
+
 /* no open(): tp_lws_connect(), lws connects and does the upgrade too */
 const struct tp_ops tp_lws = {
     .name = "lws", .open = NULL, .retry = NULL,
     .read = tp_fd_read, .write = tp_fd_write, .writev = tp_fd_writev, .pending = NULL,
     .poll = tp_lws_poll, .timeout = tp_lws_timeout, .close = tp_lws_close,
-    .abandon = tp_lws_abandon, .release = tp_lws_release, .flags = TP_WRITABLE_KILLS,
+    .abandon = tp_lws_abandon, .release = tp_lws_release, .secinfo = tp_lws_secinfo,
+    .flags = TP_WRITABLE_KILLS,
 };
 
 /* ------------------------------------------------------------------ */

@@ -702,9 +702,28 @@ static int tls_shutdown(struct tp *t)
     return shutdown(t->fd, SHUT_WR);
 }
 
+void tp_tls_describe(const SSL *ssl, struct tp_secinfo *out)
+{
+    int group = SSL_get_negotiated_group((SSL *)ssl);
+    const SSL_CIPHER *cipher = SSL_get_current_cipher(ssl);
+    out->version = SSL_get_version(ssl);
+    out->cipher = cipher ? SSL_CIPHER_get_name(cipher) : NULL;
+    out->group = group > 0 ? SSL_group_to_name((SSL *)ssl, group) : NULL;
+    out->library = OpenSSL_version(OPENSSL_VERSION);
+}
+
+static int tls_secinfo(struct tp *t, struct tp_secinfo *out)
+{
+    struct tls *s = t->tls;
+    if (!s || !s->ssl || s->hs || !SSL_is_init_finished(s->ssl))
+        return -1;
+    tp_tls_describe(s->ssl, out);
+    return 0;
+}
+
 const struct tp_ops tp_tls = {
     .name = "tls", .open = tls_open, .retry = tls_retry,
     .read = tls_read, .write = tls_write, .writev = tls_writev, .pending = tls_pending,
     .poll = tls_poll, .shutdown = tls_shutdown, .timeout = tls_timeout, .close = tls_close,
-    .abandon = tls_abandon, .release = NULL, .flags = 0,
+    .abandon = tls_abandon, .release = NULL, .secinfo = tls_secinfo, .flags = 0,
 };

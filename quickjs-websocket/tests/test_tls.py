@@ -103,6 +103,24 @@ def test_ca_file_option(peers, variant):
     assert res["bad"] == "TypeError" and res["missing"] == "Error", res
 
 
+def test_tls_info_tells_what_was_negotiated(peer_factory, scheme, variant):
+    """WebSocket.tlsInfo (not in the standard): over wss://, once open, the version, cipher,
+    group and library the handshake settled on, on our transport and on libwebsockets'
+    (the baseline); null over ws://, before the TLS handshake is done (while connecting it
+    may be: our transport takes its first steps in the constructor) and once it is over."""
+    peer = peer_factory("lws")
+    res = run_qjs("tlsinfo", peer.url, env_extra=variant, timeout=30)
+    seen = res["seen"]
+    assert res["code"] == 1000 and "error" not in seen, res
+    assert seen["connecting"] in (None, seen["open"]) and seen["closed"] is None, res
+    if scheme == "ws":
+        assert seen["open"] is None, res
+    else:
+        assert seen["open"] == {"version": "TLSv1.3", "cipher": "TLS_AES_256_GCM_SHA384", "group": "x25519",
+                                "library": seen["open"]["library"]}, res
+        assert seen["open"]["library"].startswith("OpenSSL 3."), res
+
+
 def test_tls_set_up_at_the_first_wss_connection(peer_factory, scheme):
     """Start-up sets nothing of TLS up: a ws:// run never reads OpenSSL's configuration
     or a CA store; a wss:// run reads them when it connects (strace)."""

@@ -696,6 +696,13 @@ const modes = {
       })
     })
   },
+  tlsinfo () {
+    const ws = new WebSocket(url)
+    const seen = { connecting: ws.tlsInfo }
+    ws.onopen = () => { seen.open = ws.tlsInfo; ws.close(1000) }
+    ws.onerror = () => { seen.error = true }
+    ws.onclose = (e) => { seen.closed = ws.tlsInfo; done({ mode, seen, code: e.code }) }
+  },
   collect () {
     const ws = new WebSocket(url)
     ws.binaryType = 'arraybuffer'
