@@ -20,7 +20,9 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
         print(f"{kind}:")
         for p in table.values():
             state = "ready" if not p.missing() else f"not built ({p.missing()[0]}; run: make setup)"
-            extra = "" if p.default else " (only when named)"
+            guest_of = [s.name for s in workloads.suites.values() if p.name in s.reference_clients]
+            extra = "" if p.default else " (only when named" + "".join(
+                f"; suite {name}: against the reference server" for name in guest_of) + ")"
             print(f"  {p.name:<18} {p.label:<44} {state}{extra}")
     print("workloads:")
     for w in workloads.workloads.values():
