@@ -75,12 +75,17 @@ def test_every_category_by_its_rule() -> None:
 
 
 def test_tls_and_crypto_by_library_and_by_symbol_in_a_runtime() -> None:
-    """The system's OpenSSL by its files; what a runtime links in (Node's OpenSSL, Deno's
-    rustls and ring, k6's Go crypto) by symbol, the rest of those binaries staying the engine's."""
+    """The system's OpenSSL by its files; what a runtime links in (Node's OpenSSL, rustls and
+    ring where not stripped, k6's Go crypto) by symbol, the rest of those binaries (and the
+    stripped ones: Bun, Deno) staying the engine's."""
     expected = {("ossl_gcm_ghash_4bit", "/usr/lib/x86_64-linux-gnu/libcrypto.so.3"): classify.TLS,
                 ("SSL_read", "/usr/lib/x86_64-linux-gnu/libssl.so.3"): classify.TLS,
                 ("aesni_gcm_encrypt", "/x/node_modules/node/bin/node"): classify.TLS,
                 ("ecp_nistz256_ord_sqr_mont", "/x/node_modules/node/bin/node"): classify.TLS,
+                ("fe_mul", "/x/node_modules/node/bin/node"): classify.TLS,
+                ("ossl_fnv1a_hash", "/x/node_modules/node/bin/node"): classify.TLS,
+                ("Builtins_LoadIC", "/x/node_modules/node/bin/node"): classify.ENGINE,
+                ("[unknown]", "/x/node_modules/deno/deno"): classify.ENGINE,
                 ("ring_core_0_17_14__aes_gcm_enc_update_vaes_avx2", "/x/node_modules/deno/deno"): classify.TLS,
                 ("<rustls::conn::ConnectionCommon<T>>::process_new_packets", "/x/deno"): classify.TLS,
                 ("crypto/internal/fips140/aes/gcm.gcmAesEnc", "/x/build/tools/k6/k6"): classify.TLS,

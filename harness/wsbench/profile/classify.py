@@ -41,8 +41,8 @@ DESCRIPTIONS = {
     OURS: "our own C: the QuickJS WebSocket module (lws.so), the qjs echo checks, lws-echo, wsbench-loadgen",
     TLS: "the TLS library and its cryptography: the system's libssl and libcrypto (OpenSSL, used by QuickJS's "
          "own TLS transport, libwebsockets and the load generator, whose masks over ws:// come from it too), "
-         "and by symbol the ones linked into a runtime: Node's OpenSSL, Deno's rustls and ring, k6's Go crypto "
-         "(Bun's BoringSSL is stripped and stays under the engine)",
+         "and by symbol the ones linked into a runtime: Node's OpenSSL, k6's Go crypto (Bun's BoringSSL and "
+         "Deno's rustls are in stripped binaries: they stay under the engine)",
     OTHER: "any other shared library (libz, ...)",
     UNKNOWN: "frames perf could not attribute to any file",
 }
@@ -81,12 +81,15 @@ GO_ALLOCATOR = (r"^runtime\.(mallocgc\w*|newobject|newarray|makeslice\w*|growsli
                 r"memclrNoHeapPointers\w*|\(\*(mcache|mcentral|mheap|pageAlloc|fixalloc)\)\.\w+|"
                 r"\(\*mspan\)\.(nextFreeIndex|init|refillAllocCache))$")
 
-# TLS and crypto linked into a runtime's binary, by symbol: OpenSSL's (Node) and BoringSSL's
-# names, rustls and ring (Deno; Rust symbols, demangled), Go's crypto packages (k6).
-LINKED_TLS = (r"^(SSL_|ssl3?_|tls1?3?_|ossl_|OSSL_|EVP_|evp_|aesni_|gcm_|GCM_|sha(1|256|512)_block|"
-              r"ecp_nistz256|x25519|X25519|BN_|bn_mul|bn_sqr|RSA_|ECDSA_|X509_|x509_|ASN1_|asn1_|OPENSSL_|"
-              r"CRYPTO_|HMAC|ChaCha20|Poly1305|bssl::|ring_core_|aws_lc_|<?(rustls|ring|aws_lc_rs|"
-              r"tokio_rustls)::|crypto/|vendor/golang\.org/x/crypto/|golang\.org/x/crypto/)")
+# TLS and crypto linked into a runtime's binary, by symbol: OpenSSL's (Node: its public API,
+# its internals such as fe_mul of X25519 and the assembly's names) and BoringSSL's names,
+# rustls and ring (Rust symbols, demangled), Go's crypto packages (k6). Bun's and Deno's
+# binaries are stripped: their TLS stays under the engine.
+LINKED_TLS = (r"^(SSL_|ssl3?_|ssl_|tls1?3?_|tls_|ossl_|OSSL_|EVP_|evp_|aesni_|aes_|AES_|gcm_|GCM_|"
+              r"sha(1|256|512)_|SHA(1|256|512)_|ecp_|ec_|EC_|ecdsa_|ECDSA_|x25519|X25519|curve25519|fe_|fe51_|"
+              r"BN_|bn_|RSA_|rsa_|X509|x509|ASN1_|asn1_|d2i_|i2d_|PEM_|OBJ_|ERR_|RAND_|rand_|OPENSSL_|"
+              r"CRYPTO_|HMAC|hmac_|kdf_|ChaCha20|chacha20|Poly1305|poly1305|bssl::|ring_core_|aws_lc_|"
+              r"<?(rustls|ring|aws_lc_rs|tokio_rustls)::|crypto/|vendor/golang\.org/x/crypto/|golang\.org/x/crypto/)")
 
 RULES: tuple[Rule, ...] = (
     _r(KERNEL, dso=r"^\[kernel|^\[guest\.kernel"),
