@@ -3,11 +3,15 @@
 // Optimizations can be switched off with QJSWS_DISABLE (see quickjs-websocket/README.md).
 import * as std from 'std';
 import * as os from 'os';
-import { WebSocket } from '../build/quickjs-websocket/websocket.js';
+import { WebSocket, setTLSResume } from '../build/quickjs-websocket/websocket.js';
 import * as check from '../build/clients/wsbench_check.so';
 import { main } from './workload/main.js';
 
 const held = std.getenv('WSBENCH_HOLD') === '1';
+
+// --tls-resume (the handshakes_resume workload): resume each connection's TLS session
+// from the one before; the module does a full handshake every time by default.
+if (scriptArgs.includes('--tls-resume')) setTLSResume(true);
 
 // Under callgrind (wsbench gate) only the measured phase is counted: from GO to the
 // first line printed after it (the result line, or an error); check.count() is a no-op

@@ -517,6 +517,19 @@ export function setCAFile (path) {
   return lws.ca_file(path || null)
 }
 
+/*
+ * wss://: whether new connections resume the TLS session of the last one to
+ * the same host and port (an abbreviated handshake: no certificate sent or
+ * verified again), as QJSWS_TLS_RESUME=1 sets it at start-up; off by default:
+ * a full handshake every time.  Process-wide, on the module's own TLS
+ * transport (libwebsockets' path never resumes).  Returns the previous value.
+ */
+export function getTLSResume () { return lws.tls_resume() }
+export function setTLSResume (on) {
+  if (typeof on !== 'boolean') throw new TypeError('setTLSResume: true or false')
+  return lws.tls_resume(on)
+}
+
 /* introspection for tests and the harness */
 export const options = OPT
 export function poolStats () { return lws.pool_stats() }

@@ -19,6 +19,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* ------------------------------------------------------------------ */
 /* the maximum message size (QJSWS_MAX_MESSAGE, max_message())          */
@@ -69,6 +70,20 @@ static JSValue js_ca_file(JSContext *ctx, JSValueConst this_val, int argc, JSVal
     return old;
 }
 
+/* tls_resume([on]) -> whether new wss:// connections resume TLS sessions (before
+ * the call); with a boolean, sets it */
+static JSValue js_tls_resume(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    int old = g_tls_resume;
+    UNUSED(this_val);
+    if (argc > 0 && !JS_IsUndefined(argv[0])) {
+        if (!JS_IsBool(argv[0]))
+            return JS_ThrowTypeError(ctx, "tls_resume: true or false");
+        g_tls_resume = JS_ToBool(ctx, argv[0]);
+    }
+    return JS_NewBool(ctx, old);
+}
+
 /* options() -> {join: true, ...} (true = optimization enabled) */
 static JSValue js_options(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
 {
@@ -106,6 +121,7 @@ static const JSCFunctionListEntry js_lws_funcs[] = {
     JS_CFUNC_DEF("options", 0, js_options),
     JS_CFUNC_DEF("max_message", 1, js_max_message),
     JS_CFUNC_DEF("ca_file", 1, js_ca_file),
+    JS_CFUNC_DEF("tls_resume", 1, js_tls_resume),
     JS_CFUNC_DEF("native_send", 2, js_native_send),
 };
 
@@ -130,6 +146,7 @@ static int js_lws_module_init(JSContext *ctx, JSModuleDef *m)
 
     if (getenv("QJSWS_CA_FILE") && opts_set_ca_file(getenv("QJSWS_CA_FILE")) < 0)
         return -1;
+    g_tls_resume = getenv("QJSWS_TLS_RESUME") && !strcmp(getenv("QJSWS_TLS_RESUME"), "1");
 
     JS_NewClassID(&js_lws_handle_class_id);
     JS_NewClass(rt, js_lws_handle_class_id, &handle_class);

@@ -17,6 +17,7 @@ unsigned g_opts = OPT_ALL;
 size_t g_max_message = MAX_MESSAGE_DEFAULT;
 const char *g_ca_file;
 unsigned g_ca_gen;
+int g_tls_resume;
 
 int opts_set_ca_file(const char *path)
 {

@@ -52,6 +52,11 @@ extern unsigned g_ca_gen;
 /* set it (a copy; NULL or "": the system's store): 0, or -1 out of memory */
 int opts_set_ca_file(const char *path);
 
+/* wss:// on our TLS transport: 1 a new connection resumes the last TLS session
+ * of its host and port (QJSWS_TLS_RESUME=1 at load, tls_resume()); 0 (the
+ * default) a full handshake every time.  Process-wide. */
+extern int g_tls_resume;
+
 #pragma GCC visibility pop
 
 #endif

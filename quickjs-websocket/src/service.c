@@ -275,5 +275,7 @@ JSValue js_pool_stats(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
     JS_SetPropertyStr(ctx, o, "tls_write_wants_read", JS_NewInt64(ctx, (int64_t)ts.wr_want_read));
     JS_SetPropertyStr(ctx, o, "tls_staged", JS_NewInt64(ctx, (int64_t)ts.staged));
     JS_SetPropertyStr(ctx, o, "tls_kept", JS_NewInt64(ctx, (int64_t)ts.kept));
+    JS_SetPropertyStr(ctx, o, "tls_handshakes", JS_NewInt64(ctx, (int64_t)ts.handshakes));
+    JS_SetPropertyStr(ctx, o, "tls_resumed", JS_NewInt64(ctx, (int64_t)ts.resumed));
     return o;
 }

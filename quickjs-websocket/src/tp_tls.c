@@ -70,7 +70,18 @@ struct tls {
     int fd;        /* the socket the session's BIO reads and writes */
     uint8_t *kept; /* unread bytes moved out of the shared buffer, or NULL */
     size_t kept_off, kept_len;
+    int port;      /* with host: which sessions it may resume (g_tls_resume) */
     char host[];   /* for the next address's attempt */
+};
+
+/* g_tls_resume: the newest resumable session per host and port, the least
+ * recently used replaced when every slot is taken */
+#define RESUME_SLOTS 64
+struct resume_slot {
+    SSL_SESSION *sess; /* our reference; NULL: a free slot */
+    uint64_t used;
+    int port;
+    char host[256];
 };
 
 static struct {
@@ -84,7 +95,52 @@ static struct {
     uint8_t *in;          /* the BIO's read buffer (TLS_RBUF), made at the first read */
     size_t in_off, in_len; /* its unread bytes, in[in_off, in_len), are in_owner's */
     struct tls *in_owner;
+    struct resume_slot resume[RESUME_SLOTS];
+    uint64_t resume_tick;
 } T;
+
+static void resume_clear(void)
+{
+    int i;
+    for (i = 0; i < RESUME_SLOTS; i++) {
+        SSL_SESSION_free(T.resume[i].sess);
+        T.resume[i].sess = NULL;
+    }
+}
+
+static struct resume_slot *resume_find(const char *host, int port)
+{
+    int i;
+    for (i = 0; i < RESUME_SLOTS; i++)
+        if (T.resume[i].sess && T.resume[i].port == port && !strcmp(T.resume[i].host, host))
+            return &T.resume[i];
+    return NULL;
+}
+
+/* OpenSSL's new-session callback (a TLS 1.3 ticket, or a TLS 1.2 session at
+ * the handshake's end): keep it for the next connection to this host and
+ * port.  1: the reference is ours now */
+static int resume_keep(SSL *ssl, SSL_SESSION *sess)
+{
+    struct tls *s = SSL_get_app_data(ssl);
+    struct resume_slot *slot;
+    int i;
+    if (!g_tls_resume || !s || strlen(s->host) >= sizeof(slot->host) || !SSL_SESSION_is_resumable(sess))
+        return 0;
+    slot = resume_find(s->host, s->port);
+    if (!slot) { /* a free slot, else the least recently used */
+        slot = &T.resume[0];
+        for (i = 0; i < RESUME_SLOTS && slot->sess; i++)
+            if (!T.resume[i].sess || T.resume[i].used < slot->used)
+                slot = &T.resume[i];
+    }
+    SSL_SESSION_free(slot->sess);
+    slot->sess = sess;
+    slot->used = ++T.resume_tick;
+    slot->port = s->port;
+    strcpy(slot->host, s->host);
+    return 1;
+}
 
 void tp_tls_init(const struct tp_up *up)
 {
@@ -93,6 +149,7 @@ void tp_tls_init(const struct tp_up *up)
 
 void tp_tls_destroy(void)
 {
+    resume_clear();
     SSL_CTX_free(T.ctx);
     T.ctx = NULL;
     BIO_meth_free(T.bio);
@@ -288,6 +345,10 @@ static SSL_CTX *tls_ctx(const char **why)
 #ifndef QJSWS_TLS_KEEP_BUFFERS /* (only to measure what it saves: bench/tls_idle_memory.py) */
     SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
 #endif
+    /* sessions to resume are kept by host and port (resume_keep), never in
+     * OpenSSL's own cache, which a client does not look up */
+    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+    SSL_CTX_sess_set_new_cb(ctx, resume_keep);
     if (g_ca_file ? SSL_CTX_load_verify_locations(ctx, g_ca_file, NULL) != 1
                   : SSL_CTX_set_default_verify_paths(ctx) != 1) {
         snprintf(T.why, sizeof(T.why), "TLS: cannot load the CA certificates of %s",
@@ -297,6 +358,7 @@ static SSL_CTX *tls_ctx(const char **why)
         *why = T.why;
         return NULL;
     }
+    resume_clear(); /* (verified against the former CA file) */
     SSL_CTX_free(T.ctx);
     T.ctx = ctx;
     T.ctx_gen = g_ca_gen;
@@ -351,6 +413,12 @@ static int session(struct tp *t, const char **why)
         *why = failure(s, "TLS: cannot verify this host", 0);
         return -1;
     }
+    SSL_set_app_data(s->ssl, s);
+    if (g_tls_resume) {
+        struct resume_slot *slot = resume_find(s->host, s->port);
+        if (slot && SSL_set_session(s->ssl, slot->sess) == 1)
+            slot->used = ++T.resume_tick;
+    }
     SSL_set_connect_state(s->ssl);
     s->hs = POLLOUT;
     s->rd = POLLIN;
@@ -369,6 +437,9 @@ static int handshake(struct tp *t, const char **why)
     r = SSL_do_handshake(s->ssl);
     if (r == 1) {
         s->hs = 0;
+        T.st.handshakes++;
+        if (SSL_session_reused(s->ssl))
+            T.st.resumed++;
         return 1;
     }
     e = SSL_get_error(s->ssl, r);
@@ -438,6 +509,7 @@ static int tls_open(struct tp *t, const char *host, int port, const char **why)
         return -1;
     }
     memcpy(s->host, host, hl);
+    s->port = port;
     t->tls = s;
     if (tp_tcp.open(t, host, port, why) < 0) {
         tls_free(t, 0);

@@ -21,6 +21,7 @@ void tp_tls_destroy(void);
  * buffer into their connection's own (another connection read) */
 struct tls_stats {
     uint64_t rd_want_write, wr_want_read, staged, kept;
+    uint64_t handshakes, resumed; /* handshakes done, and of them resumed sessions */
 };
 void tp_tls_stats(struct tls_stats *st);
 

@@ -121,6 +121,23 @@ def test_tls_info_tells_what_was_negotiated(peer_factory, scheme, variant):
         assert seen["open"]["library"].startswith("OpenSSL 3."), res
 
 
+@pytest.mark.parametrize("how", ["off", "env", "js"])
+def test_sessions_resumed_only_when_asked(peer_factory, scheme, how):
+    """Off by default: four connections in a row, four full handshakes. With
+    QJSWS_TLS_RESUME=1, or setTLSResume(true) from JS, the second and later resume the
+    session of the one before (the peer: lws-echo in TLS mode, OpenSSL's tickets);
+    setTLSResume takes booleans only."""
+    if scheme == "ws":
+        pytest.skip("TLS sessions: wss:// only")
+    peer = peer_factory("lws")
+    env = {"QJSWS_TLS_RESUME": "1"} if how == "env" else {}
+    res = run_qjs("resume", peer.url, "on" if how == "js" else "off", env_extra=env, timeout=30)
+    assert res["results"] == ["again"] * 4 and res["bad"] == "TypeError", res
+    assert (res["before"], res["after"]) == ((how == "env"), how != "off"), res
+    pool = res["pool"]
+    assert (pool["tls_handshakes"], pool["tls_resumed"]) == (4, 0 if how == "off" else 3), pool
+
+
 def test_tls_set_up_at_the_first_wss_connection(peer_factory, scheme):
     """Start-up sets nothing of TLS up: a ws:// run never reads OpenSSL's configuration
     or a CA store; a wss:// run reads them when it connects (strace)."""

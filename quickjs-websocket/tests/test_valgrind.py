@@ -80,3 +80,22 @@ def test_valgrind_buffered_amount(peer_factory, tmp_path, variant):
     m = re.search(r"definitely lost: ([\d,]+) bytes", text)
     assert m is None or m.group(1) == "0", text[-3000:]
     assert "Invalid read" not in text and "Invalid write" not in text, text[-5000:]
+
+
+def test_valgrind_resumed_sessions(peer_factory, tmp_path, scheme):
+    """Resuming TLS sessions (setTLSResume): the kept sessions are replaced as tickets
+    arrive and freed with the runtime; no invalid access, nothing definitely lost."""
+    if scheme == "ws":
+        pytest.skip("TLS sessions: wss:// only")
+    if not shutil.which("valgrind"):
+        pytest.skip("valgrind not installed")
+    peer = peer_factory("lws")
+    log = tmp_path / "vg.log"
+    wrapper = ["valgrind", "--tool=memcheck", "--leak-check=full", "--errors-for-leak-kinds=definite",
+               "--log-file=%s" % log]
+    res = run_qjs("resume", peer.url, "on", timeout=300, wrapper=wrapper)
+    assert res["results"] == ["again"] * 4 and res["pool"]["tls_resumed"] == 3, res
+    text = log.read_text()
+    assert "Invalid read" not in text and "Invalid write" not in text, text[-5000:]
+    m = re.search(r"definitely lost: ([\d,]+) bytes", text)
+    assert m is None or m.group(1) == "0", text[-3000:]

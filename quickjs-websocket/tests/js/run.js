@@ -3,7 +3,7 @@
 // Prints one JSON line with the results and exits 0 (the pytest side judges).
 import * as std from 'std'
 import * as os from 'os'
-import { WebSocket, poolStats, options, getMaxMessageSize, setMaxMessageSize, getCAFile, setCAFile } from '../../../build/quickjs-websocket/websocket.js'
+import { WebSocket, poolStats, options, getMaxMessageSize, setMaxMessageSize, getCAFile, setCAFile, getTLSResume, setTLSResume } from '../../../build/quickjs-websocket/websocket.js'
 
 const [, mode, url, ...rest] = scriptArgs
 
@@ -695,6 +695,23 @@ const modes = {
         done({ mode, results, before, prev, now, after: getCAFile(), bad, missing })
       })
     })
+  },
+  resume () {
+    // rest[0]: 'on' turns resumption on from JS; connects 4 times in sequence, each
+    // connection echoing one message before it closes
+    const before = getTLSResume()
+    let bad = null
+    try { setTLSResume(1) } catch (e) { bad = e.name }
+    if (rest[0] === 'on') setTLSResume(true)
+    const results = []
+    const one = (left) => {
+      const ws = new WebSocket(url)
+      ws.onopen = () => ws.send('again')
+      ws.onmessage = (e) => { results.push(e.data); ws.close(1000) }
+      ws.onerror = () => results.push('error')
+      ws.onclose = () => (left > 1 ? one(left - 1) : done({ mode, before, after: getTLSResume(), bad, results, pool: poolStats() }))
+    }
+    one(4)
   },
   tlsinfo () {
     const ws = new WebSocket(url)
