@@ -119,3 +119,15 @@ def test_no_switch_turns_certificate_checks_off() -> None:
         text = path.read_bytes().decode("utf-8", "replace")
         found += [f"{name}: {m.group(0)}" for m in INSECURE.finditer(text)]
     assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize("resume", [False, True], ids=["full", "resumed"])
+def test_the_quickjs_client_resumes_sessions_only_with_tls_resume(resume: bool) -> None:
+    """The handshake kind, 10 connections: lws-echo reports every one a full handshake,
+    or, with --tls-resume (handshakes_resume), all but the first resumed."""
+    with Server(server_tls_command("lws")) as server:
+        code, res, _ = run("quickjs", server.url(), "--kind", "handshake", "--count", "10", "--warmup", "0",
+                           *(["--tls-resume"] if resume else []))
+        assert code == 0, res
+        lines = server.tls_lines(10)
+    assert [m.group(4) for m in lines] == ["no"] + ["yes" if resume else "no"] * 9, [m.group(0) for m in lines]
