@@ -283,6 +283,23 @@ JSValue js_conn_buffered(JSContext *ctx, JSValueConst this_val, int argc, JSValu
     return JS_NewInt64(ctx, (int64_t)t->fr->buffered(t));
 }
 
+/* {keys[i]: values[i]} for the 4 of each, null where a value is NULL */
+static JSValue secinfo_object(JSContext *ctx, const char *const keys[4], const char *const values[4])
+{
+    JSValue obj = JS_NewObject(ctx);
+    size_t i;
+    if (JS_IsException(obj))
+        return obj;
+    for (i = 0; i < 4; i++) {
+        JSValue v = values[i] ? JS_NewString(ctx, values[i]) : JS_NULL;
+        if (JS_IsException(v) || JS_SetPropertyStr(ctx, obj, keys[i], v) < 0) {
+            JS_FreeValue(ctx, obj);
+            return JS_EXCEPTION;
+        }
+    }
+    return obj;
+}
+
 /*
  * conn.tls(): over wss://, once the TLS handshake is done, what it negotiated:
  * {version, cipher, group, library} (null where the library cannot tell);
@@ -294,32 +311,14 @@ JSValue js_conn_tls(JSContext *ctx, JSValueConst this_val, int argc, JSValueCons
     static const char *const keys[] = { "version", "cipher", "group", "library" };
     conn *c = get_conn(ctx, this_val);
     struct tp_secinfo info = { NULL, NULL, NULL, NULL };
-    const char *values[4];
-    struct tp *t;
-    JSValue obj;
-    size_t i;
+    struct tp *t = c ? conn_tp(c) : NULL;
     UNUSED(argc);
     UNUSED(argv);
     if (!c)
         return JS_EXCEPTION;
-    t = conn_tp(c);
     if (!t->ops || !t->ops->secinfo || t->ops->secinfo(t, &info) < 0)
         return JS_NULL;
-    values[0] = info.version;
-    values[1] = info.cipher;
-    values[2] = info.group;
-    values[3] = info.library;
-    obj = JS_NewObject(ctx);
-    if (JS_IsException(obj))
-        return obj;
-    for (i = 0; i < 4; i++) {
-        JSValue v = values[i] ? JS_NewString(ctx, values[i]) : JS_NULL;
-        if (JS_IsException(v) || JS_SetPropertyStr(ctx, obj, keys[i], v) < 0) {
-            JS_FreeValue(ctx, obj);
-            return JS_EXCEPTION;
-        }
-    }
-    return obj;
+    return secinfo_object(ctx, keys, (const char *const[]){ info.version, info.cipher, info.group, info.library });
 }
 
 /*

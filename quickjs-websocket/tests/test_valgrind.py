@@ -7,24 +7,31 @@ import pytest
 from qjsws_testkit import run_qjs
 
 
+def memcheck(tmp_path):
+    """valgrind memcheck as run_qjs's wrapper, and the log it writes."""
+    log = tmp_path / "vg.log"
+    return ["valgrind", "--tool=memcheck", "--leak-check=full", "--errors-for-leak-kinds=definite",
+            "--log-file=%s" % log], log
+
+
+def assert_clean(log):
+    """No invalid access, nothing definitely lost."""
+    text = log.read_text()
+    assert "Invalid read" not in text and "Invalid write" not in text, text[-5000:]
+    m = re.search(r"definitely lost: ([\d,]+) bytes", text)
+    assert m is None or m.group(1) == "0", text[-3000:]
+
+
 @pytest.mark.parametrize("variant_env", [{}, {"QJSWS_DISABLE": "all"}], ids=["optimized", "baseline"])
 def test_valgrind_no_leaks(peer_factory, tmp_path, variant_env):
     if not shutil.which("valgrind"):
         pytest.skip("valgrind not installed")
     peer = peer_factory("python")
-    log = tmp_path / "vg.log"
-    wrapper = ["valgrind", "--tool=memcheck", "--leak-check=full", "--errors-for-leak-kinds=definite",
-               "--log-file=%s" % log]
+    wrapper, log = memcheck(tmp_path)
     res = run_qjs("leak", peer.url, 10000, env_extra=variant_env, timeout=600, wrapper=wrapper)
     assert res["got"] == 10000 and res["bad"] == 0, res
     assert res["pool"]["free"] == res["pool"]["blocks"], res["pool"]
-    text = log.read_text()
-    m = re.search(r"definitely lost: ([\d,]+) bytes", text)
-    if m is None:
-        assert "All heap blocks were freed" in text or "definitely lost" not in text, text[-3000:]
-    else:
-        assert m.group(1) == "0", text[-3000:]
-    assert "Invalid read" not in text and "Invalid write" not in text, text[-5000:]
+    assert_clean(log)
 
 
 # failures (limit, allocation, UTF-8, a bad close frame), a handover from lws, an unanswered close
@@ -44,9 +51,7 @@ def test_valgrind_failure_paths(peer_factory, tmp_path, variant, path, env, qjs_
     if not shutil.which("valgrind"):
         pytest.skip("valgrind not installed")
     peer = peer_factory("raw")
-    log = tmp_path / "vg.log"
-    wrapper = ["valgrind", "--tool=memcheck", "--leak-check=full", "--errors-for-leak-kinds=definite",
-               "--log-file=%s" % log]
+    wrapper, log = memcheck(tmp_path)
     env = dict(variant, QJSWS_TEST_NATURAL="1", **env)
     if code is None:
         res = run_qjs("burst101", peer.url + path, env_extra=env, timeout=300, wrapper=wrapper)
@@ -56,10 +61,7 @@ def test_valgrind_failure_paths(peer_factory, tmp_path, variant, path, env, qjs_
         res = run_qjs("events", peer.url + path, *args, env_extra=env, timeout=300, wrapper=wrapper,
                       qjs_args=qjs_args)
         assert res["close"]["code"] == code, res
-    text = log.read_text()
-    m = re.search(r"definitely lost: ([\d,]+) bytes", text)
-    assert m is None or m.group(1) == "0", text[-3000:]
-    assert "Invalid read" not in text and "Invalid write" not in text, text[-5000:]
+    assert_clean(log)
 
 
 def test_valgrind_buffered_amount(peer_factory, tmp_path, variant):
@@ -69,17 +71,12 @@ def test_valgrind_buffered_amount(peer_factory, tmp_path, variant):
         pytest.skip("valgrind not installed")
     from test_semantics import check_buffered
     peer = peer_factory("raw")
-    log = tmp_path / "vg.log"
-    wrapper = ["valgrind", "--tool=memcheck", "--leak-check=full", "--errors-for-leak-kinds=definite",
-               "--log-file=%s" % log]
+    wrapper, log = memcheck(tmp_path)
     n = 8
     res = run_qjs("buffered", peer.url, n, 1 << 20, env_extra=dict(variant, QJSWS_TEST_NATURAL="1", QJSWS_TEST_STALL_MS="3000"),
                   timeout=300, wrapper=wrapper)
     check_buffered(res, n, res["options"]["buffered"])
-    text = log.read_text()
-    m = re.search(r"definitely lost: ([\d,]+) bytes", text)
-    assert m is None or m.group(1) == "0", text[-3000:]
-    assert "Invalid read" not in text and "Invalid write" not in text, text[-5000:]
+    assert_clean(log)
 
 
 def test_valgrind_resumed_sessions(peer_factory, tmp_path, scheme):
@@ -90,12 +87,7 @@ def test_valgrind_resumed_sessions(peer_factory, tmp_path, scheme):
     if not shutil.which("valgrind"):
         pytest.skip("valgrind not installed")
     peer = peer_factory("lws")
-    log = tmp_path / "vg.log"
-    wrapper = ["valgrind", "--tool=memcheck", "--leak-check=full", "--errors-for-leak-kinds=definite",
-               "--log-file=%s" % log]
+    wrapper, log = memcheck(tmp_path)
     res = run_qjs("resume", peer.url, "on", timeout=300, wrapper=wrapper)
     assert res["results"] == ["again"] * 4 and res["pool"]["tls_resumed"] == 3, res
-    text = log.read_text()
-    assert "Invalid read" not in text and "Invalid write" not in text, text[-5000:]
-    m = re.search(r"definitely lost: ([\d,]+) bytes", text)
-    assert m is None or m.group(1) == "0", text[-3000:]
+    assert_clean(log)
