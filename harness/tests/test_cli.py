@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from wsbench_testkit import (ROOT, announced_ports, fake_catalog, interrupt, listening, load_run, tiny_workloads,
-                             wsbench)
+from wsbench_testkit import (ROOT, announced_ports, ctrl_c_as_at_a_terminal, fake_catalog, interrupt, listening,
+                             load_run, tiny_workloads, wsbench)
 
 
 def one_line_error(proc: subprocess.CompletedProcess[str], *needles: str) -> None:
@@ -80,7 +80,8 @@ def test_interrupt_keeps_what_was_measured_and_leaves_nothing_behind(tmp_path: P
     proc = subprocess.Popen(
         [sys.executable, "-m", "wsbench", "--catalog", str(catalog), "--workloads-dir",
          str(tiny_workloads(tmp_path / "w", timeout_s=60)), "run", "--suite", "t", "--out", str(out)],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=ctrl_c_as_at_a_terminal)
     try:
         deadline = time.monotonic() + 60
         run = None

@@ -20,7 +20,7 @@ from wsbench import histogram, procs
 from wsbench.cluster import engine as engines, tasks
 from wsbench.errors import WsbenchError
 
-from wsbench_testkit import FIXTURES, PY, ROOT, fake_catalog, tiny_workloads, wsbench
+from wsbench_testkit import FIXTURES, PY, ROOT, ctrl_c_as_at_a_terminal, fake_catalog, tiny_workloads, wsbench
 
 LWS, LOADGEN = ROOT / "build/bin/lws-echo", ROOT / "build/bin/wsbench-loadgen"
 
@@ -187,7 +187,8 @@ def test_ctrl_c_during_a_cluster_run_stops_the_cluster_and_every_client(
     proc = subprocess.Popen([PY, "-m", "wsbench", "--catalog", str(catalog), "--workloads-dir",
                              str(tiny_workloads(tmp_path / "w", count=20)), "run", "--suite", "t", "-n", "1",
                              "--cluster", "local:2", "--target", f"ws://127.0.0.1:{port}/", "--out", str(out)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=ctrl_c_as_at_a_terminal)
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and len(_ours(f"--url ws://127.0.0.1:{port}/")) < 2:  # both shards' clients are running

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from wsbench_testkit import ROOT
+from wsbench_testkit import ROOT, ctrl_c_as_at_a_terminal
 
 WORKLOAD_DIR = ROOT / "clients" / "workload"
 OUR_MODULE_SYMBOLS = re.compile(r"\b(own_[a-z_]+|qjsws_[a-z_]+|js_ws_[a-z_]+|conn_[a-z_]+|loop_[a-z_]+|"
@@ -221,7 +221,7 @@ def test_ctrl_c_mid_profile_leaves_nothing_behind(tmp_path: Path) -> None:
                              "--min-seconds", "6", "--out", str(tmp_path / "profiles"),
                              "--reports", str(tmp_path / "reports")],
                             cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True, preexec_fn=ctrl_c_as_at_a_terminal)
     try:
         assert proc.stderr is not None
         for line in proc.stderr:  # the unprofiled pass is over: the perf pass is starting

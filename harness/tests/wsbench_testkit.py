@@ -86,12 +86,19 @@ def listening(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
+def ctrl_c_as_at_a_terminal() -> None:
+    """preexec_fn of a process a test will Ctrl-C: SIGINT back to its default, as a
+    terminal's foreground job has it, even when the tests run in a background job (which
+    starts with SIGINT ignored, and passes that on)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def started(*args: str, first_line: str, settle_s: float = 2.0) -> subprocess.Popen[str]:
     """A wsbench started in its own session (for ``interrupt``), returned once it has
     printed ``first_line`` on stderr (its handlers are in place then) and ``settle_s``
     more have passed."""
     proc = subprocess.Popen([PY, "-m", "wsbench", *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True, preexec_fn=ctrl_c_as_at_a_terminal)
     try:
         assert proc.stderr is not None
         first = proc.stderr.readline()
