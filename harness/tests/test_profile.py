@@ -197,9 +197,9 @@ def test_a_profile_over_tls_profiles_the_twin_and_shows_the_tls_library(tmp_path
     assert run["settings"]["tls"]["mode"] == "on" and run["settings"]["tls"]["key_type"]
     (entry,) = run["profiles"]["cells"]
     assert (entry["server"], entry["client"], entry["sides"]) == ("lws/wss", "quickjs", ["client"])
-    svg = _svg(entry)
-    assert re.search(r"\b(SSL_\w+|ssl3_\w+|tls1?3?_\w+|ossl_\w+|aesni_\w+|gcm_\w+)", svg), \
-        "no frame of OpenSSL in the flamegraph of a client over wss://"
+    _svg(entry)
+    # libssl and libcrypto by their files: sampled whatever symbols a short run happens to hit
+    assert entry["breakdown"]["client"]["shares"]["TLS & crypto"] > 0, entry["breakdown"]["client"]
     _one_line(wsbench("profile", "-w", "text_11", "-s", "apache", "-c", "quickjs", "--tls", "on",
                       "--reports", str(tmp_path)), "unknown server 'apache'")
 
