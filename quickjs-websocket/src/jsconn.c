@@ -283,9 +283,11 @@ JSValue js_conn_buffered(JSContext *ctx, JSValueConst this_val, int argc, JSValu
     return JS_NewInt64(ctx, (int64_t)t->fr->buffered(t));
 }
 
-/* {keys[i]: values[i]} for the 4 of each, null where a value is NULL */
-static JSValue secinfo_object(JSContext *ctx, const char *const keys[4], const char *const values[4])
+/* {version, cipher, group, library}, null where not known */
+static JSValue secinfo_object(JSContext *ctx, const struct tp_secinfo *info)
 {
+    static const char *const keys[] = { "version", "cipher", "group", "library" };
+    const char *const values[] = { info->version, info->cipher, info->group, info->library };
     JSValue obj = JS_NewObject(ctx);
     size_t i;
     if (JS_IsException(obj))
@@ -308,7 +310,6 @@ static JSValue secinfo_object(JSContext *ctx, const char *const keys[4], const c
  */
 JSValue js_conn_tls(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
 {
-    static const char *const keys[] = { "version", "cipher", "group", "library" };
     conn *c = get_conn(ctx, this_val);
     struct tp_secinfo info = { NULL, NULL, NULL, NULL };
     struct tp *t = c ? conn_tp(c) : NULL;
@@ -318,7 +319,7 @@ JSValue js_conn_tls(JSContext *ctx, JSValueConst this_val, int argc, JSValueCons
         return JS_EXCEPTION;
     if (!t->ops || !t->ops->secinfo || t->ops->secinfo(t, &info) < 0)
         return JS_NULL;
-    return secinfo_object(ctx, keys, (const char *const[]){ info.version, info.cipher, info.group, info.library });
+    return secinfo_object(ctx, &info);
 }
 
 /*

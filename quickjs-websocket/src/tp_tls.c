@@ -774,13 +774,13 @@ static int tls_shutdown(struct tp *t)
     return shutdown(t->fd, SHUT_WR);
 }
 
-void tp_tls_describe(const SSL *ssl, struct tp_secinfo *out)
+void tp_tls_describe(SSL *ssl, struct tp_secinfo *out)
 {
-    int group = SSL_get_negotiated_group((SSL *)ssl);
+    int group = SSL_get_negotiated_group(ssl);
     const SSL_CIPHER *cipher = SSL_get_current_cipher(ssl);
     out->version = SSL_get_version(ssl);
     out->cipher = cipher ? SSL_CIPHER_get_name(cipher) : NULL;
-    out->group = group > 0 ? SSL_group_to_name((SSL *)ssl, group) : NULL;
+    out->group = group > 0 ? SSL_group_to_name(ssl, group) : NULL;
     out->library = OpenSSL_version(OPENSSL_VERSION);
 }
 

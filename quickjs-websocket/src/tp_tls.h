@@ -28,7 +28,7 @@ void tp_tls_stats(struct tls_stats *st);
 /* what the OpenSSL session ssl negotiated (a finished handshake's): also for
  * libwebsockets' sessions (tp_lws.c, the lws path over wss://) */
 struct ssl_st;
-void tp_tls_describe(const struct ssl_st *ssl, struct tp_secinfo *out);
+void tp_tls_describe(struct ssl_st *ssl, struct tp_secinfo *out);
 
 #pragma GCC visibility pop
 

@@ -26,8 +26,9 @@ from . import EXIT_FAILED, Checkpoint, record_and_report
 def main(args: argparse.Namespace, argv: list[str]) -> int:
     if args.diff:
         return _diff(args)
-    catalog, tls = _over_tls(load_catalog(args.catalog), args.tls_key, args.server) if args.tls == "on" \
-        else (load_catalog(args.catalog), None)
+    catalog, tls = load_catalog(args.catalog), None
+    if args.tls == "on":
+        catalog, tls = _over_tls(catalog, args.tls_key, args.server)
     plans, clients, servers = session.plans(catalog, load_workloads(args.workloads_dir), args.workload, args.client,
                                             args.server, args.side, args.matrix)
     if not 0 <= args.min_seconds <= 600:

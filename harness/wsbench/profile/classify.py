@@ -85,7 +85,7 @@ GO_ALLOCATOR = (r"^runtime\.(mallocgc\w*|newobject|newarray|makeslice\w*|growsli
 # its internals such as fe_mul of X25519 and the assembly's names) and BoringSSL's names,
 # rustls and ring (Rust symbols, demangled), Go's crypto packages (k6). Bun's and Deno's
 # binaries are stripped: their TLS stays under the engine.
-LINKED_TLS = (r"^(SSL_|ssl3?_|ssl_|tls1?3?_|tls_|ossl_|OSSL_|EVP_|evp_|aesni_|aes_|AES_|gcm_|GCM_|"
+LINKED_TLS = (r"^(SSL_|ssl3?_|tls(1|13)?_|ossl_|OSSL_|EVP_|evp_|aesni_|aes_|AES_|gcm_|GCM_|"
               r"sha(1|256|512)_|SHA(1|256|512)_|ecp_|ec_|EC_|ecdsa_|ECDSA_|x25519|X25519|curve25519|fe_|fe51_|"
               r"BN_|bn_|RSA_|rsa_|X509|x509|ASN1_|asn1_|d2i_|i2d_|PEM_|OBJ_|ERR_|RAND_|rand_|OPENSSL_|"
               r"CRYPTO_|HMAC|hmac_|kdf_|ChaCha20|chacha20|Poly1305|poly1305|bssl::|ring_core_|aws_lc_|"
