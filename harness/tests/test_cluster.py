@@ -17,7 +17,7 @@ from typing import Iterator
 import pytest
 
 from wsbench import histogram, procs
-from wsbench.cluster import engine as engines, tasks
+from wsbench.cluster import dask_engine, tasks
 from wsbench.errors import WsbenchError
 
 from wsbench_testkit import FIXTURES, PY, ROOT, ctrl_c_as_at_a_terminal, fake_catalog, tiny_workloads, wsbench
@@ -79,15 +79,15 @@ def _listeners(pid: int) -> list[str]:
 
 
 def test_a_local_cluster_listens_on_loopback_addresses_only_and_stops_with_nothing_left(tmp_path: Path) -> None:
-    engine = engines.connect("local:2", tmp_path / "logs", "127.0.0.1")
+    engine = dask_engine.connect("local:2", tmp_path / "logs", "127.0.0.1")
     try:
         assert [(w.name, w.host) for w in engine.workers] == [("load-1", "127.0.0.2"), ("load-2", "127.0.0.3"),
                                                               ("server-host", "127.0.0.1")]
-        server, load = engines.roles(engine.workers, "127.0.0.1", None)
+        server, load = dask_engine.roles(engine.workers, "127.0.0.1", None)
         assert server is not None and server.name == "server-host" and [w.name for w in load] == ["load-1", "load-2"]
-        assert engines.roles(engine.workers, "localhost", "load-2")[0].name == "load-2"  # type: ignore[union-attr]
+        assert dask_engine.roles(engine.workers, "localhost", "load-2")[0].name == "load-2"  # type: ignore[union-attr]
         with pytest.raises(WsbenchError, match="--server-worker nope: no worker has that name"):
-            engines.roles(engine.workers, "127.0.0.1", "nope")
+            dask_engine.roles(engine.workers, "127.0.0.1", "nope")
         pids = [p.pid for p in engine.started]
         addresses = [a for pid in pids for a in _listeners(pid)]
         assert addresses and all(a.startswith("127.") for a in addresses), addresses  # dashboards too
@@ -208,7 +208,7 @@ def test_ctrl_c_during_a_cluster_run_stops_the_cluster_and_every_client(
 def test_a_cluster_the_user_runs_is_reached_by_its_address_and_the_server_worker_can_be_named(
         tmp_path: Path, echo_server: tuple[int, int]) -> None:
     pid, port = echo_server
-    engine = engines.connect("local:2", tmp_path / "theirs", None)  # no worker on the server's host
+    engine = dask_engine.connect("local:2", tmp_path / "theirs", None)  # no worker on the server's host
     catalog = fake_catalog(tmp_path / "rt.toml", {"s": []}, {"c": {}})
     workloads = tiny_workloads(tmp_path / "w", count=20)
     try:

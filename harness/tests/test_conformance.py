@@ -236,7 +236,7 @@ def test_bad_names_give_one_line() -> None:
 
 def test_missing_certificates_are_one_line(tmp_path: Path) -> None:
     """--tls without build/tls (make setup): one line, nothing started."""
-    code = ("import sys, pathlib; import wsbench.tls as t; t.TLS_DIR = pathlib.Path(sys.argv[1]); "
+    code = ("import sys, pathlib; import wsbench.certificates as t; t.TLS_DIR = pathlib.Path(sys.argv[1]); "
             "from wsbench.cli import main; sys.exit(main(sys.argv[2:]))")
     proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "tls"), "conformance", "--tls", "--case",
                            "rsv1-text", "--out", str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True,

@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from wsbench import tls
+from wsbench import certificates
 from wsbench.conformance import cases, judge as J, tls_cases, tls_judge, tls_setup
 from wsbench.conformance.frames import CLOSE, TEXT
 from wsbench.conformance.peer import Observation, Peer, Pending
@@ -38,7 +38,7 @@ def test_the_failure_set() -> None:
     for c in tls_cases.TLS_CASES:
         assert c.group == tls_cases.GROUP and c.certificate and c.title and c.why and c.expect.describe()
         assert c.id not in cases.BY_ID
-    assert {c.certificate for c in tls_cases.TLS_CASES} == {"server", *tls.FAILURE_CERTS}
+    assert {c.certificate for c in tls_cases.TLS_CASES} == {"server", *certificates.FAILURE_CERTS}
     assert [c.expect.error_required for c in tls_cases.TLS_CASES[3:]] == [True, True, False]
     assert len(tls_cases.select(None, tls=False)) == len(cases.CASES)
     assert len(tls_cases.select(None, tls=True)) == len(cases.CASES) + 6
@@ -121,7 +121,7 @@ def peer() -> Iterator[Peer]:
 
 
 def client_ctx() -> ssl.SSLContext:
-    return tls.client_context(tls.load_certs())
+    return certificates.client_context(certificates.load_certs())
 
 
 def play(peer: Peer, case_id: str, token: str, ragged_eofs: bool = True) -> tuple[Pending, ssl.SSLSocket, bytes]:

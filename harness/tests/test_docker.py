@@ -18,7 +18,7 @@ from typing import Iterator
 import pytest
 
 from wsbench.catalog import load_catalog
-from wsbench.docker import engine as engine_mod
+from wsbench.docker import dockerd
 from wsbench.docker.bench import check_info
 from wsbench.docker.images import (COMPOSE_FILE, PORTS, RUNNER, SERVERS, build, compose_env, entrypoint,
                                    runtime_version_in)
@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def _why_no_engine() -> str | None:
     if os.environ.get("WSBENCH_SKIP_DOCKER"):
         return "WSBENCH_SKIP_DOCKER is set"
-    return engine_mod.unavailable()
+    return dockerd.unavailable()
 
 
 def _no_engine(why: object) -> None:
@@ -44,19 +44,19 @@ def _no_engine(why: object) -> None:
 
 
 @pytest.fixture(scope="module")
-def eng() -> Iterator[engine_mod.Engine]:
+def eng() -> Iterator[dockerd.Engine]:
     why = _why_no_engine()
     if why:
         _no_engine(why)
     try:
-        started = engine_mod.start()
+        started = dockerd.start()
     except WsbenchError as exc:
         _no_engine(exc)
     try:
         yield started
-        assert engine_mod.foreign_networks(started) == []
+        assert dockerd.foreign_networks(started) == []
     finally:
-        assert engine_mod.stop(started) is None
+        assert dockerd.stop(started) is None
         if started.pid is not None:
             assert not Path(f"/proc/{started.pid}").exists() or \
                 Path(f"/proc/{started.pid}/stat").read_text().split(") ")[1][0] in "ZX"
@@ -64,7 +64,7 @@ def eng() -> Iterator[engine_mod.Engine]:
 
 def test_the_docker_commands_answer_in_one_line_without_an_engine() -> None:
     check = wsbench("docker", "engine", "check")
-    assert check.returncode == (0 if engine_mod.unavailable() is None else 1), check.stderr
+    assert check.returncode == (0 if dockerd.unavailable() is None else 1), check.stderr
     assert check.stdout.startswith("docker engine: ") and check.stdout.count("\n") == 1
     for args, said in ((["docker", "engine", "run"], "usage: wsbench docker engine run -- CMD ..."),
                        (["docker", "engine", "run", "--", "/nonexistent/cmd"], "/nonexistent/cmd: not found")):
@@ -74,7 +74,7 @@ def test_the_docker_commands_answer_in_one_line_without_an_engine() -> None:
     assert usage.returncode == 2 and "unrecognized arguments: --suite" in usage.stderr
 
 
-def test_compose_file_is_valid_host_network_only_with_cpusets_and_healthchecks(eng: engine_mod.Engine) -> None:
+def test_compose_file_is_valid_host_network_only_with_cpusets_and_healthchecks(eng: dockerd.Engine) -> None:
     if shutil.which("docker-compose") is None:
         pytest.skip("docker-compose is not installed (make docker-setup)")
     env = compose_env(eng, server_cpus="1", client_cpus="0")
@@ -92,7 +92,7 @@ def test_compose_file_is_valid_host_network_only_with_cpusets_and_healthchecks(e
         assert f"exec 3<>/dev/tcp/127.0.0.1/{port}" in text and f"- '{port}'" in text
 
 
-def test_every_server_image_builds_and_passes_the_harness_verification(eng: engine_mod.Engine,
+def test_every_server_image_builds_and_passes_the_harness_verification(eng: dockerd.Engine,
                                                                         tmp_path: Path) -> None:
     t0 = time.monotonic()
     build(eng, SERVERS)
@@ -122,7 +122,7 @@ def test_every_server_image_builds_and_passes_the_harness_verification(eng: engi
             eng.docker("rm", "-f", cid, check=False)
 
 
-def _ready_port(eng: engine_mod.Engine, cid: str, timeout_s: float = 30) -> int:
+def _ready_port(eng: dockerd.Engine, cid: str, timeout_s: float = 30) -> int:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         logs = eng.docker("logs", cid, check=False)

@@ -2,7 +2,7 @@ from collections import Counter
 
 from wsbench.results import Cell, ProgramRecord, Run, Sample
 from wsbench.runner import interleaved
-from wsbench.report.table import bound_side, rank, render_markdown
+from wsbench.report.ranked import bound_side, rank, render_markdown
 
 
 def cells(n: int) -> list[Cell]:

@@ -11,7 +11,7 @@ import pytest
 from runkit import run_of
 from wsbench_testkit import FIXTURES, wsbench
 
-from wsbench.report import claims, csvfile, model, render, sources
+from wsbench.report import claims, csvfile, derived as model, render, sources
 from wsbench.results import read_json
 
 QUICK = FIXTURES / "run-quick-trimmed.json"

@@ -13,7 +13,7 @@ import pytest
 from wsbench import report
 from wsbench.gate import baseline
 from wsbench.records import GateBaseline, GateReport
-from wsbench.report.table import render_markdown
+from wsbench.report.ranked import render_markdown
 from wsbench.results import READABLE_VERSIONS, SCHEMA_VERSION, Run, read_json, write_json
 from wsbench_testkit import FIXTURES, ROOT
 

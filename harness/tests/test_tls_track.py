@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from wsbench import tls
+from wsbench import certificates
 from wsbench.catalog import load_catalog
 from wsbench.errors import WsbenchError
 from wsbench.paths import RUNTIMES_FILE
@@ -24,8 +24,8 @@ WORKLOADS = load_workloads(ROOT / "workloads")
 
 
 def test_the_certificates_are_listed_and_there() -> None:
-    certs = tls.load_certs()
-    for entry in ("ca", "server", "server-rsa", *tls.FAILURE_CERTS):
+    certs = certificates.load_certs()
+    for entry in ("ca", "server", "server-rsa", *certificates.FAILURE_CERTS):
         assert certs.file(entry).is_file()
         assert certs.file(entry, "key").is_file()
     assert certs.values("server") == {"{ca}": "build/tls/ca.pem", "{cert}": "build/tls/server.pem",
@@ -34,7 +34,7 @@ def test_the_certificates_are_listed_and_there() -> None:
 
 def test_missing_certificates_are_one_line(tmp_path: Path) -> None:
     with pytest.raises(WsbenchError, match=r"manifest.json is missing: the TLS certificates are made by make setup"):
-        tls.load_certs(tmp_path)
+        certificates.load_certs(tmp_path)
 
 
 def test_every_server_and_every_non_quickjs_client_has_a_tls_entry() -> None:
@@ -44,7 +44,7 @@ def test_every_server_and_every_non_quickjs_client_has_a_tls_entry() -> None:
 
 
 def test_twins_carry_the_certificate_in_their_command() -> None:
-    values = tls.load_certs().values("server-rsa")
+    values = certificates.load_certs().values("server-rsa")
     deno = CATALOG.servers["deno"].over_tls(values)
     assert deno.name == "deno/wss" and deno.secure
     assert "--allow-read=build/tls/server-rsa.pem,build/tls/server-rsa.key" in deno.command
@@ -99,7 +99,7 @@ def test_server_lines_parse() -> None:
     assert parse_tls_line(line) == {"version": "TLSv1.3", "cipher": "TLS_AES_128_GCM_SHA256", "group": None,
                                     "resumed": True, "library": "OpenSSL 3.0.19 x"}
     assert parse_tls_line("WSBENCH-TLS version=TLSv1.3") is None
-    assert tls.tls_summary([parse_tls_line(line), {**parse_tls_line(line), "resumed": False, "group": "x25519"}]) == {
+    assert certificates.tls_summary([parse_tls_line(line), {**parse_tls_line(line), "resumed": False, "group": "x25519"}]) == {
         "connections": 2, "resumed": 1, "version": "TLSv1.3", "cipher": "TLS_AES_128_GCM_SHA256",
         "group": "x25519", "library": "OpenSSL 3.0.19 x"}
 
@@ -108,12 +108,12 @@ def test_server_lines_parse() -> None:
                                          ("untrusted", "unable to get local issuer certificate"),
                                          ("wrong-host", "IP address mismatch")])
 def test_verification_checks_the_certificate_and_the_host_name(tmp_path: Path, entry: str, why: str | None) -> None:
-    certs = tls.load_certs()
+    certs = certificates.load_certs()
     server = CATALOG.servers["lws"].over_tls(certs.values(entry))
     live = start_server(server, tmp_path)
     try:
         assert live.url().startswith("wss://127.0.0.1:")
-        result = verify_echo(live.url(), tls.client_context(certs))
+        result = verify_echo(live.url(), certificates.client_context(certs))
         lines = live.tls_lines(0)
     finally:
         live.stop()

@@ -7,11 +7,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import tls as tlsfiles, tomlfile
+from . import certificates, tomlfile
 from .errors import WsbenchError
 from .paths import ROOT, RUNTIMES_FILE, relative
 
-BARRIERS = ("stdin", "http")  # barrier.py
+BARRIERS = ("stdin", "http")  # hold.py
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ class Runtime:
 @dataclass(frozen=True)
 class TlsSpec:
     """How a program speaks TLS (runtimes.toml's ``tls`` table; placeholders ``{ca}``,
-    ``{cert}``, ``{key}``, see tls.py): ``command`` replaces the program's command line
+    ``{cert}``, ``{key}``, see certificates.py): ``command`` replaces the program's command line
     where flags must come before its script (Deno's permissions and ``--cert``), ``args``
     are appended, ``env`` is added (``NODE_EXTRA_CA_CERTS``)."""
 
@@ -53,7 +53,7 @@ class Program:
     tls: TlsSpec | None = None  # how it speaks TLS (None: it cannot)
     secure: bool = False  # this instance runs over TLS (a server's "/wss" twin, a client in its cells)
     twin_of: str | None = None  # a twin's catalog name (NAME/wss, NAME/unchecked): scopes treat it as NAME
-    barrier: str = "stdin"  # clients: how they take the two barriers (barrier.py): "stdin" or "http" (k6)
+    barrier: str = "stdin"  # clients: how they take the two barriers (hold.py): "stdin" or "http" (k6)
     expect: dict[str, Any] = field(default_factory=dict)  # what it must report of itself: "ws.bufferutil" = true
 
     def unmet(self, reported: dict[str, Any] | None, where: str) -> str | None:
@@ -96,8 +96,8 @@ class Program:
         a server becomes its twin ``NAME/wss``; a client keeps its name."""
         assert self.tls is not None
         spec = self.tls
-        command = tlsfiles.expand(spec.command or self.command, values) + tlsfiles.expand(spec.args, values)
-        env = {**self.env, **{k: tlsfiles.expand((v,), values)[0] for k, v in spec.env.items()}}
+        command = certificates.expand(spec.command or self.command, values) + certificates.expand(spec.args, values)
+        env = {**self.env, **{k: certificates.expand((v,), values)[0] for k, v in spec.env.items()}}
         if self.kind == "server":
             return replace(self, name=f"{self.name}/wss", label=f"{self.label} over TLS", command=command,
                            env=env, secure=True, twin_of=self.twin_of or self.name)
@@ -220,7 +220,7 @@ def _tls(where: str, table: Any) -> TlsSpec:
         args=tuple(tomlfile.strings(where, table.get("args", []), "args")),
         env={str(k): tomlfile.expect(where, v, str, f"env.{k}") for k, v in env.items()})
     used = " ".join((*(spec.command or ()), *spec.args, *spec.env.values()))
-    if not any(p in used for p in tlsfiles.PLACEHOLDERS):
-        raise WsbenchError(f"{where}: names no certificate ({', '.join(tlsfiles.PLACEHOLDERS)}): how would it "
+    if not any(p in used for p in certificates.PLACEHOLDERS):
+        raise WsbenchError(f"{where}: names no certificate ({', '.join(certificates.PLACEHOLDERS)}): how would it "
                            "trust the test CA or present the server certificate?")
     return spec

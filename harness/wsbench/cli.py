@@ -16,14 +16,14 @@ from typing import Any, NoReturn, Sequence
 
 from . import __version__, procs, report
 from .cluster import options as cluster_options
-from .conformance.runner import DEFAULT_JOBS
+from .conformance.schedule import DEFAULT_JOBS
 from .errors import WsbenchError
-from .gate import baseline as gate_baseline, session as gate_session, wall as gate_wall
+from .gate import baseline as gate_baseline, invocation as gate_invocation, wall as gate_wall
 from .gate.cells import CELLS as GATE_CELLS
 from .paths import PROFILES_DIR, REPORTS_DIR, RUNTIMES_FILE, WORKLOADS_DIR
-from .profile import session as profile_session, startup
+from .profile import hyperfine, profiling
 from .profile.record import DEFAULT_FREQUENCY
-from .tls import DEFAULT_KEY_TYPE, KEY_TYPES
+from .certificates import DEFAULT_KEY_TYPE, KEY_TYPES
 from .workloads import DEFAULT_MIN_SECONDS, TLS_MODES
 
 EXIT_USAGE = 2
@@ -131,10 +131,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help="which process to profile (auto: the one that is not a reference program)")
     prof.add_argument("--matrix", action="store_true",
                       help="every client against the reference server and every server driven by the reference "
-                           "client (default workloads: " + ", ".join(profile_session.MATRIX_WORKLOADS) +
+                           "client (default workloads: " + ", ".join(profiling.MATRIX_WORKLOADS) +
                            "; make profile)")
-    prof.add_argument("--min-seconds", type=float, default=profile_session.DEFAULT_MIN_SECONDS, metavar="S",
-                      help=f"shortest measured phase (default {profile_session.DEFAULT_MIN_SECONDS:g})")
+    prof.add_argument("--min-seconds", type=float, default=profiling.DEFAULT_MIN_SECONDS, metavar="S",
+                      help=f"shortest measured phase (default {profiling.DEFAULT_MIN_SECONDS:g})")
     prof.add_argument("--frequency", "-F", type=int, default=DEFAULT_FREQUENCY, metavar="HZ",
                       help=f"perf samples per second (default {DEFAULT_FREQUENCY})")
     prof.add_argument("--tls", choices=("off", "on"), default="off",
@@ -155,8 +155,8 @@ def build_parser() -> argparse.ArgumentParser:
     up = add("startup", help="start-up time of clients (connect, echo 11 B, close, exit) and servers "
                              "(exec to readiness) with hyperfine")
     _names(up, "client", "server", defaults=True)
-    up.add_argument("--warmup", type=int, default=startup.DEFAULT_WARMUP, help="hyperfine --warmup")
-    up.add_argument("--runs", type=int, default=startup.DEFAULT_RUNS, help="hyperfine --runs")
+    up.add_argument("--warmup", type=int, default=hyperfine.DEFAULT_WARMUP, help="hyperfine --warmup")
+    up.add_argument("--runs", type=int, default=hyperfine.DEFAULT_RUNS, help="hyperfine --runs")
     _results(up, "--reports", "directory for the results JSON and Markdown")
 
     gate = add("gate", help="regression gate: instruction counts (callgrind) and confirmed wall-clock "
@@ -164,7 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     gate.add_argument("--baseline", type=Path, default=gate_baseline.DEFAULT_PATH,
                       help="the baseline file (default: baselines/gate.json)")
     gate.add_argument("--update", action="store_true", help="measure and write the baseline instead of gating")
-    gate.add_argument("--only", choices=gate_session.GATES, help="run one gate only")
+    gate.add_argument("--only", choices=gate_invocation.GATES, help="run one gate only")
     gate.add_argument("--quick", action="store_true", help="the reduced message counts (make test)")
     gate.add_argument("--cell", action="append", metavar="NAME",
                       help="deterministic cells only (program/workload, a program or a workload; repeatable): "

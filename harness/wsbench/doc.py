@@ -1,6 +1,6 @@
 """A document as data: sections of paragraphs, tables, bullet lists and charts.
 
-The Markdown tables (report/table.py) and the report (report/) build what they show as
+The Markdown tables (report/ranked.py) and the report (report/) build what they show as
 ``Section``s; ``markdown()`` renders them here, report/html.py renders the same sections
 as HTML (where a table cell's shade, a factor against the best, becomes its colour, and
 where charts appear: Markdown leaves them out).

@@ -2,7 +2,7 @@
 
 The client is held at both ends of its measured phase (``WSBENCH_HOLD=1``, see
 clients/README.md), on its stdin or, for a client that cannot read it (k6: the catalog's
-``barrier = "http"``), over a loopback HTTP endpoint (barrier.py):
+``barrier = "http"``), over a loopback HTTP endpoint (hold.py):
 - start barrier: at ``WSBENCH-START`` the client waits; the harness reads both sides' CPU
   clocks, then tells it ``GO``, and only then does the client start its clock. Nothing
   the client measures can run before the readings are taken.
@@ -30,13 +30,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from . import procfs, procs
-from .barrier import GO_LINE, Barrier, barrier_for
+from .hold import GO_LINE, Hold, hold_for
 from .catalog import Program
 from .logs import last_line
 from .paths import ROOT
 from .results import Sample, Settings
 from .server import ServerHandle
-from .tls import tls_summary
+from .certificates import tls_summary
 from .workloads import HOLDING_KINDS, Workload
 
 START_LINE = "WSBENCH-START"
@@ -103,7 +103,7 @@ def run_client(client: Program, server: ServerHandle, workload: Workload, rep: i
     """One run of ``client`` against ``server``; ``override`` replaces workload parameters
     (a rate sweep runs the same workload at several rates); ``observer`` is told when the
     measured phase starts and ends."""
-    barrier = barrier_for(client.barrier)
+    barrier = hold_for(client.barrier)
     try:
         return _run(client, server, workload, rep, log_dir, settings, override, observer, barrier)
     finally:
@@ -111,7 +111,7 @@ def run_client(client: Program, server: ServerHandle, workload: Workload, rep: i
 
 
 def _run(client: Program, server: ServerHandle, workload: Workload, rep: int, log_dir: Path, settings: Settings,
-         override: dict[str, Any] | None, observer: PhaseObserver | None, barrier: Barrier) -> Sample:
+         override: dict[str, Any] | None, observer: PhaseObserver | None, barrier: Hold) -> Sample:
     sample = Sample(rep=rep)
     culprit = f"client '{client.name}' vs server '{server.program.name}' on '{workload.name}'"
     if not server.alive():

@@ -1,7 +1,7 @@
 """Ranking a workload's cells: best median first, tie groups from the 95 % intervals,
 each row's factor against the best, and the side that kept its core busy.
 
-Shared by the Markdown tables (report/table.py), the rest of the report (report/) and the comparison of
+Shared by the Markdown tables (report/ranked.py), the rest of the report (report/) and the comparison of
 runs (compare.py), so that there is one ranking.
 """
 

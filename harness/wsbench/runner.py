@@ -18,7 +18,7 @@ from .server import ServerHandle, start_server
 from .target import ExternalServer, is_target
 from .verify import verify_echo
 from .workloads import DEFAULT_SUITE, TLS_MODES, Suite, Workload, WorkloadSet, suite_defaults
-from . import environment, merge, pinning, runs, target, tls as tlsfiles
+from . import environment, merge, pinning, runs, target, certificates
 
 
 @dataclass
@@ -32,7 +32,7 @@ class Plan:
     target_pids: dict[str, int] = field(default_factory=dict)  # --target-pid: targets' processes here
     environment_extra: dict[str, Any] = field(default_factory=dict)  # added to the run's environment
     shard: tuple[int, int] | None = None  # --shard I/N: one of N load generators (wsbench merge)
-    tls_values: dict[str, str] | None = None  # the certificates' placeholders (tls.py), with --tls
+    tls_values: dict[str, str] | None = None  # the certificates' placeholders (certificates.py), with --tls
     reference_only: frozenset[str] = frozenset()  # clients (catalog names) run against the reference server only
 
 
@@ -56,7 +56,7 @@ class Request:
     environment_from: Path | None = None
     shard: str | None = None
     tls: str | None = None
-    tls_key: str = tlsfiles.DEFAULT_KEY_TYPE
+    tls_key: str = certificates.DEFAULT_KEY_TYPE
 
 
 def plan(request: Request, catalog: Catalog, workloads: WorkloadSet) -> tuple[Plan, Catalog]:
@@ -128,8 +128,8 @@ def tls_axis(mode: str, key_type: str,
         raise WsbenchError(f"--tls must be one of {', '.join(TLS_MODES)}, got '{mode}'")
     if mode == "off":
         return servers, None, None
-    entry = tlsfiles.key_entry(key_type)
-    certs = tlsfiles.load_certs()
+    entry = certificates.key_entry(key_type)
+    certs = certificates.load_certs()
     values = certs.values(entry)
     twins = []
     for server in servers:
@@ -316,7 +316,7 @@ def _start_verified(server: Program, record: ProgramRecord, log_dir: Path,
             record.status, record.error = "failed", f"is not what the catalog says: {unmet}"
             progress.note(f"! server '{server.name}' {record.error}")
             return None
-    check = verify_echo(live.url(), tlsfiles.client_context(tlsfiles.load_certs()) if server.secure else None)
+    check = verify_echo(live.url(), certificates.client_context(certificates.load_certs()) if server.secure else None)
     record.checks = check.checks
     if not check.ok:
         live.stop()

@@ -29,7 +29,7 @@ from ..results import Sample, Settings
 from ..target import ExternalServer
 from ..verify import verify_echo
 from ..workloads import Workload
-from .barrier import Names, ShardHook, conduct
+from .start import Names, ShardHook, conduct
 
 SHARD_ENV = "WSBENCH_SHARD"  # I/N, in every shard's client environment
 

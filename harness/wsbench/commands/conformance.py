@@ -6,11 +6,11 @@ from __future__ import annotations
 import argparse
 
 from ..catalog import load_catalog
-from ..conformance import runner, tls_cases, tls_setup
+from ..conformance import schedule, tls_cases, tls_setup
 from ..errors import WsbenchError
 from ..paths import relative, report_files
 from ..progress import Progress
-from ..report.table import render_markdown
+from ..report.ranked import render_markdown
 from . import EXIT_FAILED, record_and_report
 
 
@@ -31,11 +31,11 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     tls = tls_setup.plan(chosen) if args.tls else None
     clients = tls_setup.over_tls(clients, tls)
     files = report_files(args.out, "conformance")
-    run = runner.new_run(clients, chosen, catalog, argv, args.jobs, tls)
+    run = schedule.new_run(clients, chosen, catalog, argv, args.jobs, tls)
     progress = Progress(total=0, quiet=args.quiet)
     over = " over TLS (wss://)" if tls else ""
     progress.note(f"wsbench conformance: {len(chosen)} cases x {len(clients)} clients{over}, {args.jobs} at a time; "
                   f"results: {relative(files.json)}")
-    record_and_report(lambda save: runner.execute(clients, chosen, run, args.out / "logs" / files.stamp, args.jobs,
+    record_and_report(lambda save: schedule.execute(clients, chosen, run, args.out / "logs" / files.stamp, args.jobs,
                                                   progress, save, tls), run, files, render_markdown)
     return EXIT_FAILED if any(r.error for r in run.clients.values()) else 0

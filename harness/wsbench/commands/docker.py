@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..docker import bench, engine
+from ..docker import bench, dockerd
 from ..errors import WsbenchError
 
 PROG = "wsbench docker"
@@ -26,12 +26,12 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
         run_args = args.run_args[1:] if args.run_args[:1] == ["--"] else args.run_args
         return bench.bench(run_args or ["--suite", "quick"], args.build_only)
     if args.engine_command == "check":
-        why = engine.unavailable()
+        why = dockerd.unavailable()
         print(f"docker engine: {'can be started' if why is None else 'unavailable: ' + why}")
         return 0 if why is None else 1
     if args.command_line[:1] != ["--"] or len(args.command_line) < 2:
         raise WsbenchError("usage: wsbench docker engine run -- CMD ...")
-    return engine.run_command(args.command_line[1:])
+    return dockerd.run_command(args.command_line[1:])
 
 
 def interrupted(args: argparse.Namespace) -> str:

@@ -7,7 +7,7 @@ import sys
 
 from .. import merge
 from ..paths import relative
-from ..report.table import render_markdown
+from ..report.ranked import render_markdown
 from ..results import read_json, write_json
 from . import EXIT_FAILED, any_failure
 

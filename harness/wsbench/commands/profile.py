@@ -14,7 +14,7 @@ from .. import runs
 from ..catalog import Catalog, load_catalog
 from ..errors import WsbenchError
 from ..paths import relative, report_files
-from ..profile import session, startup, tools
+from ..profile import hyperfine, profiling, tools
 from ..profile.flamegraph import diff_svg
 from ..progress import Progress
 from ..results import Settings
@@ -29,7 +29,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     catalog, tls = load_catalog(args.catalog), None
     if args.tls == "on":
         catalog, tls = _over_tls(catalog, args.tls_key, args.server)
-    plans, clients, servers = session.plans(catalog, load_workloads(args.workloads_dir), args.workload, args.client,
+    plans, clients, servers = profiling.plans(catalog, load_workloads(args.workloads_dir), args.workload, args.client,
                                             args.server, args.side, args.matrix)
     if not 0 <= args.min_seconds <= 600:
         raise WsbenchError(f"--min-seconds must be between 0 and 600, got {args.min_seconds:g}")
@@ -41,7 +41,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     files = report_files(args.reports, "profile")
     out_root = args.out / files.stamp
     settings = Settings(min_seconds=args.min_seconds)
-    run = session.new_run(catalog, plans, clients if args.startup else [], servers if args.startup else [],
+    run = profiling.new_run(catalog, plans, clients if args.startup else [], servers if args.startup else [],
                           argv, {"min_seconds": args.min_seconds, "verify": "on", "pinning": None,
                                  "frequency_hz": args.frequency, "overhead_runs": args.overhead_runs,
                                  "tls": tls})
@@ -51,16 +51,16 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
 
     def body(save: Checkpoint) -> None:
         try:
-            session.profile_all(run, plans, out_root, settings, args.frequency, progress.note, save,
+            profiling.profile_all(run, plans, out_root, settings, args.frequency, progress.note, save,
                                 args.overhead_runs)
             if args.startup:
-                session.startup_all(run, catalog, clients, servers, startup.DEFAULT_WARMUP, startup.DEFAULT_RUNS,
+                profiling.startup_all(run, catalog, clients, servers, hyperfine.DEFAULT_WARMUP, hyperfine.DEFAULT_RUNS,
                                     out_root / "startup", progress.note, save)
             run.complete = True
         finally:
             run.finished = runs.now()
 
-    record_and_report(body, run, files, session.markdown)
+    record_and_report(body, run, files, profiling.markdown)
     return EXIT_FAILED if run.profiles and any(c.error for c in run.profiles.cells) else 0
 
 

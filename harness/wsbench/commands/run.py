@@ -1,6 +1,6 @@
 """``wsbench run``: measure servers x clients x workloads (runner.py), write the results
 (JSON and Markdown) and print the ranked tables; with ``--cluster``, one shard per load
-host of a Dask cluster against one ``--target``, merged (cluster/session.py)."""
+host of a Dask cluster against one ``--target``, merged (cluster/coordinator.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from ..catalog import load_catalog
 from ..errors import WsbenchError
 from ..paths import report_files, relative
 from ..progress import Progress
-from ..report.table import render_markdown
+from ..report.ranked import render_markdown
 from ..workloads import load_workloads
 from . import EXIT_FAILED, any_failure, record_and_report
 
@@ -42,14 +42,14 @@ def _cluster(args: argparse.Namespace, argv: list[str], request: runner.Request)
     """The plan of the run, measured on the cluster's load hosts; the merged run is the
     results file (and the shards' runs beside it); a barrier that was not released fails
     the run in one line, after the files are written."""
-    from ..cluster import session
+    from ..cluster import coordinator
 
     plan, catalog = runner.plan(replace(request, target_pid=None), load_catalog(args.catalog),
                                 load_workloads(args.workloads_dir))
-    session.check(request, args.cluster, plan.workloads)
+    coordinator.check(request, args.cluster, plan.workloads)
     files = report_files(args.out, "run")
     progress = Progress(total=0, quiet=args.quiet)
-    cluster = session.ClusterRun(plan, catalog, argv, session.Request(args.cluster, args.server_worker,
+    cluster = coordinator.ClusterRun(plan, catalog, argv, coordinator.Request(args.cluster, args.server_worker,
                                                                       args.cluster_timeout, args.target_pid),
                                  files, args.out / "logs" / files.stamp, progress)
     try:

@@ -1,5 +1,5 @@
 """``wsbench startup``: start-up time of clients and servers with hyperfine
-(profile/startup.py), into a results file of its own."""
+(profile/hyperfine.py), into a results file of its own."""
 
 from __future__ import annotations
 
@@ -9,28 +9,28 @@ from .. import runs
 from ..catalog import load_catalog
 from ..errors import WsbenchError
 from ..paths import PROFILES_DIR, report_files
-from ..profile import session, tools
+from ..profile import profiling, tools
 from ..progress import Progress
 from . import EXIT_FAILED, Checkpoint, record_and_report
 
 
 def main(args: argparse.Namespace, argv: list[str]) -> int:
     catalog = load_catalog(args.catalog)
-    clients, servers = session.startup_programs(catalog, args.client, args.server)
+    clients, servers = profiling.startup_programs(catalog, args.client, args.server)
     if args.warmup < 0 or args.runs < 2:
         raise WsbenchError("--warmup must be at least 0 and --runs at least 2")
     tools.require("hyperfine")
     files = report_files(args.reports, "startup")
-    run = session.new_run(catalog, [], clients, servers, argv, {"min_seconds": 0.0, "verify": "on", "pinning": None})
+    run = profiling.new_run(catalog, [], clients, servers, argv, {"min_seconds": 0.0, "verify": "on", "pinning": None})
     progress = Progress(total=0, quiet=args.quiet)
 
     def body(save: Checkpoint) -> None:
         try:
-            session.startup_all(run, catalog, clients, servers, args.warmup, args.runs,
+            profiling.startup_all(run, catalog, clients, servers, args.warmup, args.runs,
                                 PROFILES_DIR / files.stamp / "startup", progress.note, save)
             run.complete = True
         finally:
             run.finished = runs.now()
 
-    record_and_report(body, run, files, session.markdown)
+    record_and_report(body, run, files, profiling.markdown)
     return EXIT_FAILED if run.startup and run.startup.failed() else 0

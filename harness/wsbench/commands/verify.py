@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from .. import tls
+from .. import certificates
 from ..catalog import load_catalog
 from ..errors import WsbenchError
 from ..paths import REPORTS_DIR
@@ -18,7 +18,7 @@ from . import EXIT_FAILED
 def main(args: argparse.Namespace, argv: list[str]) -> int:
     catalog = load_catalog(args.catalog)
     servers, settings, _ = tls_axis(args.tls, args.tls_key, catalog.select("server", args.server, None))
-    context = tls.client_context(tls.load_certs()) if settings else None
+    context = certificates.client_context(certificates.load_certs()) if settings else None
     failed = 0
     for server in servers:
         try:

@@ -117,7 +117,7 @@ class Case:
     wrong_accept: bool = False  # answer the upgrade with a wrong Sec-WebSocket-Accept
     with_101: bool = False  # the first step goes out in the same write as the 101 response
     react_s: float = REACT_S
-    certificate: str | None = None  # the TLS-failure set: what the peer presents (tls.py's manifest entry)
+    certificate: str | None = None  # the TLS-failure set: what the peer presents (certificates.py's manifest entry)
 
     def steps(self) -> tuple[Step, ...]:
         return _steps(self)

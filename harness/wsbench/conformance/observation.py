@@ -1,6 +1,6 @@
 """What the peer saw of one client in one case (``Observation``), and the handle the
 runner waits on until the connection is over (``Pending``). Written by the peer's
-thread (peer.py, session.py), read by the judges once the connection is over."""
+thread (peer.py, play.py), read by the judges once the connection is over."""
 
 from __future__ import annotations
 

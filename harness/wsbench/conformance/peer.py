@@ -8,7 +8,7 @@ play. Over TLS every expected connection gets a listener of its own instead
 (``wss://127.0.0.1:PORT2/...``, ``Pending.url``), whose first connection is that
 client's: the TLS handshake comes before the request that holds the token, and a client
 that refuses the certificate (the TLS-failure set) never sends it, so only the port can
-tell whose handshake it was. A ``Session`` (session.py) then plays the case and records
+tell whose handshake it was. A ``Session`` (play.py) then plays the case and records
 everything the client does: every frame it sends (unmasked, with the time), and whether
 and when it ended the TCP connection (observation.py).
 
@@ -25,7 +25,7 @@ from functools import partial
 
 from .cases import Case
 from .observation import Observation, Pending, sendable
-from .session import Session
+from .play import Session
 from .wire import TlsWire, Wire, ssl_reason
 
 __all__ = ["Observation", "Peer", "Pending", "sendable"]  # the judges and tests read them from here too
@@ -35,7 +35,7 @@ HANDSHAKE_S = 10.0  # for the client's TLS handshake
 
 class Peer:
     """The server and its thread; ``start()`` returns the shared listener's port (0 over
-    TLS). ``contexts``: TLS, a server context per certificate the peer may present (tls.py's
+    TLS). ``contexts``: TLS, a server context per certificate the peer may present (certificates.py's
     manifest entries; ``server`` for every case without a certificate of its own)."""
 
     def __init__(self, contexts: dict[str, ssl.SSLContext] | None = None) -> None:

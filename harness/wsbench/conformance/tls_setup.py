@@ -1,5 +1,5 @@
 """``wsbench conformance --tls``: the certificates the peer presents and the clients'
-trust, as ``wsbench run --tls`` has them (tls.py, the catalog's ``tls`` tables).
+trust, as ``wsbench run --tls`` has them (certificates.py, the catalog's ``tls`` tables).
 
 The peer presents build/tls/'s default server certificate (ECDSA P-256, for 127.0.0.1,
 ::1 and localhost, signed by the test CA) on its shared listener, and the TLS-failure
@@ -14,7 +14,7 @@ import ssl
 from dataclasses import dataclass
 from typing import Any
 
-from .. import tls as tlsfiles
+from .. import certificates
 from ..catalog import Program
 from ..paths import relative
 from .cases import Case
@@ -31,9 +31,9 @@ class TlsPlan:
 
 def plan(cases: list[Case]) -> TlsPlan:
     """The certificates the cases need, loaded; a missing one is a one-line WsbenchError."""
-    certs = tlsfiles.load_certs(tlsfiles.TLS_DIR)  # looked up now: tests point it elsewhere
+    certs = certificates.load_certs(certificates.TLS_DIR)  # looked up now: tests point it elsewhere
     failure = sorted({c.certificate for c in cases if c.certificate and c.certificate != DEFAULT_ENTRY})
-    contexts = {entry: tlsfiles.server_context(certs, entry) for entry in (DEFAULT_ENTRY, *failure)}
+    contexts = {entry: certificates.server_context(certs, entry) for entry in (DEFAULT_ENTRY, *failure)}
     settings = {"mode": "on", **certs.describe(DEFAULT_ENTRY),
                 "failure_certificates": {entry: relative(certs.file(entry)) for entry in failure}}
     return TlsPlan(certs.values(DEFAULT_ENTRY), contexts, settings)

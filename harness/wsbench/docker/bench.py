@@ -1,7 +1,7 @@
 """``make bench-docker`` (``wsbench docker bench``): the suite with the servers in containers and the clients in the
 runner container, through docker-compose.yml.
 
-1. a private engine is started (engine.py) and the images built (images.py; cached);
+1. a private engine is started (dockerd.py) and the images built (images.py; cached);
 2. the five servers come up (``docker-compose up -d``), each on its fixed loopback port and
    the servers' CPU set; each must pass its healthcheck and print its readiness line, and
    a server whose catalog entry has ``expect`` must say in its WSBENCH-INFO line what the
@@ -30,8 +30,8 @@ from ..catalog import load_catalog
 from ..errors import WsbenchError
 from ..paths import REPORTS_DIR, ROOT, report_files
 from ..server import parse_info_line
-from . import engine as engine_mod
-from .engine import Engine
+from . import dockerd
+from .dockerd import Engine
 from .images import PORTS, RUNNER, SERVERS, build, compose, compose_env, image_ids, runtime_version_in
 
 READY_TIMEOUT_S = 120.0
@@ -115,7 +115,7 @@ def engine_info(eng: Engine) -> dict[str, Any]:
 
 def bench(run_args: Sequence[str], build_only: bool = False) -> int:
     server_cpus, client_cpus = cpu_sets()
-    with engine_mod.running() as eng:
+    with dockerd.running() as eng:
         _say(f"engine up (pid {eng.pid}, {eng.host}); building images (log: build/logs/docker-build.log)")
         t0 = time.monotonic()
         build(eng, [*SERVERS, RUNNER])
@@ -125,7 +125,7 @@ def bench(run_args: Sequence[str], build_only: bool = False) -> int:
         env = compose_env(eng, server_cpus=server_cpus, client_cpus=client_cpus)
         try:
             compose(env, "up", "-d", "--no-build", *SERVERS, timeout_s=300, log=LOG)
-            extra = engine_mod.foreign_networks(eng)
+            extra = dockerd.foreign_networks(eng)
             if extra:
                 raise WsbenchError(f"the engine has networks besides host and none: {', '.join(extra)}; "
                                    "wsbench uses host networking only")

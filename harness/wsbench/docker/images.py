@@ -14,7 +14,7 @@ from typing import Sequence
 from ..catalog import Runtime
 from ..errors import WsbenchError
 from ..paths import ROOT
-from .engine import Engine
+from .dockerd import Engine
 
 SERVERS = ("node-ws", "node-ws-native", "bun", "deno", "lws")
 RUNNER = "runner"

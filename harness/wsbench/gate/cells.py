@@ -32,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..errors import WsbenchError
-from ..tls import load_certs
+from ..certificates import load_certs
 from ..workloads import Workload, WorkloadSet
 from .builds import HEAD, Build
 

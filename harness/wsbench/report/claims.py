@@ -22,7 +22,7 @@ from ..ranking import label, median_of, values
 from ..results import Cell, Run
 from ..stats import ratio_of_medians
 from . import sources
-from .model import reference_server
+from .derived import reference_server
 
 MISSING = "not in this run"
 NO_CHANGE_BAND = 0.10

@@ -21,8 +21,8 @@ from ..metrics import METRICS
 from ..profile import render as profile_render
 from ..ranking import factor, label
 from ..results import Run
-from .table import check_cost, environment, failures, fmt_factor, notes_section, workload_section
-from . import capacity, claims, model, shards as shards_report, tls as tls_report
+from .ranked import check_cost, environment, failures, fmt_factor, notes_section, workload_section
+from . import capacity, claims, derived, shards as shards_report, tls as tls_report
 
 
 @dataclass
@@ -43,8 +43,8 @@ def build(run: Run, source: Path, with_charts: bool = False) -> Report:
 
 
 def _scoreboard(run: Run, source: Path, with_charts: bool) -> list[Section]:
-    lines = model.scoreboard(run)
-    ref = model.reference_server(run)
+    lines = derived.scoreboard(run)
+    ref = derived.reference_server(run)
     grid = Grid(["workload", "server", "QuickJS (median)", "rank among clients", "vs best JIT client",
                  "vs native client", "vs quickjs-baseline", "against the best JIT"], right={2, 3, 4, 5, 6})
     for ln in lines:
@@ -65,13 +65,13 @@ def _scoreboard(run: Run, source: Path, with_charts: bool) -> list[Section]:
     return [Section("QuickJS scoreboard", [intro, grid])]
 
 
-def _versus(run: Run, v: model.Versus | None) -> str:
+def _versus(run: Run, v: derived.Versus | None) -> str:
     if v is None:
         return "–"
     return f"{v.advantage:.2f}× ({label(run, 'clients', v.client)})"
 
 
-def _shade(v: model.Versus | None) -> float | None:
+def _shade(v: derived.Versus | None) -> float | None:
     """A factor for the colour scale: 1 (green) where QuickJS is at least as good."""
     return None if v is None else max(1.0, 1 / v.advantage) if v.advantage > 0 else None
 
@@ -82,7 +82,7 @@ def _scores(run: Run, source: Path, with_charts: bool) -> list[Section]:
         "on a workload is taken against the best client on the same server, a server's against the best "
         "server driven by the same client."]
     for side, kind in (("client", "clients"), ("server", "servers")):
-        rows = model.scores(run, side)
+        rows = derived.scores(run, side)
         if not rows:
             continue
         grid = Grid([side, "score (geometric mean of factors)", "tables", "worst factor"], right={1, 2, 3})
@@ -136,7 +136,7 @@ def _efficiency(run: Run, source: Path, with_charts: bool) -> list[Section]:
 
 
 def _efficiency_table(run: Run, workload: str) -> list[Block]:
-    rows = model.efficiency(run, workload)
+    rows = derived.efficiency(run, workload)
     best = rows[0].per_core if rows else None
     factors = [factor(e.per_core, best, True) if e.per_core and best else None for e in rows]
     return _grid(["client", "server", "msgs per busy core", "factor", "msgs per client core", "msgs/s per client MiB"],
@@ -157,13 +157,13 @@ def _grid(headers: list[str], right: set[int], rows: list[tuple[list[str], dict[
 
 def _drive(run: Run, source: Path, with_charts: bool) -> list[Section]:
     """What each client can drive: the load tester's ceiling against one server."""
-    server = model.reference_server(run)
+    server = derived.reference_server(run)
     return _tables(run, "What each client can drive", DRIVE.format(server=label(run, "servers", server) if server
                                                                    else "–"), _drive_table)
 
 
 def _drive_table(run: Run, workload: str) -> list[Block]:
-    rows = model.drive(run, workload)
+    rows = derived.drive(run, workload)
     table = _grid(["client", "msgs/s (median)", "of the fastest", "client CPU µs/msg", "client CPU share",
                    "server CPU share", "bound"], {1, 2, 3, 4, 5},
                   [([label(run, "clients", d.cell.client), f"{d.rate:,.0f}", _share(d.of_best),
@@ -172,7 +172,7 @@ def _drive_table(run: Run, workload: str) -> list[Block]:
     return [*table, _drive_summary(run, rows)] if rows else []
 
 
-def _drive_summary(run: Run, rows: list[model.Drive]) -> str:
+def _drive_summary(run: Run, rows: list[derived.Drive]) -> str:
     """One line under a workload's table: the slowest client against the fastest, and the server meanwhile."""
     fast, slow = rows[0], rows[-1]
     if fast is slow:

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..doc import Bullets, Chart, Grid
 from ..results import Run
-from . import model
+from . import derived
 from .document import Report
 
 
@@ -18,9 +18,9 @@ def render(run: Run, report: Report) -> str:
               "rank": ln.rank, "of": ln.of, "loses": ln.loses,
               **{name: None if v is None else {"client": v.client, "advantage": v.advantage, "overlap": v.overlap}
                  for name, v in (("best_jit", ln.best_jit), ("native", ln.native), ("baseline", ln.baseline))}}
-             for ln in model.scoreboard(run)]
+             for ln in derived.scoreboard(run)]
     scores = {side: [{"name": s.name, "geomean": s.geomean, "tables": s.groups, "worst": s.worst}
-                     for s in model.scores(run, side)] for side in ("client", "server")}
+                     for s in derived.scores(run, side)] for side in ("client", "server")}
     sections = [{"title": s.title, "blocks": [_block(b) for b in s.blocks if not isinstance(b, Chart)]}
                 for s in report.sections]
     return json.dumps({"title": report.title, "source": report.source, "facts": report.facts,

@@ -9,7 +9,7 @@ from ..metrics import METRICS
 from ..ranking import label, median_of, ranked, workload_metric
 from ..results import Run
 from . import charts
-from .model import BASELINE, JIT_RUNTIMES, NATIVE_RUNTIME, QUICKJS, checked_clients
+from .derived import BASELINE, JIT_RUNTIMES, NATIVE_RUNTIME, QUICKJS, checked_clients
 
 PERCENTILES = [("p50", "latency_p50_us"), ("p90", "latency_p90_us"), ("p99", "latency_p99_us"),
                ("p99.9", "latency_p999_us"), ("max", "latency_max_us")]

@@ -1,5 +1,5 @@
 """The barriers of a client that cannot read stdin (k6): the harness's loopback HTTP
-endpoint (barrier.py) holds the client at GO until the start readings are taken, and
+endpoint (hold.py) holds the client at GO until the start readings are taken, and
 after its result until the end readings are taken, like stdin does."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from wsbench_testkit import fake_catalog, tiny_workloads
 
 from wsbench import measure, procfs
-from wsbench.barrier import HttpBarrier
+from wsbench.hold import HttpHold
 from wsbench.catalog import load_catalog
 from wsbench.errors import WsbenchError
 from wsbench.results import Settings
@@ -38,7 +38,7 @@ def _asking(url: str) -> tuple[threading.Thread, dict[str, Any]]:
 
 
 def test_go_is_answered_only_when_the_harness_says_so_and_the_hold_only_at_release() -> None:
-    barrier = HttpBarrier()
+    barrier = HttpHold()
     barrier.attach(None)
     try:
         assert barrier.url.startswith("http://127.0.0.1:") and barrier.env["WSBENCH_HOLD"] == "1"
@@ -61,7 +61,7 @@ def test_go_is_answered_only_when_the_harness_says_so_and_the_hold_only_at_relea
 
 
 def test_a_client_let_go_without_go_is_told_so() -> None:
-    barrier = HttpBarrier()
+    barrier = HttpHold()
     barrier.attach(None)
     try:
         waiting, out = _asking(barrier.url + "go")

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from .. import procfs, procs
-from ..barrier import barrier_for
+from ..hold import hold_for
 from ..measure import START_LINE, parse_result
 from ..catalog import Program
 from ..errors import WsbenchError
@@ -79,7 +79,7 @@ def peak_rss_kib(argv: list[str], env: dict[str, str], barrier_mode: str = "stdi
     result (``WSBENCH_HOLD=1``, the client's barrier; None if it failed or timed out). Not
     wait4's ru_maxrss: a child forked from the harness inherits the harness's own
     high-water mark through exec."""
-    barrier = barrier_for(barrier_mode)
+    barrier = hold_for(barrier_mode)
     proc = procs.spawn(argv, cwd=ROOT, env={**os.environ, **env, **barrier.env}, stdin_pipe=barrier.stdin)
     barrier.attach(proc)
     reader = procs.LineReader(proc)

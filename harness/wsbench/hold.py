@@ -1,4 +1,4 @@
-"""The harness's side of the two barriers of a measured phase (clients/README.md, "Output
+"""A client's hold: the harness's side of the two barriers of a measured phase (clients/README.md, "Output
 and the two barriers"), the way a client takes them:
 
 - ``stdin`` (every runtime that can read its stdin): ``GO`` is one line written to the
@@ -31,7 +31,7 @@ GO_LINE = "GO"
 _MAX_REQUEST = 8192
 
 
-class Barrier(Protocol):
+class Hold(Protocol):
     stdin: bool  # the client needs a stdin pipe
     env: dict[str, str]  # added to the client's environment
 
@@ -46,7 +46,7 @@ class Barrier(Protocol):
     def close(self) -> None: ...
 
 
-class StdinBarrier:
+class StdinHold:
     stdin = True
 
     def __init__(self) -> None:
@@ -68,7 +68,7 @@ class StdinBarrier:
         self.release()
 
 
-class HttpBarrier:
+class HttpHold:
     """The loopback endpoint of one client run; a thread accepts, one thread per request
     waits for its answer. Nothing runs until the client asks."""
 
@@ -159,6 +159,6 @@ def _request_path(conn: socket.socket) -> str | None:
     return parts[1].decode("latin-1") if len(parts) >= 2 and parts[0] == b"GET" else None
 
 
-def barrier_for(mode: str) -> Barrier:
-    """The barrier of a client whose catalog entry says ``barrier = mode``."""
-    return HttpBarrier() if mode == "http" else StdinBarrier()
+def hold_for(mode: str) -> Hold:
+    """The hold of a client whose catalog entry says ``barrier = mode``."""
+    return HttpHold() if mode == "http" else StdinHold()

@@ -18,7 +18,7 @@ from ..records import Profiles, Startup, StartupTime
 from ..results import Run, Settings
 from ..server import start_server
 from ..workloads import Workload, WorkloadSet
-from . import render, startup, tools
+from . import hyperfine, render, tools
 from .cell import CellPlan, profile_cell
 
 MATRIX_WORKLOADS = ("text_11", "bin_64k")
@@ -131,24 +131,24 @@ def profile_all(run: Run, plans: list[CellPlan], out_root: Path, settings: Setti
 
 def startup_all(run: Run, catalog: Catalog, clients: list[Program], servers: list[Program], warmup: int,
                 runs: int, out_dir: Path, note: Callable[[str], None], checkpoint: Callable[[Run], None]) -> None:
-    hyperfine = tools.find("hyperfine")
+    tool = tools.find("hyperfine")
     out_dir.mkdir(parents=True, exist_ok=True)
     ref = catalog.servers.get(catalog.reference_server or "")
     if ref is None:
         raise WsbenchError("the catalog names no reference server ([reference] in runtimes.toml)")
-    times = run.startup = Startup(startup.WHAT.format(warmup=warmup, runs=runs),
-                                  startup.hyperfine_version(hyperfine, out_dir), warmup, runs, relative(out_dir))
+    times = run.startup = Startup(hyperfine.WHAT.format(warmup=warmup, runs=runs),
+                                  hyperfine.hyperfine_version(tool, out_dir), warmup, runs, relative(out_dir))
     if clients:
         live = start_server(ref, out_dir / "logs")
         try:
             for c in clients:
-                if _timed(times.clients, c, note, lambda p: startup.time_client(hyperfine, p, live, warmup, runs,
+                if _timed(times.clients, c, note, lambda p: hyperfine.time_client(tool, p, live, warmup, runs,
                                                                                  out_dir)):
                     checkpoint(run)
         finally:
             live.stop()
     for s in servers:
-        if _timed(times.servers, s, note, lambda p: startup.time_server(hyperfine, p, warmup, runs, out_dir)):
+        if _timed(times.servers, s, note, lambda p: hyperfine.time_server(tool, p, warmup, runs, out_dir)):
             checkpoint(run)
 
 

@@ -30,7 +30,7 @@ from ..paths import ReportFiles, relative
 from ..progress import Progress
 from ..results import Cell, Run, Sample, write_json
 from ..target import EXTERNAL, parse_url
-from . import barrier, engine as engines, tasks
+from . import dask_engine, start, tasks
 from .options import DEFAULT_READY_TIMEOUT_S
 
 RETURN_ALLOWANCE_S = 30.0  # past the barrier's and the phase's own limits, for a task to come back
@@ -50,7 +50,7 @@ class Request:
 
 def check(request: runner.Request, address: str, workloads: list[Any]) -> None:
     """What a cluster run cannot do, refused before anything starts."""
-    if not (engines.LOCAL.match(address) or engines.ADDRESS.match(address)):
+    if not (dask_engine.LOCAL.match(address) or dask_engine.ADDRESS.match(address)):
         raise WsbenchError(f"--cluster '{address}': give a Dask scheduler's address (tcp://HOST:PORT) or local:N")
     if not request.target or len(request.target) != 1:
         raise WsbenchError("--cluster measures one server wsbench did not start: give exactly one --target "
@@ -79,9 +79,9 @@ class ClusterRun:
         self.template = runner.new_run(plan, catalog, argv)
         self.merged = copy.deepcopy(self.template)
         self.shard_runs: list[Run] = []
-        self.engine: engines.Engine | None = None
-        self.server_worker: engines.Worker | None = None
-        self.load: list[engines.Worker] = []
+        self.engine: dask_engine.Engine | None = None
+        self.server_worker: dask_engine.Worker | None = None
+        self.load: list[dask_engine.Worker] = []
         self.server_pids: list[int] = []
         self.offsets: dict[str, dict[str, float]] = {}
         self.barriers: dict[tuple[str, int], dict[str, Any]] = {}
@@ -93,11 +93,11 @@ class ClusterRun:
 
     def open(self) -> None:
         self.progress.note(f"wsbench: cluster {self.request.address}: starting" if
-                           engines.LOCAL.match(self.request.address) else
+                           dask_engine.LOCAL.match(self.request.address) else
                            f"wsbench: cluster {self.request.address}: connecting")
-        self.engine = engines.connect(self.request.address, self.log_dir, self.target.host)
-        self.server_worker, self.load = engines.roles(self.engine.workers, self.target.host, self.request.server_worker)
-        engines.check_reach(self.target.host, self.load)
+        self.engine = dask_engine.connect(self.request.address, self.log_dir, self.target.host)
+        self.server_worker, self.load = dask_engine.roles(self.engine.workers, self.target.host, self.request.server_worker)
+        dask_engine.check_reach(self.target.host, self.load)
         self.offsets = self.engine.clock_offsets()
         hosts = ", ".join(f"{w.name} ({w.host})" for w in self.load)
         self.progress.note(f"wsbench: {ENGINE} {self.engine.version}, scheduler {self.engine.address}; "
@@ -176,7 +176,7 @@ class ClusterRun:
         record.checks = [f"echo verified from every load host ({self.probes[0]['verify']['checks']} checks each)"]
         self.progress.note(f"wsbench: target {self.target.url}: echo verified from {len(self.load)} load hosts")
 
-    def _shard_run(self, shard: int, worker: engines.Worker) -> Run:
+    def _shard_run(self, shard: int, worker: dask_engine.Worker) -> Run:
         run = copy.deepcopy(self.template)
         run.environment = {**self.probes[shard - 1]["environment"], "worker": worker.to_json()}
         run.settings = {**run.settings, "shard": [shard, len(self.load)]}
@@ -226,7 +226,7 @@ class ClusterRun:
                     client: Any) -> tuple[list[Sample], dict[str, Any]]:
         assert self.engine is not None
         c = self.engine.client
-        names = barrier.Names(f"wsbench-{self.run_id}-{seq}")
+        names = start.Names(f"wsbench-{self.run_id}-{seq}")
         n = len(self.load)
         ready_s = self.request.ready_timeout_s
         phase_s = workload.timeout_for(self.plan.settings.min_seconds) + STARTUP_ALLOWANCE_S
@@ -241,21 +241,21 @@ class ClusterRun:
                                       workers=[self.server_worker.address], allow_other_workers=False, pure=False,
                                       key=f"{names.prefix}-conductor")
         else:  # no worker on the server's host: the coordinator conducts (and reads no server)
-            conductor = _Background(barrier.conduct, c, names, n, ready_s, phase_s, None)
+            conductor = _Background(start.conduct, c, names, n, ready_s, phase_s, None)
         try:
             lost = self._wait(futures, conductor, ready_s + phase_s + RETURN_ALLOWANCE_S)
         except BaseException:
-            barrier.abort(c, names, "the coordinator was interrupted")
+            start.abort(c, names, "the coordinator was interrupted")
             c.cancel(futures)
             raise
         if lost:
-            barrier.abort(c, names, lost)
+            start.abort(c, names, lost)
             c.cancel(futures)
         results = [self._result(i, f, rep) for i, f in enumerate(futures, 1)]
         verdict = self._verdict(conductor, lost)
-        barrier.forget(c, names)
+        start.forget(c, names)
         samples = [r["sample"] for r in results]
-        if verdict.get("verdict") != barrier.GO or lost:
+        if verdict.get("verdict") != start.GO or lost:
             self.failure = self._barrier_failure(cell, rep, verdict, lost)
             samples = [self._failed(s, i, verdict, lost) for i, s in enumerate(samples, 1)]
         return samples, self._timing(results, verdict)
@@ -309,7 +309,7 @@ class ClusterRun:
 
     def _barrier_failure(self, cell: Cell, rep: int, verdict: dict[str, Any], lost: str | None) -> str:
         where = f"cluster run stopped at {cell.key} repetition {rep}"
-        if verdict.get("verdict") in (barrier.GO, None):  # a shard, its worker or the conductor never came back
+        if verdict.get("verdict") in (start.GO, None):  # a shard, its worker or the conductor never came back
             return f"{where}: {lost}; nothing of that repetition was merged"
         culprits = [f"shard {i} ({self.load[i - 1].label}) was not ready within "
                     f"{self.request.ready_timeout_s:g} s" for i in verdict.get("missing", [])]
@@ -328,7 +328,7 @@ class ClusterRun:
             why = f"not ready within {self.request.ready_timeout_s:g} s at the start barrier"
         elif str(shard) in verdict.get("failed", {}):
             why = f"failed before the start barrier: {verdict['failed'][str(shard)]}"
-        elif verdict.get("verdict") in (barrier.GO, None):
+        elif verdict.get("verdict") in (start.GO, None):
             why = f"repetition stopped: {lost}"
         else:
             why = "start barrier not released (another shard was not ready)"
