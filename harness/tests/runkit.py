@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wsbench.results import Cell, ProgramRecord, Run, Sample
+from wsbench.model import Cell, ProgramRecord, Run, Sample
 
 RUNTIMES = {"quickjs": "quickjs", "deno": "deno", "bun": "bun", "node22": "node22", "node-ws": "node20",
             "loadgen": "native", "lws": "native", "k6": "k6"}

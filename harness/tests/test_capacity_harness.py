@@ -17,7 +17,7 @@ from wsbench.measure import stopped_at
 from wsbench.metrics import METRICS
 from wsbench.report.capacity import fit, memory_fits, sections
 from wsbench.report.ranked import render_markdown
-from wsbench.results import Cell, Run, Sample, read_json
+from wsbench.model import Cell, Run, Sample, read_json
 from wsbench.workloads import load_workloads
 
 from wsbench_testkit import FIXTURES, load_run, wsbench

@@ -10,7 +10,7 @@ from runkit import run_of
 from wsbench_testkit import wsbench
 
 from wsbench import compare
-from wsbench.results import Run, write_json
+from wsbench.model import Run, write_json
 
 BASE = [100, 101, 99, 102, 98, 100, 101, 99]  # 8 repetitions: p can go well below 0.01
 LATENCY = {"lat": {"description": "", "kind": "latency", "metric": "latency_p99_us"}}

@@ -26,7 +26,7 @@ from runkit import run_of
 from wsbench_testkit import PY, ROOT
 
 from wsbench import compare
-from wsbench.results import write_json
+from wsbench.model import write_json
 
 WORKLOADS = ("text_11", "bin_32", "bin_4k", "bin_64k")
 SERVERS = ("lws", "node-ws", "bun", "deno")

@@ -15,7 +15,7 @@ import pytest
 from wsbench.conformance import cases, judge as J
 from wsbench.conformance.frames import CLOSE, PONG, TEXT, ClientFrame, accept_for, close_payload
 from wsbench.conformance.peer import Observation, Peer
-from wsbench.results import read_json
+from wsbench.model import read_json
 from wsbench_testkit import ROOT, interrupt, masked_close, observe_catalog, raw_client, started, wsbench
 
 BUILT = (ROOT / "build/prefix/bin/qjs").exists() and (ROOT / "build/quickjs-websocket/lws.so").exists()

@@ -20,7 +20,7 @@ from wsbench import certificates
 from wsbench.conformance import cases, judge as J, tls_cases, tls_judge, tls_setup
 from wsbench.conformance.frames import CLOSE, TEXT
 from wsbench.conformance.peer import Observation, Peer, Pending
-from wsbench.results import read_json
+from wsbench.model import read_json
 from wsbench_testkit import ROOT, interrupt, masked_close, observe_catalog, raw_client, started, wsbench
 
 HAVE_CERTS = (ROOT / "build/tls/manifest.json").exists()

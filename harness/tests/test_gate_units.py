@@ -9,7 +9,7 @@ from runkit import run_of
 from wsbench.errors import WsbenchError
 from wsbench.gate import cells, deterministic, machine, wall
 from wsbench.gate.callgrind import Count
-from wsbench.records import DeterministicBaseline
+from wsbench.model import DeterministicBaseline
 from wsbench.gate.verdict import EXIT_CANNOT_RUN, EXIT_PASS, EXIT_REGRESSION, Finding, Outcome, combined_exit
 
 HERE = {"cpu_model": "AMD EPYC", "cpu_flags_sha256": "aa", "cpu_flags": "avx2 erms sse2",

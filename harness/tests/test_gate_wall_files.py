@@ -9,7 +9,7 @@ from pathlib import Path
 from runkit import run_of
 from wsbench_testkit import wsbench
 from wsbench.gate import baseline
-from wsbench.results import write_json
+from wsbench.model import write_json
 
 NOISE = (1.0, 1.04, 0.96, 1.02, 0.98)
 

@@ -15,7 +15,7 @@ import pytest
 from wsbench import histogram, merge
 from wsbench.errors import WsbenchError
 from wsbench.histogram import Histogram
-from wsbench.results import Cell, ProgramRecord, Run, Sample
+from wsbench.model import Cell, ProgramRecord, Run, Sample
 
 from wsbench_testkit import ROOT
 

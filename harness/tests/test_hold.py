@@ -17,7 +17,7 @@ from wsbench import measure, procfs
 from wsbench.hold import HttpHold
 from wsbench.catalog import load_catalog
 from wsbench.errors import WsbenchError
-from wsbench.results import Settings
+from wsbench.model import Settings
 from wsbench.server import start_server
 from wsbench.workloads import load_workloads
 

@@ -14,7 +14,7 @@ from wsbench_testkit import FIXTURES, ROOT, fake_catalog, load_run, tiny_workloa
 from wsbench import measure, procfs
 from wsbench.catalog import load_catalog
 from wsbench.measure import _Clocks
-from wsbench.results import Settings
+from wsbench.model import Settings
 from wsbench.server import RunningServer, start_server
 from wsbench.workloads import load_workloads
 
@@ -110,7 +110,7 @@ def test_pin_needs_two_cpus() -> None:
 
 @pytest.mark.parametrize("version", [1, 2])
 def test_old_run_files_are_still_read(tmp_path: Path, version: int) -> None:
-    from wsbench.results import read_json
+    from wsbench.model import read_json
     from wsbench.conformance.report import sections
     run = {"schema": "wsbench-run", "schema_version": version, "created": "x", "command": [], "suite": None,
            "repetitions": 1, "environment": {}, "workloads": {}, "servers": {}, "clients": {},

@@ -1,6 +1,6 @@
 from collections import Counter
 
-from wsbench.results import Cell, ProgramRecord, Run, Sample
+from wsbench.model import Cell, ProgramRecord, Run, Sample
 from wsbench.runner import interleaved
 from wsbench.report.ranked import bound_side, rank, render_markdown
 

@@ -12,8 +12,7 @@ import pytest
 
 from wsbench.catalog import load_catalog
 from wsbench.profile import breakdown, cell, classify, cpuprofile, jitdump, render, stacks, variants
-from wsbench.records import OverheadRuns, Profiles, Startup
-from wsbench.results import Run, read_json, write_json
+from wsbench.model import OverheadRuns, Profiles, Run, Startup, read_json, write_json
 
 SCRIPT = """\
 node 100/100 1.0:     1001001 cpu-clock:

@@ -12,7 +12,7 @@ from runkit import run_of
 from wsbench_testkit import FIXTURES, wsbench
 
 from wsbench.report import claims, csvfile, derived as model, render, sources
-from wsbench.results import read_json
+from wsbench.model import read_json
 
 QUICK = FIXTURES / "run-quick-trimmed.json"
 

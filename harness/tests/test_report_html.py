@@ -9,7 +9,7 @@ from pathlib import Path
 from runkit import run_of
 from wsbench_testkit import FIXTURES, wsbench
 
-from wsbench.results import read_json, write_json
+from wsbench.model import read_json, write_json
 
 LATENCY = {"description": "32-byte round trips", "kind": "latency", "metric": "latency_p99_us"}
 

@@ -1,4 +1,4 @@
-"""A results file of every schema version still loads (results.py, records.py): one test
+"""A results file of every schema version still loads (the model, model/): one test
 per version on a representative file of it (fixtures/schemas/, README there), checking
 what it holds, and for the current version a round trip: loaded and written again, every
 file is the same to the byte, and loads equal."""
@@ -12,9 +12,8 @@ import pytest
 
 from wsbench import report
 from wsbench.gate import baseline
-from wsbench.records import GateBaseline, GateReport
+from wsbench.model import HISTORY, GateBaseline, GateReport, READABLE_VERSIONS, Run, SCHEMA_VERSION, read_json, write_json
 from wsbench.report.ranked import render_markdown
-from wsbench.results import READABLE_VERSIONS, SCHEMA_VERSION, Run, read_json, write_json
 from wsbench_testkit import FIXTURES, ROOT
 
 SCHEMAS = FIXTURES / "schemas"
@@ -35,6 +34,12 @@ def rewritten(run: Run, tmp_path: Path) -> dict:
 def test_every_readable_version_has_a_file() -> None:
     found = {json.loads(p.read_text())["schema_version"] for p in SCHEMAS.glob("*.json")}
     assert found == set(READABLE_VERSIONS) and max(found) == SCHEMA_VERSION
+
+
+def test_every_version_says_what_it_added() -> None:
+    """The history beside the version constant has one entry per readable version."""
+    assert sorted(HISTORY) == list(READABLE_VERSIONS)
+    assert all(text.strip() for text in HISTORY.values())
 
 
 def test_version_1_run(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from wsbench_testkit import wsbench
 
-from wsbench.results import SCHEMA, SCHEMA_VERSION, read_json
+from wsbench.model import SCHEMA, SCHEMA_VERSION, read_json
 from wsbench.stability import RANKING, agreement, drift, percentile, spread
 
 

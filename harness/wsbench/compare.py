@@ -40,7 +40,7 @@ from .doc import Bullets, Grid, Section
 from .errors import WsbenchError
 from .metrics import METRICS
 from .ranking import label, values, workload_metric
-from .results import Run
+from .model import Run
 
 ALPHA = 0.01
 MIN_CELLS = 8  # cells sharing a metric before drift is estimated from them

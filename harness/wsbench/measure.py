@@ -34,7 +34,7 @@ from .hold import GO_LINE, Hold, hold_for
 from .catalog import Program
 from .logs import last_line
 from .paths import ROOT
-from .results import Sample, Settings
+from .model import Sample, Settings
 from .server import ServerHandle
 from .certificates import tls_summary
 from .workloads import HOLDING_KINDS, Workload

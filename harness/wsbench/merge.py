@@ -22,7 +22,7 @@ from typing import Any, Sequence
 
 from . import histogram
 from .errors import WsbenchError
-from .results import Cell, Run, Sample
+from .model import Cell, Run, Sample
 
 HISTOGRAM_KINDS = ("latency", "openloop")
 SUMMED = ("messages", "bytes", "msgs_per_s", "mb_per_s", "errors", "client_cpu_s")

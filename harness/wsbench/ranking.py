@@ -11,7 +11,7 @@ import statistics
 from dataclasses import dataclass
 
 from .metrics import METRICS
-from .results import Cell, Run
+from .model import Cell, Run
 from .stats import Summary
 
 CV_WARN = 0.10

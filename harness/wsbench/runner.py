@@ -13,12 +13,12 @@ from .jsonobj import read_object
 from .measure import run_client
 from .sweep import run_ramp, run_sweep
 from .progress import Progress
-from .results import Cell, ProgramRecord, Run, Sample, Settings
+from .model import Cell, ProgramRecord, Run, Sample, Settings, now
 from .server import ServerHandle, start_server
 from .target import ExternalServer, is_target
 from .verify import verify_echo
 from .workloads import DEFAULT_SUITE, TLS_MODES, Suite, Workload, WorkloadSet, suite_defaults
-from . import environment, merge, pinning, runs, target, certificates
+from . import certificates, environment, merge, newrun, pinning, target
 
 
 @dataclass
@@ -197,7 +197,7 @@ def new_run(plan: Plan, catalog: Catalog, argv: list[str]) -> Run:
     if not cells:
         raise WsbenchError("no server/client pair is left: the workloads' scopes (workloads/*.toml) "
                            "exclude every selected pair; name the workloads without --suite, or use --suite full")
-    return runs.new_run(catalog, argv, plan.servers, plan.clients,
+    return newrun.new_run(catalog, argv, plan.servers, plan.clients,
                         {**plan.settings.to_json(), "shard": list(plan.shard) if plan.shard else None},
                         workloads=plan.workloads, cells=cells, suite=plan.suite.name if plan.suite else None,
                         repetitions=plan.repetitions, environment_extra=plan.environment_extra,
@@ -205,7 +205,7 @@ def new_run(plan: Plan, catalog: Catalog, argv: list[str]) -> Run:
 
 
 def _server_record(p: Program, plan: Plan) -> ProgramRecord:
-    record = runs.record(p)
+    record = newrun.record(p)
     if p.secure:
         record.tls = plan.settings.tls and {k: v for k, v in plan.settings.tls.items() if k != "mode"}
     if is_target(p):
@@ -269,7 +269,7 @@ def execute(plan: Plan, run: Run, log_dir: Path, checkpoint: Callable[[Run], Non
             if problem:
                 run.servers[name].error = run.servers[name].error or f"could not be stopped: {problem}"
                 progress.note(f"! server '{name}' could not be stopped: {problem}")
-        run.finished = runs.now()
+        run.finished = now()
         run.environment["load_average_after"] = environment.load_average()
         progress.finish()
         checkpoint(run)

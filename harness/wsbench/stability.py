@@ -24,7 +24,7 @@ from pathlib import Path
 
 from .metrics import METRICS
 from .ranking import workload_metric
-from .results import Cell, Run
+from .model import Cell, Run
 
 CV_GOAL = 0.05
 RANKING = "ranking metric"

@@ -10,7 +10,7 @@ from typing import Any
 
 from .catalog import Program
 from .measure import run_client
-from .results import Sample, Settings
+from .model import Sample, Settings
 from .server import ServerHandle
 from .workloads import Workload
 

@@ -22,13 +22,13 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import merge, runner, runs
+from .. import merge, runner
 from ..catalog import Catalog
 from ..errors import WsbenchError
 from ..measure import STARTUP_ALLOWANCE_S
 from ..paths import ReportFiles, relative
 from ..progress import Progress
-from ..results import Cell, Run, Sample, write_json
+from ..model import Cell, Run, Sample, now, write_json
 from ..target import EXTERNAL, parse_url
 from . import dask_engine, start, tasks
 from .options import DEFAULT_READY_TIMEOUT_S
@@ -202,7 +202,7 @@ class ClusterRun:
                     next(c for c in run.cells if c.key == cell.key).samples.append(sample)
                 self.barriers[(cell.key, rep)] = info
                 for run in self.shard_runs:
-                    run.finished = runs.now()
+                    run.finished = now()
                 self._refresh()
                 merged_sample = next(c for c in self.merged.cells if c.key == cell.key).samples[-1]
                 if merged_sample.error:
@@ -216,7 +216,7 @@ class ClusterRun:
                     run.complete = True
         finally:
             for run in self.shard_runs:
-                run.finished = runs.now()
+                run.finished = now()
             self._refresh()
             self.progress.finish()
             self._save(checkpoint)

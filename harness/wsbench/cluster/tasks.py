@@ -25,7 +25,7 @@ from typing import Any
 from .. import environment, procfs
 from ..catalog import Program, Runtime
 from ..measure import run_client
-from ..results import Sample, Settings
+from ..model import Sample, Settings
 from ..target import ExternalServer
 from ..verify import verify_echo
 from ..workloads import Workload

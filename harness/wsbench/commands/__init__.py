@@ -17,7 +17,7 @@ from typing import Callable, TypeVar
 
 from ..errors import WsbenchError
 from ..paths import ReportFiles, relative
-from ..results import Run, write_json
+from ..model import Run, write_json
 
 EXIT_FAILED = 1  # a cell, client, server or check failed; the rest was measured
 

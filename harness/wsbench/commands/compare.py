@@ -7,7 +7,7 @@ import argparse
 
 from .. import compare, report
 from ..errors import WsbenchError
-from ..results import read_json
+from ..model import read_json
 from . import rendered, write_text
 
 

@@ -8,7 +8,7 @@ import sys
 from .. import merge
 from ..paths import relative
 from ..report.ranked import render_markdown
-from ..results import read_json, write_json
+from ..model import read_json, write_json
 from . import EXIT_FAILED, any_failure
 
 

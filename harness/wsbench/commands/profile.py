@@ -10,14 +10,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .. import runs
+
 from ..catalog import Catalog, load_catalog
 from ..errors import WsbenchError
 from ..paths import relative, report_files
 from ..profile import hyperfine, profiling, tools
 from ..profile.flamegraph import diff_svg
 from ..progress import Progress
-from ..results import Settings
+from ..model import Settings, now
 from ..runner import tls_axis
 from ..workloads import load_workloads
 from . import EXIT_FAILED, Checkpoint, record_and_report
@@ -58,7 +58,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
                                     out_root / "startup", progress.note, save)
             run.complete = True
         finally:
-            run.finished = runs.now()
+            run.finished = now()
 
     record_and_report(body, run, files, profiling.markdown)
     return EXIT_FAILED if run.profiles and any(c.error for c in run.profiles.cells) else 0

@@ -10,7 +10,7 @@ import sys
 from .. import report
 from ..errors import WsbenchError
 from ..paths import relative
-from ..results import read_json
+from ..model import read_json
 from . import rendered, write_text
 
 

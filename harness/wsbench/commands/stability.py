@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .. import stability
-from ..results import read_json
+from ..model import read_json
 
 
 def main(args: argparse.Namespace, argv: list[str]) -> int:

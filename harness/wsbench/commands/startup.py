@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import argparse
 
-from .. import runs
 from ..catalog import load_catalog
 from ..errors import WsbenchError
+from ..model import now
 from ..paths import PROFILES_DIR, report_files
 from ..profile import profiling, tools
 from ..progress import Progress
@@ -30,7 +30,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
                                 PROFILES_DIR / files.stamp / "startup", progress.note, save)
             run.complete = True
         finally:
-            run.finished = runs.now()
+            run.finished = now()
 
     record_and_report(body, run, files, profiling.markdown)
     return EXIT_FAILED if run.startup and run.startup.failed() else 0

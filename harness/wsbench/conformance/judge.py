@@ -13,7 +13,7 @@ from array import array
 from functools import cache
 from typing import Any
 
-from ..records import Verdict  # the verdict as the run records it
+from ..model import Verdict  # the verdict as the run records it
 from .cases import Case, Message
 from .frames import OPCODE_NAMES
 from .peer import Observation, sendable

@@ -6,8 +6,7 @@ the TLS-failure set (its cases are those of group ``tls-failure``)."""
 from __future__ import annotations
 
 from ..doc import Block, Grid, Section
-from ..records import CaseRecord, Verdict
-from ..results import Run
+from ..model import CaseRecord, Run, Verdict
 
 MARKS = {"strict": "S", "non-strict": "n", "fail": "F", "n/a": "n/a"}
 JUDGED = ("strict", "non-strict", "fail")  # counted per client; "n/a" too where a client has it

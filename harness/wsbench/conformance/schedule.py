@@ -23,14 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import environment, procs, runs
+from .. import environment, newrun, procs
 from ..catalog import Catalog, Program
 from ..logs import last_line
 from ..measure import parse_result
 from ..paths import ROOT
 from ..progress import Progress
-from ..records import CaseRecord, Conformance
-from ..results import Run
+from ..model import CaseRecord, Conformance, Run, now
 from .cases import Case
 from .judge import FAIL, Verdict, judge
 from .peer import Peer
@@ -59,7 +58,7 @@ def new_run(clients: list[Program], cases: list[Case], catalog: Catalog, argv: l
             tls: TlsPlan | None = None) -> Run:
     """``clients`` as they run (tls_setup.over_tls); ``settings.tls``: null, or the
     certificates (mode "on")."""
-    return runs.new_run(catalog, argv, [], clients, {"jobs": jobs, "tls": tls.settings if tls else None},
+    return newrun.new_run(catalog, argv, [], clients, {"jobs": jobs, "tls": tls.settings if tls else None},
                         conformance=Conformance([CaseRecord.from_json(c.to_json()) for c in cases],
                                                 {c.name: {} for c in clients}))
 
@@ -110,7 +109,7 @@ def execute(clients: list[Program], cases: list[Case], run: Run, log_dir: Path, 
         procs.kill_all()
         pool.shutdown(wait=True)
         peer.stop()
-        run.finished = runs.now()
+        run.finished = now()
         run.environment["load_average_after"] = environment.load_average()
         progress.finish()
         checkpoint(run)

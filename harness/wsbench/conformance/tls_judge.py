@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..records import Verdict
+from ..model import Verdict
 from .cases import Case
 from .judge import FAIL, NON_STRICT, STRICT, compare_messages, digest, describe_message
 from .peer import Observation

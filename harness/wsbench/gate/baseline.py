@@ -11,9 +11,8 @@ from typing import Any
 
 from ..errors import WsbenchError
 from ..paths import ROOT
-from ..records import DeterministicBaseline, GateBaseline, WallBaseline
-from ..results import Run, read_json, write_json
-from ..runs import carrying
+from ..model import DeterministicBaseline, GateBaseline, Run, WallBaseline, read_json, write_json
+from ..newrun import carrying
 
 DEFAULT_PATH = ROOT / "baselines" / "gate.json"
 

@@ -34,7 +34,7 @@ from .. import procs
 from ..errors import WsbenchError
 from ..logs import last_line
 from ..paths import ROOT
-from ..records import CellCount
+from ..model import CellCount
 from ..server import StdoutTail
 from ..workloads import WorkloadSet
 from .builds import HEAD, Build

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import WsbenchError
-from ..records import CellCount, DeterministicBaseline
+from ..model import CellCount, DeterministicBaseline
 from ..workloads import WorkloadSet
 from . import machine
 from .builds import Build

@@ -19,11 +19,9 @@ from ..catalog import Catalog
 from ..errors import WsbenchError
 from ..paths import ROOT, relative, report_files, time_stamp
 from ..progress import Progress
-from ..records import DeterministicBaseline, WallBaseline
-from ..results import Run, read_json, write_json
-from ..runs import carrying
+from ..model import DeterministicBaseline, Finding, GateReport as Report, Run, WallBaseline, read_json, write_json
+from ..newrun import carrying
 from ..workloads import WorkloadSet
-from ..records import Finding, GateReport as Report
 from . import baseline as baselines, builds, deterministic, machine, render as rendering, wall, wallrun
 from .builds import HEAD, Build, HeadDoesNotBuild
 from .cells import PROFILES, UNGATED, select

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..doc import Grid, Section
-from ..records import FAILING, Gate, GateBaseline, GateReport
+from ..model import FAILING, Gate, GateBaseline, GateReport
 from .verdict import render as lines
 
 VERDICT = {0: "pass", 1: "REGRESSION", 2: "could not run"}

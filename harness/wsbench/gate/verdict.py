@@ -1,13 +1,13 @@
 """What both gates answer: a verdict per checked figure, and the exit code of the whole.
 
 A ``Finding`` and an ``Outcome`` are recorded in the gate's report as they are
-(records.py). Exit codes: 0 nothing regressed (improvements are reported, worth ``--update``); 1 a
+(model/gate.py). Exit codes: 0 nothing regressed (improvements are reported, worth ``--update``); 1 a
 confirmed regression; 2 the gate could not run (one line saying why).
 """
 
 from __future__ import annotations
 
-from ..records import EXIT_CANNOT_RUN, EXIT_PASS, EXIT_REGRESSION, FAILING, Finding, Outcome
+from ..model import EXIT_CANNOT_RUN, EXIT_PASS, EXIT_REGRESSION, FAILING, Finding, Outcome
 
 __all__ = ["EXIT_CANNOT_RUN", "EXIT_PASS", "EXIT_REGRESSION", "Finding", "Outcome", "combined_exit", "render"]
 

@@ -30,7 +30,7 @@ from typing import Any, Callable
 from .. import compare
 from ..metrics import METRICS
 from ..ranking import values, workload_metric
-from ..results import Run
+from ..model import Run
 from .verdict import Finding, Outcome
 
 REFERENCE = "node22"

@@ -15,7 +15,7 @@ from ..catalog import Catalog, Program
 from ..errors import WsbenchError
 from ..paths import report_files
 from ..progress import Progress
-from ..results import Run, Settings, write_json
+from ..model import Run, Settings, write_json
 from ..runner import Plan, execute, new_run
 from ..workloads import WorkloadSet
 from .builds import Build

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from ..doc import Grid
-from ..records import SideBreakdown, TopFrame
+from ..model import SideBreakdown, TopFrame
 from .classify import CATEGORIES, classify, frame_label
 from .stacks import Sample
 

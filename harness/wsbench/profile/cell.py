@@ -35,8 +35,7 @@ from ..catalog import Program
 from ..errors import WsbenchError
 from ..measure import run_client
 from ..paths import ROOT, relative
-from ..records import OverheadRuns, PassResult, ProfileCell
-from ..results import Sample, Settings
+from ..model import OverheadRuns, PassResult, ProfileCell, Sample, Settings
 from ..server import RunningServer, start_server
 from ..workloads import Workload
 from . import breakdown, cpuprofile, flamegraph, jitdump, stacks, variants

@@ -28,7 +28,7 @@ from ..measure import START_LINE, parse_result
 from ..catalog import Program
 from ..errors import WsbenchError
 from ..paths import ROOT
-from ..records import Figures, StartupTime
+from ..model import Figures, StartupTime
 from ..server import RunningServer
 
 DEFAULT_WARMUP = 3

@@ -10,12 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import runs
+from .. import newrun
 from ..catalog import Catalog, Program
 from ..errors import WsbenchError
 from ..paths import relative
-from ..records import Profiles, Startup, StartupTime
-from ..results import Run, Settings
+from ..model import Profiles, Run, Settings, Startup, StartupTime
 from ..server import start_server
 from ..workloads import Workload, WorkloadSet
 from . import hyperfine, render, tools
@@ -106,7 +105,7 @@ def new_run(catalog: Catalog, plans: list[CellPlan], clients: list[Program], ser
             argv: list[str], settings: dict[str, Any]) -> Run:
     server_set = {pl.server.name: pl.server for pl in plans} | {s.name: s for s in servers}
     client_set = {pl.client.name: pl.client for pl in plans} | {c.name: c for c in clients}
-    return runs.new_run(catalog, argv, server_set.values(), client_set.values(), {"profiled": True, **settings},
+    return newrun.new_run(catalog, argv, server_set.values(), client_set.values(), {"profiled": True, **settings},
                         workloads=[pl.workload for pl in plans])
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..doc import Bullets, Grid, Section
-from ..records import ProfileCell, Profiles, Startup
+from ..model import ProfileCell, Profiles, Startup
 from . import breakdown
 from .classify import CATEGORIES, DESCRIPTIONS
 

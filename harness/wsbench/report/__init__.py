@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..doc import Section
 from ..errors import WsbenchError
-from ..results import Run
+from ..model import Run
 
 FORMATS = {"md": "results.md", "html": "index.html", "csv": "results.csv", "json": "results.json"}
 

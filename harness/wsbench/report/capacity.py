@@ -19,7 +19,7 @@ from typing import Any
 
 from ..doc import Block, Chart, Grid, Section
 from ..ranking import label, median_of
-from ..results import Cell, Run
+from ..model import Cell, Run
 
 MIN_POINTS = 3  # of at least two different numbers of connections
 

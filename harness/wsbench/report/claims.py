@@ -19,7 +19,7 @@ from __future__ import annotations
 from ..doc import Bullets, Grid, Section
 from ..metrics import METRICS
 from ..ranking import label, median_of, values
-from ..results import Cell, Run
+from ..model import Cell, Run
 from ..stats import ratio_of_medians
 from . import sources
 from .derived import reference_server

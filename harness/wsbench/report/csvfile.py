@@ -11,7 +11,7 @@ import statistics
 
 from ..metrics import METRICS
 from ..ranking import label, workload_metric
-from ..results import Run
+from ..model import Run
 
 FIXED = ["workload", "server", "client", "server_label", "client_label", "status", "metric", "header",
          "higher_is_better", "n", "median", "ci95_low", "ci95_high", "cv", "note"]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ..metrics import METRICS
 from ..ranking import bound_side, factor, median_of, rank, workload_metric
-from ..results import Cell, ProgramRecord, Run
+from ..model import Cell, ProgramRecord, Run
 from ..stats import Summary
 
 QUICKJS = "quickjs"

@@ -20,7 +20,7 @@ from ..gate import render as gate_render
 from ..metrics import METRICS
 from ..profile import render as profile_render
 from ..ranking import factor, label
-from ..results import Run
+from ..model import Run
 from .ranked import check_cost, environment, failures, fmt_factor, notes_section, workload_section
 from . import capacity, claims, derived, shards as shards_report, tls as tls_report
 

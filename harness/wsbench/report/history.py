@@ -34,8 +34,7 @@ from ..errors import WsbenchError
 from ..gate import deterministic, wall
 from ..gate.cells import UNGATED
 from ..metrics import METRICS
-from ..records import FAILING, GateReport
-from ..results import Run, read_json
+from ..model import FAILING, GateReport, Run, read_json
 from ..stats import bootstrap_median_ci
 from .document import Report
 

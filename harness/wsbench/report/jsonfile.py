@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from ..doc import Bullets, Chart, Grid
-from ..results import Run
+from ..model import Run
 from . import derived
 from .document import Report
 

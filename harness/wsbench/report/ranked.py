@@ -16,7 +16,7 @@ from ..doc import Bullets, Grid, Section
 from ..metrics import COLUMNS, METRICS, Metric
 from ..ranking import (CV_WARN, SATURATED, RankedRow, bound_note, bound_side, label, median_of, rank, ranked,
                       unmeasured, values, workload_metric)
-from ..results import Cell, Run
+from ..model import Cell, Run
 from ..stats import ratio_of_medians
 from ..target import EXTERNAL
 

@@ -8,7 +8,7 @@ import statistics
 from typing import Any, Callable
 
 from ..doc import Bullets, Grid, Section
-from ..results import Cell, Run, Sample
+from ..model import Cell, Run, Sample
 
 HISTOGRAM_KINDS = ("latency", "openloop")
 OVERLAP_WARN = 0.9

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..doc import Grid, Section
 from ..ranking import label, values
-from ..results import Cell, Run
+from ..model import Cell, Run
 from ..stats import ratio_of_medians
 
 TWIN = "/wss"

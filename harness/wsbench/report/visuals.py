@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..doc import Chart
 from ..metrics import METRICS
 from ..ranking import label, median_of, ranked, workload_metric
-from ..results import Run
+from ..model import Run
 from . import charts
 from .derived import BASELINE, JIT_RUNTIMES, NATIVE_RUNTIME, QUICKJS, checked_clients
 

@@ -1,4 +1,4 @@
-"""Making a ``Run``: one factory for every command that records one.
+"""Making a ``Run`` (model/): one factory for every command that records one.
 
 - ``new_run``: a run about to be measured (``wsbench run``, ``conformance``, ``profile``,
   ``startup``): the machine and the runtimes' versions are collected now, the programs
@@ -7,23 +7,17 @@
 - ``carrying``: a run made of another run's measurement, or of none (the gate's report
   and its baseline): complete as it is made.
 
-Layering: above results and environment, below the runner, the commands and the CLI.
+Layering: above the model and environment, below the runner, the commands and the CLI.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any, Callable, Iterable
 
 from . import environment
 from .catalog import Catalog, Program
-from .results import Cell, ProgramRecord, Run
+from .model import Cell, ProgramRecord, Run, now
 from .workloads import Workload
-
-
-def now() -> str:
-    """A run's time stamps: UTC, to the second."""
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
 def record(program: Program) -> ProgramRecord:

@@ -1,0 +1,134 @@
+"""The results file's schema: its name, the version this wsbench writes, the versions it
+reads, and what each version added (``HISTORY``, one entry per version, beside the
+constant it explains). Every reader loads a file of any readable version through
+``read_json`` (runfile.py): fields a version lacks are read as empty.
+
+To add a field: bump ``SCHEMA_VERSION``, add its entry to ``HISTORY``, and a fixture of
+the new version to harness/tests/fixtures/schemas/ (tests/test_schemas.py loads a file of
+every version)."""
+
+from __future__ import annotations
+
+SCHEMA = "wsbench-run"
+SCHEMA_VERSION = 9
+READABLE_VERSIONS = tuple(range(1, SCHEMA_VERSION + 1))
+
+HISTORY: dict[int, str] = {
+    1: """\
+first release.""",
+    2: """\
+the run's ``settings`` (min_seconds, verify, pinning); per sample
+``reading_errors`` (readings left empty, and why) and ``barrier_s``; clients report
+``rounds``, ``checked`` and ``compared`` in ``extra``; servers' ``cpus`` when pinned; the
+environment's provenance (lockfile and binary hashes, CPU governor, git state, load
+before and after). Version 1 files are still read (the new fields are empty).""",
+    3: """\
+``conformance`` (``wsbench conformance``; absent or null in other runs):
+``cases`` (each with ``id``, ``section`` of RFC 6455, ``group``, ``title``, ``expect``
+— fail, deliver or reject —, ``strict``: what a strict client does, ``why``) and
+``verdicts``: per client, per case id, ``verdict`` (strict, non-strict or fail) and a
+one-line ``detail``. Such a run has no servers, workloads or cells; ``settings`` holds
+``jobs``. Versions 1 and 2 are still read (no conformance section).""",
+    4: """\
+``profiles`` (``wsbench profile``; absent or null in other runs): ``dir``
+(the run's ``profiles/<time>/``) and ``cells``, per profiled cell its ``workload``,
+``server``, ``client``, ``sides``, ``dir``, ``files`` (SVGs, perf data, folded stacks,
+.cpuprofile, breakdown.md), ``breakdown`` per side (``samples``, ``shares`` per category
+in percent — summing to 100 —, ``top`` self frames), the ``unprofiled`` and ``profiled``
+passes' rates, ``overhead`` (the drop from one to the other), ``notes`` and ``error``;
+``startup`` (``wsbench startup``, or ``wsbench profile --startup``; null elsewhere):
+``what`` was timed, ``tool`` (hyperfine's version), ``warmup``, ``runs``, and per
+``clients`` / ``servers`` name hyperfine's ``mean_s``, ``stddev_s``, ``median_s``,
+``min_s``, ``max_s``, ``runs``, the ``peak_rss_kib`` of one more run, the ``command``
+and ``error``. A profiled run has ``settings.profiled`` true and no cells: it is never
+ranked. Versions 1 to 3 are still read (neither section).""",
+    5: """\
+``gate`` (``wsbench gate``; absent or null in other runs): ``role``
+(``baseline`` for ``baselines/gate.json``, ``report`` for ``reports/gate-*.json``);
+a baseline holds ``deterministic`` (the ``machine`` it was counted on — CPU model and
+flags, compiler, libc, valgrind —, ``rise`` and ``fall`` thresholds, and ``counts``
+per profile, full and quick, per cell ``instructions``, ``messages`` and
+``per_message``) and ``wall`` (the reference client, the clients, server, workloads
+and repetitions of the wall-clock gate, its ``thresholds`` — alpha and minimum effects
+— with their ``calibration``; the run's cells are that measurement's repetitions); a
+report holds the ``outcomes`` of each gate (findings: cell, metric, baseline, value,
+change, verdict) and the ``exit_code``. Versions 1 to 4 are still read.""",
+    6: """\
+servers' ``target`` (the URL of a server wsbench did not start, ``wsbench run
+--target``; null otherwise) and ``readings`` (where its CPU time and peak RSS were read:
+its own process, a process named with ``--target-pid``, or "n/a (external)", when the
+server CPU and RSS of every sample are null); the environment's ``docker`` section in
+runs of ``make bench-docker``: ``images`` (per service its image tag and ID), ``cpusets``
+(per side the CPUs its containers may use), ``cpu_limits`` (per container its cpuset,
+NanoCpus and CpuQuota), ``engine`` (the Docker engine's version, storage driver and
+cgroup version), ``server_runtimes`` (per server its runtime and that runtime's version
+as printed inside its container; absent in the first runs of version 6) and ``readings``
+(how the servers' CPU and RSS were read); ``settings.shard``
+([I, N] of ``wsbench run --shard I/N``, else null); a run of ``wsbench merge`` has
+``settings.merged_shards`` (N) and ``environment.shards`` (per shard its file, times, load
+and commit). Versions 1 to 5 are still read (no target, no readings, no shard).""",
+    7: """\
+the TLS track (``wsbench run --tls on|both``). ``settings.tls``: null, or the
+axis (``mode``: on or both) and the certificate the servers present (``certificate``, its
+``key_type``, ``names`` and ``file``, and the ``ca`` every client trusts); a server in TLS
+mode is the twin ``NAME/wss`` of the catalog's server, and its record's ``tls`` holds that
+certificate (null for every other server and for clients). Per sample, ``extra.tls`` is
+what the client tells of its first wss:// connection (``version``, ``cipher``, ``group``,
+``library``, each null where it cannot tell, and ``cannot_tell`` with the reason), and
+``extra.server_tls`` what the server printed for the sample's connections
+(servers/README.md, WSBENCH-TLS: ``connections``, ``resumed``, ``version``, ``cipher``,
+``group``, ``library``; absent where the server prints nothing). Workloads carry
+``tls_only`` (true: measured over wss:// only, e.g. session resumption). A conformance run
+(``wsbench conformance --tls``) has the same shape: ``settings.tls`` (mode "on", the
+peer's certificate, and ``failure_certificates``: per failure-set entry its file), and its
+``conformance`` section may hold cases of group ``tls-failure`` whose ``expect`` is
+``refuse`` (a certificate to refuse) or ``fault`` (a TLS session ended mid-message), and
+verdicts ``n/a`` (the client cannot speak TLS; the detail says why). Plain conformance
+runs record ``settings.tls`` null. Versions 1 to 6 are still read (no TLS).""",
+    8: """\
+histograms that merge, and runs on a cluster (docs/scaling.md). Per sample of a
+latency or open-loop workload, ``extra.latency_hist``: the client's latency histogram,
+sparse (``unit_ns``, ``sub_bits``, ``integer_values``: how a bucket index maps to values;
+``count``; ``min``, ``max`` and ``sum``, exact, in units; ``buckets``: ``[index, count]`` of
+every non-empty bucket; clients/README.md, "Latency histograms"). A merged run (``wsbench
+merge``, ``wsbench run --cluster``) adds histograms per repetition: its ``latency_us`` are
+the percentiles of the sum, and ``extra.shards_latency_us`` lists each shard's
+``latency_us``; ``environment.shards`` entries gain ``worker`` (the shard's ``address``,
+``host`` and ``name``, null for files of ``--shard``). A cluster run (``wsbench run
+--cluster``) also has ``settings.cluster``: ``engine`` (name and version), ``address`` (as
+given), ``scheduler``, ``local`` (a ``local:N`` cluster), ``ready_timeout_s``,
+``load_workers`` (per shard its ``shard`` number, ``address``, ``host``, ``name`` and
+``clock``: ``offset_s`` against the coordinator's wall clock and its ``uncertainty_s``),
+``server_worker`` (the same, or null), ``server_pids`` (the server's processes on its
+host) and ``failure`` (why the run stopped, or null); its ``environment.shards`` entries
+add ``clock``, ``cpu_model``, ``logical_cpus``, ``kernel`` and ``runtimes`` of each load
+host; per merged sample ``extra.start_skew_s`` (the largest difference between two shards'
+``GO``, each by its host's wall clock) and ``extra.barrier`` (``go_after_first_s`` and
+``go_after_release_s`` per shard, ``phases_overlap``: the fraction of the union of the
+shards' measured phases that all of them cover), and the server's CPU time and peak RSS
+as read on its host over the union of the phases (``servers.NAME.readings`` says how).
+Versions 1 to 7 are still read (no histograms: their latency workloads do not merge).
+
+Also in version 8, capacity (the `idle` and `fanout` kinds): workloads carry
+``fresh_server`` (every sample on a server started for it) and ``ramp`` (null, or the
+``connections`` tried and the ``p95_ms`` bound); the environment's ``limits`` (the
+harness's RLIMIT_NOFILE, which its children get with soft = hard, and the sysctls
+ip_local_port_range, somaxconn, tcp_mem, fs.nr_open, fs.file-max); per sample of those
+kinds ``extra.limits`` (each side's RLIMIT_NOFILE, [soft, hard]),
+``extra.server_rss_before_kib``, ``extra.marks`` (per WSBENCH-MARK of the client: ``t_s``
+since GO, both sides' CPU since GO and resident memory then), ``extra.stopped`` (the
+one-line reason a limit stopped the client, with the count it held), and for a ramp
+``max_connections``, ``ramp_stopped`` and its ``steps``.""",
+    9: """\
+what a program must report of itself and what it reported (issue 25). Every
+server and client record has ``expect`` (null, or the catalog's dotted keys and values,
+e.g. ``{"ws.bufferutil": true}``: a sample whose result line, or a server whose
+``WSBENCH-INFO`` line, says otherwise failed), ``info`` (servers: the object of their
+``WSBENCH-INFO`` line, e.g. ``{"ws": {"bufferutil": true, "mask": "bufferutil", "addon":
+..., "version": ..., "utf8": ...}}``; null where the server printed none, for clients and
+targets) and ``barrier`` (clients: how they took the start barrier and the end hold,
+``"stdin"`` or ``"http"``; null for servers). A node-ws client's samples carry the same
+``ws`` object in ``extra``. In runs of ``make bench-docker`` the environment's
+``docker.server_runtimes.<name>`` also holds ``info``. Versions 1 to 8 are still read
+(the three keys null).""",
+}
