@@ -16,7 +16,9 @@ from wsbench.errors import WsbenchError
 from wsbench.measure import stopped_at
 from wsbench.metrics import METRICS
 from wsbench.report.capacity import fit, memory_fits, sections
-from wsbench.report.ranked import render_markdown
+from wsbench.doc import Grid
+from wsbench.report import printed
+from wsbench.report.markdown import table
 from wsbench.model import Cell, Run, Sample, read_json
 from wsbench.workloads import load_workloads
 
@@ -70,10 +72,10 @@ def test_memory_per_connection_tells_a_leak_from_a_lean_server() -> None:
 
 def test_the_capacity_section_renders() -> None:
     text = "\n".join(line for s in sections(synthetic_run()) for b in s.blocks
-                     for line in (b.markdown() if hasattr(b, "markdown") else [str(b)]))
+                     for line in (table(b) if isinstance(b, Grid) else [str(b)]))
     assert "Memory per connection" in text and "| server | leaky | 64.00 |" in text
     assert "RLIMIT_NOFILE (harness" in text and "32768 60999" in text
-    assert "## Capacity" in render_markdown(synthetic_run())
+    assert "## Capacity" in printed(synthetic_run())
 
 
 def test_idle_metrics() -> None:

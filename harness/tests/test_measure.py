@@ -111,7 +111,7 @@ def test_pin_needs_two_cpus() -> None:
 @pytest.mark.parametrize("version", [1, 2])
 def test_old_run_files_are_still_read(tmp_path: Path, version: int) -> None:
     from wsbench.model import read_json
-    from wsbench.conformance.report import sections
+    from wsbench.conformance.tables import sections
     run = {"schema": "wsbench-run", "schema_version": version, "created": "x", "command": [], "suite": None,
            "repetitions": 1, "environment": {}, "workloads": {}, "servers": {}, "clients": {},
            "cells": [{"workload": "w", "server": "s", "client": "c",

@@ -2,7 +2,8 @@ from collections import Counter
 
 from wsbench.model import Cell, ProgramRecord, Run, Sample
 from wsbench.runner import interleaved
-from wsbench.report.ranked import bound_side, rank, render_markdown
+from wsbench.report import printed
+from wsbench.report.ranked import bound_side, rank
 
 
 def cells(n: int) -> list[Cell]:
@@ -49,7 +50,7 @@ def test_table_shows_per_message_cpu_rss_and_failures() -> None:
     good = with_rates(Cell("w", "s", "a"), [1000, 1000, 1000])
     bad = Cell("w", "s", "b")
     bad.samples.append(Sample(rep=1, error="client 'b' vs server 's' on 'w': crashed"))
-    text = render_markdown(run_with([good, bad]))
+    text = printed(run_with([good, bad]))
     row = next(line for line in text.splitlines() if line.startswith("| 1 |"))
     assert "| A | S | 1,000 |" in row
     assert "| 500.00 | 250.00 | 10.0 | 20.0 |" in row  # µs/msg client, server; RSS MiB
@@ -59,7 +60,7 @@ def test_table_shows_per_message_cpu_rss_and_failures() -> None:
 
 def test_high_spread_is_flagged() -> None:
     noisy = with_rates(Cell("w", "s", "a"), [100, 200, 300])
-    assert "⚠" in render_markdown(run_with([noisy]))
+    assert "⚠" in printed(run_with([noisy]))
 
 
 def test_lower_is_better_metrics_rank_ascending() -> None:

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from wsbench.catalog import load_catalog
-from wsbench.profile import breakdown, cell, classify, cpuprofile, jitdump, render, stacks, variants
+from wsbench.profile import breakdown, cell, classify, cpuprofile, jitdump, stacks, variants, views
+from wsbench.report.markdown import section_lines
 from wsbench.model import OverheadRuns, Profiles, Run, Startup, read_json, write_json
 
 SCRIPT = """\
@@ -228,8 +229,8 @@ def test_profile_sections_round_trip_and_older_versions(tmp_path: Path) -> None:
 
 
 def test_rendered_tables() -> None:
-    sections = render.sections(profiles(), Startup.from_json(STARTUP))
-    text = "\n".join(line for s in sections for line in s.markdown())
+    sections = views.sections(profiles(), Startup.from_json(STARTUP))
+    text = "\n".join(line for s in sections for line in section_lines(s))
     assert "| 1 | client | quickjs | 10.0 | 1.0 | 10.0 |" in text
     assert "| 2 | client | bun | 20.0 |" in text and "2.00×" in text
     assert "| text_11 | lws | quickjs | client | 10 |" in text
@@ -249,6 +250,6 @@ def test_report_renders_a_profiled_run(tmp_path: Path) -> None:
               clients={}, cells=[], settings={"profiled": True},
               profiles=profiles(), startup=Startup.from_json(STARTUP))
     write_json(run, tmp_path / "profile-x.json")
-    text = report.render(read_json(tmp_path / "profile-x.json"), tmp_path / "profile-x.json", "md")
+    text = report.run_report(read_json(tmp_path / "profile-x.json"), tmp_path / "profile-x.json", "md")
     assert "Where the time goes (profiles)" in text and "Start-up (hyperfine)" in text
     assert "QuickJS scoreboard" not in text  # a profiled run is never ranked

@@ -11,14 +11,15 @@ import pytest
 from runkit import run_of
 from wsbench_testkit import FIXTURES, wsbench
 
-from wsbench.report import claims, csvfile, derived as model, render, sources
+from wsbench.report import claims, csvfile, derived, run_report, sources
+from wsbench.report.markdown import section_lines
 from wsbench.model import read_json
 
 QUICK = FIXTURES / "run-quick-trimmed.json"
 
 
 def test_markdown_report_of_a_real_quick_run() -> None:
-    text = render(read_json(QUICK), QUICK, "md")
+    text = run_report(read_json(QUICK), QUICK, "md")
     headings = [line for line in text.splitlines() if line.startswith("## ")]
     assert headings[0] == "## QuickJS scoreboard" and headings[1] == "## Overall scores"
     assert "## text_11 — 11-byte text messages, 50,000 in one burst" in headings
@@ -36,18 +37,18 @@ def test_scoreboard_puts_losses_first_and_ignores_other_servers() -> None:
         ("lose", "lws", "quickjs-baseline"): [25, 26, 27], ("lose", "lws", "loadgen"): [500, 501, 502],
         ("lose", "deno", "quickjs"): [1, 1, 1],
     })
-    lines = model.scoreboard(run)
+    lines = derived.scoreboard(run)
     assert [ln.workload for ln in lines] == ["lose", "win"]
     lose = lines[0]
     assert lose.loses and lose.server == "lws" and (lose.rank, lose.of) == (3, 4)
     assert lose.best_jit and lose.best_jit.client == "bun" and lose.best_jit.advantage == pytest.approx(0.505, 0.01)
     assert lose.native and lose.native.advantage == pytest.approx(51 / 501)
     assert lose.baseline and lose.baseline.advantage == pytest.approx(51 / 26)
-    assert "**loses**" in render(run, Path("x.json"), "md")
+    assert "**loses**" in run_report(run, Path("x.json"), "md")
 
 
 def test_json_report_carries_the_figures_as_numbers() -> None:
-    data = json.loads(render(read_json(QUICK), QUICK, "json"))
+    data = json.loads(run_report(read_json(QUICK), QUICK, "json"))
     assert {ln["workload"] for ln in data["scoreboard"]} == {"text_11", "bin_64k"}
     assert data["scores"]["client"][0]["geomean"] >= 1.0
     assert data["sections"][0]["title"] == "QuickJS scoreboard"
@@ -57,14 +58,14 @@ def test_scores_are_geometric_means_of_factors_against_the_same_server() -> None
     run = run_of({("a", "lws", "quickjs"): [100] * 3, ("a", "lws", "bun"): [50] * 3,
                   ("b", "lws", "quickjs"): [10] * 3, ("b", "lws", "bun"): [40] * 3,
                   ("a", "deno", "bun"): [1] * 3})  # alone on its server: no factor
-    by_name = {s.name: s for s in model.scores(run, "client")}
+    by_name = {s.name: s for s in derived.scores(run, "client")}
     assert by_name["quickjs"].geomean == pytest.approx(2.0) and by_name["quickjs"].groups == 2
     assert by_name["bun"].geomean == pytest.approx(2 ** 0.5) and by_name["bun"].worst == pytest.approx(2.0)
 
 
 def test_efficiency_is_messages_per_cpu_second_and_per_mib() -> None:
     run = run_of({("a", "lws", "quickjs"): [1000] * 3})
-    (row,) = model.efficiency(run, "a")
+    (row,) = derived.efficiency(run, "a")
     assert row.per_core == pytest.approx(10_000 / 0.75)
     assert row.per_mib == pytest.approx(100)  # 1000 msgs/s over 10 MiB
 
@@ -79,20 +80,20 @@ def test_what_each_client_can_drive_against_the_native_server() -> None:
         for s in cell.samples:
             s.client_cpu_s = s.seconds * (0.98 if cell.client == "k6" else 0.6)
             s.server_cpu_s = s.seconds * 0.12
-    rows = model.drive(run, "a")
+    rows = derived.drive(run, "a")
     assert [(d.cell.client, d.rate, d.of_best) for d in rows] == [("loadgen", 40_000, 1.0), ("k6", 10_000, 0.25)]
     k6 = rows[1]
     assert k6.client_us_per_msg == pytest.approx(98.0) and k6.client_share == pytest.approx(0.98)
     assert k6.server_share == pytest.approx(0.12) and k6.bound == "client" and rows[0].bound == ""
-    text = render(run, Path("x.json"), "md")
+    text = run_report(run, Path("x.json"), "md")
     section = text.split("## What each client can drive")[1].split("\n## ")[0]
     assert "| k6 label | 10,000 | 25% | 98.00 | 0.98 | 0.12 | client |" in section
     assert "k6 label drove 25% of the rate of loadgen label (4.0× fewer msgs/s), the server at 12% of a core" in section
     assert "| client: 98% vs server 12% |" in text.split("## a")[1]  # the ranked table's bound column
-    assert "What each client can drive" in render(run, Path("x.json"), "html")
-    titles = [s["title"] for s in json.loads(render(run, Path("x.json"), "json"))["sections"]]
+    assert "What each client can drive" in run_report(run, Path("x.json"), "html")
+    titles = [s["title"] for s in json.loads(run_report(run, Path("x.json"), "json"))["sections"]]
     assert "What each client can drive" in titles
-    assert model.drive(run_of({("a", "bun", "k6"): [1.0] * 3}), "a") == []  # no native server: no section
+    assert derived.drive(run_of({("a", "bun", "k6"): [1.0] * 3}), "a") == []  # no native server: no section
 
 
 def ablation(ratio_by_switch: dict[str, tuple[str, list[float]]]) -> dict[tuple[str, str, str], list[float]]:
@@ -135,7 +136,7 @@ def test_source_sections_show_published_figures_beside_ours() -> None:
     run = run_of({("text_11", "deno", "deno"): [120_000] * 3, ("text_11", "deno", "node22"): [60_000] * 3,
                   ("text_16m", "lws", "quickjs"): [90.0] * 3},
                  {"text_16m": {"description": "", "kind": "request", "metric": "delivery_ms"}})
-    text = "\n".join(line for s in claims.sections(run) for line in s.markdown())
+    text = "\n".join(line for s in claims.sections(run) for line in section_lines(s))
     assert "| text_11 | published | Deno | 111,128 | 81,646 | 153,162 | 1.36× | 0.73× |" in text
     assert "| text_11 | wsbench | deno label | 120,000 | 60,000 | not in this run | 2.00× | – |" in text
     assert "| bin_32 | wsbench | deno label | not in this run | not in this run | not in this run | – | – |" in text
@@ -145,7 +146,7 @@ def test_source_sections_show_published_figures_beside_ours() -> None:
 
 def test_csv_has_a_row_per_cell_and_metric_with_the_repetitions() -> None:
     run = run_of({("a", "lws", "quickjs"): [100, 200, 300]})
-    rows = list(csv.DictReader(io.StringIO(csvfile.render(run))))
+    rows = list(csv.DictReader(io.StringIO(csvfile.cells_csv(run))))
     rate = next(r for r in rows if r["metric"] == "msgs_per_s")
     assert [float(rate[k]) for k in ("rep_1", "rep_2", "rep_3", "median")] == [100, 200, 300, 200]
     assert {r["metric"] for r in rows} >= {"msgs_per_s", "client_cpu_us_per_msg", "client_peak_rss_mib"}
@@ -153,10 +154,10 @@ def test_csv_has_a_row_per_cell_and_metric_with_the_repetitions() -> None:
 
 def test_old_runs_and_verify_both_runs_render() -> None:
     old = FIXTURES / "run-schema1-trimmed.json"
-    assert "## QuickJS scoreboard" in render(read_json(old), old, "md")
-    assert "schema 1 run" in render(read_json(old), old, "md")
+    assert "## QuickJS scoreboard" in run_report(read_json(old), old, "md")
+    assert "schema 1 run" in run_report(read_json(old), old, "md")
     both = FIXTURES / "run-verify-both-trimmed.json"
-    text = render(read_json(both), both, "md")
+    text = run_report(read_json(both), both, "md")
     assert "## Cost of the echo checks" in text
     assert "(echoes unchecked)" not in text.split("## Overall scores")[1].split("## text_11")[0]
 
@@ -184,3 +185,19 @@ def test_unknown_schema_and_malformed_values_are_one_line(tmp_path: Path) -> Non
                           (typed, "malformed run file")):
         result = wsbench("report", str(path))
         assert result.returncode == 2 and culprit in result.stderr and result.stderr.count("\n") == 1, result.stderr
+
+
+def test_every_format_renders_through_one_interface() -> None:
+    """The registry's formats, each an exporter of the same document; an unknown one is
+    one line naming it and the known ones."""
+    from wsbench.errors import WsbenchError
+    from wsbench.report.export import REGISTRY, exporter
+
+    run = read_json(QUICK)
+    for name in REGISTRY:
+        assert run_report(run, QUICK, name).strip()
+        assert callable(exporter(name).render)
+    with pytest.raises(WsbenchError, match=r"^unknown format 'pdf' \(known: md, html, csv, json\)$"):
+        exporter("pdf")
+    with pytest.raises(WsbenchError, match=r"^unknown format 'csv' \(known: md, html\)$"):
+        exporter("csv", ("md", "html"))

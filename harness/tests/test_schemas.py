@@ -13,7 +13,7 @@ import pytest
 from wsbench import report
 from wsbench.gate import baseline
 from wsbench.model import HISTORY, GateBaseline, GateReport, READABLE_VERSIONS, Run, SCHEMA_VERSION, read_json, write_json
-from wsbench.report.ranked import render_markdown
+from wsbench.report import printed
 from wsbench_testkit import FIXTURES, ROOT
 
 SCHEMAS = FIXTURES / "schemas"
@@ -52,7 +52,7 @@ def test_version_1_run(tmp_path: Path) -> None:
     assert run.settings == {} and run.conformance is None and run.profiles is None and run.gate is None
     summary = cell.summary("msgs_per_s")
     assert summary is not None and summary.n == 3
-    assert "schema 1 run: no floor, no barrier" in render_markdown(run)
+    assert "schema 1 run: no floor, no barrier" in printed(run)
     assert rewritten(run, tmp_path)["schema_version"] == SCHEMA_VERSION
 
 
@@ -64,7 +64,7 @@ def test_version_2_run_with_unchecked_twins() -> None:
     assert len(checked.samples) == 6 and checked.samples[0].extra["checked"] == checked.samples[0].messages
     assert all(s.barrier_s is not None for s in checked.samples)
     assert run.servers["lws"].target is None and run.servers["lws"].readings is None  # fields of version 6
-    assert "## Cost of the echo checks" in render_markdown(run)
+    assert "## Cost of the echo checks" in printed(run)
 
 
 def test_version_3_conformance_run() -> None:
@@ -75,7 +75,7 @@ def test_version_3_conformance_run() -> None:
     verdict = run.conformance.verdicts["loadgen"]["rsv1-text"]
     assert verdict.verdict == "strict" and verdict.detail.startswith("closed 1002")
     assert run.settings == {"jobs": 4} and run.servers == {} and run.cells == []
-    assert "| `rsv1-text` | 5.2 |" in render_markdown(run)
+    assert "| `rsv1-text` | 5.2 |" in printed(run)
 
 
 def test_version_4_profile_run_as_first_written(tmp_path: Path) -> None:
@@ -90,7 +90,7 @@ def test_version_4_profile_run_as_first_written(tmp_path: Path) -> None:
     assert cell.profiled is not None and cell.profiled.msgs_per_s and cell.recorded_s
     written = rewritten(run, tmp_path)["profiles"]["cells"][0]
     assert "overhead_runs" not in written and "cpu_prof_pass" not in written  # never written: still absent
-    assert "Where the time goes (profiles)" in report.render(run, SCHEMAS / "v4-profile.json", "md")
+    assert "Where the time goes (profiles)" in report.run_report(run, SCHEMAS / "v4-profile.json", "md")
 
 
 def test_version_4_startup_run(tmp_path: Path) -> None:
@@ -103,7 +103,7 @@ def test_version_4_startup_run(tmp_path: Path) -> None:
     assert not server.held_run and server.command and server.command.startswith("coproc S")
     written = rewritten(run, tmp_path)["startup"]
     assert written["clients"]["loadgen"]["peak_rss_kib"] == 5924 and "peak_rss_kib" not in written["servers"]["lws"]
-    assert "Start-up (hyperfine)" in report.render(run, SCHEMAS / "v4-startup.json", "md")
+    assert "Start-up (hyperfine)" in report.run_report(run, SCHEMAS / "v4-startup.json", "md")
 
 
 def test_version_5_gate_baseline_and_report() -> None:
@@ -123,7 +123,7 @@ def test_version_5_gate_baseline_and_report() -> None:
     finding = report_run.gate.outcomes[0].findings[0]
     assert (finding.gate, finding.cell, finding.verdict, finding.baseline) == (
         "deterministic", "loadgen/text_11", "same", 571.8)
-    assert "## Regression gate" in report.render(report_run, SCHEMAS / "v5-gate-report.json", "md")
+    assert "## Regression gate" in report.run_report(report_run, SCHEMAS / "v5-gate-report.json", "md")
 
 
 V6 = ["v6-run.json", "v6-conformance.json", "v6-profile.json", "v6-startup.json", "v6-gate-report.json"]
@@ -173,7 +173,7 @@ def test_version_8_cluster_run_with_histograms() -> None:
         assert len(sample.extra["shards_latency_us"]) == 2 and sample.extra["start_skew_s"] >= 0
         assert sample.server_cpu_s and sample.server_peak_rss_kib  # read on the server's host
     assert run.servers["lws"].readings.startswith("on its host by worker server-host")
-    assert "## Shards: the merged run beside each shard" in render_markdown(run)
+    assert "## Shards: the merged run beside each shard" in printed(run)
 
 
 @pytest.mark.parametrize("path", [SCHEMAS / name for name in V6] + [ROOT / "baselines" / "gate.json"],
@@ -211,7 +211,7 @@ def test_version_7_tls_run() -> None:
     assert extra["tls"]["version"] == "TLSv1.3" and extra["server_tls"]["connections"] >= 1
     bun = next(c for c in run.cells if c.key == "smoke_text/lws/wss/bun").samples[0].extra
     assert bun["tls"]["cannot_tell"] and bun["server_tls"]["group"]
-    text = render_markdown(run)
+    text = printed(run)
     assert "TLS: servers over ws:// and wss://" in text
 
 
@@ -224,7 +224,7 @@ def test_version_7_conformance_over_tls() -> None:
     assert groups["tls-expired"] == ("tls-failure", "refuse") and groups["tls-truncation"] == ("tls-failure", "fault")
     assert run.conformance.verdicts["loadgen"]["tls-alert-mid-message"].verdict == "strict"
     assert {v.verdict for v in run.conformance.verdicts["quickjs"].values()} == {"n/a"}
-    text = render_markdown(run)
+    text = printed(run)
     assert "over TLS (wss://)" in text and "## TLS failures" in text and "| quickjs | – | n/a |" in text
 
 

@@ -1,16 +1,19 @@
-"""A document as data: sections of paragraphs, tables, bullet lists and charts.
+"""A document as data: a ``Report`` of ``Section``s of paragraphs, tables, bullet lists,
+collapsible details and charts. Every format renders the same document (report/: one
+exporter per format behind one interface, report/export.py); nothing here renders.
 
-The Markdown tables (report/ranked.py) and the report (report/) build what they show as
-``Section``s; ``markdown()`` renders them here, report/html.py renders the same sections
-as HTML (where a table cell's shade, a factor against the best, becomes its colour, and
-where charts appear: Markdown leaves them out).
+Where a table cell's shade (a factor against the best) becomes a colour, and where charts
+appear, is the exporter's choice: HTML shows both, Markdown neither.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Union
+from typing import TYPE_CHECKING, Union
+
+if TYPE_CHECKING:
+    from .model import Run
 
 
 @dataclass
@@ -29,12 +32,6 @@ class Grid:
         self.rows.append(padded)
         self.shades.append([(shades or {}).get(i) for i in range(len(padded))])
 
-    def markdown(self) -> list[str]:
-        out = ["| " + " | ".join(self.headers) + " |",
-               "|" + "|".join("---:" if i in self.right else "---" for i in range(len(self.headers))) + "|"]
-        out += ["| " + " | ".join(escape(c) for c in row) + " |" for row in self.rows]
-        return out
-
 
 @dataclass(frozen=True)
 class Bullets:
@@ -49,30 +46,39 @@ class Chart:
     caption: str
 
 
-Block = Union[str, Grid, Bullets, Chart]  # a str is a paragraph (Markdown inline syntax)
+@dataclass(frozen=True)
+class Details:
+    """Blocks folded under a one-line summary (``<details>``), e.g. a long table below the
+    rows that matter."""
+
+    summary: str
+    blocks: list["Block"]
+
+
+Block = Union[str, Grid, Bullets, Chart, Details]  # a str is a paragraph (Markdown inline syntax)
 
 
 @dataclass
 class Section:
     title: str
     blocks: list[Block] = field(default_factory=list)
+    level: int = 2  # the heading's level (1: a document of its own, e.g. a profiled cell's breakdown.md)
 
     @property
     def anchor(self) -> str:
         return re.sub(r"[^a-z0-9]+", "-", self.title.lower()).strip("-")
 
-    def markdown(self, level: int = 2) -> list[str]:
-        out = ["#" * level + " " + self.title, ""]
-        for block in self.blocks:
-            if isinstance(block, Grid):
-                out += block.markdown() + [""]
-            elif isinstance(block, Bullets):
-                out += [f"- {item}" for item in block.items] + [""]
-            elif isinstance(block, str):
-                out += [block, ""]
-        return out
 
+@dataclass
+class Report:
+    """A document: a title (None: none), the file it was rendered from (None: not from a
+    file, e.g. the tables ``wsbench run`` prints), facts (one line each), blocks before the
+    first section, the sections; and the run it was made of, for the formats that read the
+    measurements themselves (CSV, JSON)."""
 
-def escape(text: str) -> str:
-    """A cell's text made safe for a Markdown table."""
-    return text.replace("|", "\\|")
+    title: str | None
+    source: str | None
+    facts: list[str]
+    sections: list[Section]
+    intro: list[Block] = field(default_factory=list)
+    run: "Run | None" = None

@@ -22,6 +22,7 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
+from .doc import Block, Grid, Report, Section
 from .metrics import METRICS
 from .ranking import workload_metric
 from .model import Cell, Run
@@ -38,9 +39,9 @@ class Spread:
     worst_cv: float
     within_goal: float  # share of cells with CV <= CV_GOAL
 
-    def row(self) -> str:
-        return (f"{self.cells} | {self.median_cv:.1%} | {self.p90_cv:.1%} | {self.worst_cv:.1%} | "
-                f"{self.within_goal:.0%}")
+    def row(self) -> list[str]:
+        return [str(self.cells), f"{self.median_cv:.1%}", f"{self.p90_cv:.1%}", f"{self.worst_cv:.1%}",
+                f"{self.within_goal:.0%}"]
 
 
 @dataclass(frozen=True)
@@ -49,8 +50,8 @@ class Agreement:
     overlapping: float  # share whose 95 % intervals overlap
     inside: float  # share where each median lies in the other's interval
 
-    def row(self) -> str:
-        return f"{self.cells} | {self.overlapping:.0%} | {self.inside:.0%}"
+    def row(self) -> list[str]:
+        return [str(self.cells), f"{self.overlapping:.0%}", f"{self.inside:.0%}"]
 
 
 def metric_of(run: Run, cell: Cell, which: str) -> str:
@@ -83,10 +84,9 @@ class Drift:
     factors: list[float]  # per repetition round, in round order
     median_cv_adjusted: float  # median CV per cell once each round's factor is divided out
 
-    def row(self) -> str:
+    def row(self) -> list[str]:
         spread = max(self.factors) - min(self.factors)
-        shown = ", ".join(f"{f:.3f}" for f in self.factors)
-        return f"{shown} | {spread:.1%} | {self.median_cv_adjusted:.1%}"
+        return [", ".join(f"{f:.3f}" for f in self.factors), f"{spread:.1%}", f"{self.median_cv_adjusted:.1%}"]
 
 
 def drift(run: Run, which: str) -> Drift | None:
@@ -130,43 +130,41 @@ def agreement(a: Run, b: Run, which: str) -> Agreement | None:
     return Agreement(n, overlap / n, inside / n) if n else None
 
 
-def render(runs: list[tuple[Path, Run]]) -> str:
+def document(runs: list[tuple[Path, Run]]) -> Report:
+    """The spread of every run, the drift its cells share, and whether the runs agree."""
     metrics = [RANKING, "client_cpu_us_per_msg"]
-    out = ["# Stability", "",
-           f"CV: coefficient of variation across the repetitions of a cell; the goal is {CV_GOAL:.0%}.", ""]
+    intro: list[Block] = [f"CV: coefficient of variation across the repetitions of a cell; the goal is {CV_GOAL:.0%}."]
+    sections = []
     for which in metrics:
-        title = which if which == RANKING else METRICS[which].header
-        out += [f"## Spread of {title} per cell", "",
-                "| run | settings | cells | median CV | p90 CV | worst CV | cells ≤ 5 % |",
-                "|---|---|---:|---:|---:|---:|---:|"]
+        grid = Grid(["run", "settings", "cells", "median CV", "p90 CV", "worst CV", "cells ≤ 5 %"], right={2, 3, 4, 5, 6})
         for path, run in runs:
             s = spread(run, which)
-            out.append(f"| {path.name} | {_settings(run)} | " + (s.row() if s else "– | – | – | – | –") + " |")
-        out.append("")
-    out += ["## Drift shared by every cell", "",
-            "Per repetition round, the median over cells of the cell's value over its own mean; the "
-            "spread of those factors; and the median CV per cell once each round's factor is divided out "
-            "(what is left is the cells' own spread).", "",
-            "| run | metric | round factors | spread | median CV without the drift |", "|---|---|---|---:|---:|"]
+            grid.add([path.name, _settings(run), *(s.row() if s else ["–"] * 5)])
+        sections.append(Section(f"Spread of {_title(which)} per cell", [grid]))
+    grid = Grid(["run", "metric", "round factors", "spread", "median CV without the drift"], right={3, 4})
     for path, run in runs:
         for which in metrics:
             d = drift(run, which)
-            title = which if which == RANKING else METRICS[which].header
-            out.append(f"| {path.name} | {title} | " + (d.row() if d else "– | – | –") + " |")
-    out.append("")
+            grid.add([path.name, _title(which), *(d.row() if d else ["–"] * 3)])
+    sections.append(Section("Drift shared by every cell", [
+        "Per repetition round, the median over cells of the cell's value over its own mean; the spread of those "
+        "factors; and the median CV per cell once each round's factor is divided out (what is left is the cells' "
+        "own spread).", grid]))
     if len(runs) > 1:
-        out += ["## Agreement between runs", "",
-                "Cells measured by both runs; \"overlap\": their 95 % intervals of the median overlap; "
-                "\"inside\": each run's median lies inside the other's interval.", "",
-                "| run A | run B | metric | cells | overlap | inside |", "|---|---|---|---:|---:|---:|"]
+        grid = Grid(["run A", "run B", "metric", "cells", "overlap", "inside"], right={3, 4, 5})
         for i, (pa, a) in enumerate(runs):
             for pb, b in runs[i + 1:]:
                 for which in metrics:
                     g = agreement(a, b, which)
-                    title = which if which == RANKING else METRICS[which].header
-                    out.append(f"| {pa.name} | {pb.name} | {title} | " + (g.row() if g else "– | – | –") + " |")
-        out.append("")
-    return "\n".join(out)
+                    grid.add([pa.name, pb.name, _title(which), *(g.row() if g else ["–"] * 3)])
+        sections.append(Section("Agreement between runs", [
+            "Cells measured by both runs; \"overlap\": their 95 % intervals of the median overlap; \"inside\": each "
+            "run's median lies inside the other's interval.", grid]))
+    return Report("Stability", None, [], sections, intro=intro)
+
+
+def _title(which: str) -> str:
+    return which if which == RANKING else METRICS[which].header
 
 
 def _settings(run: Run) -> str:

@@ -10,7 +10,7 @@ from ..conformance import schedule, tls_cases, tls_setup
 from ..errors import WsbenchError
 from ..paths import relative, report_files
 from ..progress import Progress
-from ..report.ranked import render_markdown
+from ..report import printed
 from . import EXIT_FAILED, record_and_report
 
 
@@ -37,5 +37,5 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     progress.note(f"wsbench conformance: {len(chosen)} cases x {len(clients)} clients{over}, {args.jobs} at a time; "
                   f"results: {relative(files.json)}")
     record_and_report(lambda save: schedule.execute(clients, chosen, run, args.out / "logs" / files.stamp, args.jobs,
-                                                  progress, save, tls), run, files, render_markdown)
+                                                  progress, save, tls), run, files, printed)
     return EXIT_FAILED if any(r.error for r in run.clients.values()) else 0

@@ -9,7 +9,7 @@ import sys
 
 from ..errors import WsbenchError
 from ..paths import relative
-from ..report import history
+from ..report import history, render
 from . import write_text
 
 
@@ -22,9 +22,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     if args.screenshot and args.out is None:
         raise WsbenchError("--screenshot needs -o DIR")
     points = history.load(args.dir)
-    from ..report import html  # matplotlib and jinja2 only when a page is rendered
-
-    page = html.render(history.build(points, relative(args.dir)))
+    page = render(history.build(points, relative(args.dir)), "html")
     if args.out is None:
         print(page, end="")
         return 0

@@ -7,7 +7,7 @@ import sys
 
 from .. import merge
 from ..paths import relative
-from ..report.ranked import render_markdown
+from ..report import printed
 from ..model import read_json, write_json
 from . import EXIT_FAILED, any_failure
 
@@ -16,7 +16,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     merged = merge.merge([(f, read_json(f)) for f in args.files], argv)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     write_json(merged, args.out)
-    markdown = render_markdown(merged)
+    markdown = printed(merged)
     args.out.with_suffix(".md").write_text(markdown)
     print(markdown)
     print(f"wsbench: merged {len(args.files)} shards into {relative(args.out)}", file=sys.stderr)

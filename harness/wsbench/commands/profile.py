@@ -17,6 +17,7 @@ from ..paths import relative, report_files
 from ..profile import hyperfine, profiling, tools
 from ..profile.flamegraph import diff_svg
 from ..progress import Progress
+from ..report import printed_profile
 from ..model import Settings, now
 from ..runner import tls_axis
 from ..workloads import load_workloads
@@ -60,7 +61,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
         finally:
             run.finished = now()
 
-    record_and_report(body, run, files, profiling.markdown)
+    record_and_report(body, run, files, printed_profile)
     return EXIT_FAILED if run.profiles and any(c.error for c in run.profiles.cells) else 0
 
 

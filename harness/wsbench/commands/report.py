@@ -25,10 +25,10 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     if args.out is None:
         if len(formats) != 1:
             raise WsbenchError("several formats need -o DIR")
-        print(rendered(lambda: report.render(run, args.file, formats[0]), args.file), end="")
+        print(rendered(lambda: report.run_report(run, args.file, formats[0]), args.file), end="")
         return 0
     for fmt in formats:
-        text = rendered(lambda: report.render(run, args.file, fmt), args.file)
+        text = rendered(lambda: report.run_report(run, args.file, fmt), args.file)
         write_text(args.out / report.FORMATS[fmt], text)
     if args.screenshot:
         from ..report.screenshot import check_page

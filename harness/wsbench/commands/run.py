@@ -13,7 +13,7 @@ from ..catalog import load_catalog
 from ..errors import WsbenchError
 from ..paths import report_files, relative
 from ..progress import Progress
-from ..report.ranked import render_markdown
+from ..report import printed
 from ..workloads import load_workloads
 from . import EXIT_FAILED, any_failure, record_and_report
 
@@ -31,7 +31,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     progress.note(f"wsbench: {len(plan.servers)} servers x {len(plan.clients)} clients x {len(plan.workloads)} "
                   f"workloads, {plan.repetitions} repetitions; results: {relative(files.json)}")
     record_and_report(lambda save: runner.execute(plan, run, args.out / "logs" / files.stamp, save, progress),
-                      run, files, render_markdown)
+                      run, files, printed)
     for record in run.servers.values():
         if record.target and record.status == "failed":
             print(f"wsbench: target {record.target} {record.error}", file=sys.stderr)
@@ -57,7 +57,7 @@ def _cluster(args: argparse.Namespace, argv: list[str], request: runner.Request)
         progress.note(f"wsbench: {len(plan.clients)} clients x {len(plan.workloads)} workloads, {plan.repetitions} "
                       f"repetitions, {len(cluster.load)} shards each; results: {relative(files.json)} (shards: "
                       f"{relative(cluster.shards_dir)}/)")
-        record_and_report(cluster.execute, cluster.merged, files, render_markdown)
+        record_and_report(cluster.execute, cluster.merged, files, printed)
     finally:
         cluster.close()
     if cluster.failure:

@@ -6,8 +6,9 @@ import argparse
 
 from .. import stability
 from ..model import read_json
+from ..report import render
 
 
 def main(args: argparse.Namespace, argv: list[str]) -> int:
-    print(stability.render([(f, read_json(f)) for f in args.files]))
+    print(render(stability.document([(f, read_json(f)) for f in args.files]), "md"))
     return 0

@@ -11,6 +11,7 @@ from ..model import now
 from ..paths import PROFILES_DIR, report_files
 from ..profile import profiling, tools
 from ..progress import Progress
+from ..report import printed_profile
 from . import EXIT_FAILED, Checkpoint, record_and_report
 
 
@@ -32,5 +33,5 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
         finally:
             run.finished = now()
 
-    record_and_report(body, run, files, profiling.markdown)
+    record_and_report(body, run, files, printed_profile)
     return EXIT_FAILED if run.startup and run.startup.failed() else 0

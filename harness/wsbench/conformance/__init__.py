@@ -1,12 +1,13 @@
 """``wsbench conformance``: a raw-frame RFC 6455 peer, the case table, the judge and the
-runner that plays every case against every client (docs/conformance.md); with ``--tls``
+schedule that plays every case against every client (docs/conformance.md); with ``--tls``
 behind TLS, plus the TLS-failure set.
 
 One concern per module: ``frames`` (the wire format, both directions), ``cases`` (the
 case table, as data), ``tls_cases`` (the TLS-failure set, as data, and choosing cases),
 ``wire`` (the byte stream to a client: plain TCP, or TLS by hand, with its faults),
-``peer`` (the asyncio server: listeners, routing, the TLS handshake), ``session`` (one
+``peer`` (the asyncio server: listeners, routing, the TLS handshake), ``play`` (one
 connection playing one case), ``observation`` (what the peer saw), ``judge`` and
 ``tls_judge`` (a verdict per case), ``tls_setup`` (certificates and the clients' trust),
-``runner`` (every client x case) and ``report`` (the tables, from the results file alone).
+``schedule`` (every client x case, a few at a time) and ``tables`` (the tables as report
+sections, from the results file alone).
 """

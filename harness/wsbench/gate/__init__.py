@@ -7,7 +7,10 @@
 - ``deterministic``: instructions per message against the baseline (3 % either way);
 - ``wall``: ratios of our clients to a reference client, Mann-Whitney U and a minimum
   effect, re-measured once before a regression is confirmed;
-- ``verdict``: exit codes and the report lines both gates share.
+- ``verdict``: exit codes and the report lines both gates share;
+- ``findings``: the findings (and a baseline's figures) as report sections, and a gate
+  report as a document (``reports/gate-*.md``);
+- ``invocation``: one ``wsbench gate``: which gates, measure, judge or update, write.
 
 The command line glue is in ``wsbench.commands.gate`` (parsed in ``wsbench.cli``).
 """

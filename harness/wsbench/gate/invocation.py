@@ -19,13 +19,14 @@ from ..catalog import Catalog
 from ..errors import WsbenchError
 from ..paths import ROOT, relative, report_files, time_stamp
 from ..progress import Progress
-from ..model import DeterministicBaseline, Finding, GateReport as Report, Run, WallBaseline, read_json, write_json
+from ..report import render
+from ..model import DeterministicBaseline, Finding, GateReport, Run, WallBaseline, read_json, write_json
 from ..newrun import carrying
 from ..workloads import WorkloadSet
-from . import baseline as baselines, builds, deterministic, machine, render as rendering, wall, wallrun
+from . import baseline as baselines, builds, deterministic, findings, machine, wall, wallrun
 from .builds import HEAD, Build, HeadDoesNotBuild
 from .cells import PROFILES, UNGATED, select
-from .verdict import EXIT_CANNOT_RUN, Outcome, combined_exit, render
+from .verdict import EXIT_CANNOT_RUN, Outcome, combined_exit, summary_lines
 
 GATES = ("deterministic", "wall")
 
@@ -76,7 +77,7 @@ def run(opts: Options, catalog: Catalog, workloads: WorkloadSet, argv: list[str]
     env["gate_machine"] = here
     if opts.update:
         if det_section is None and wall_section is None:
-            for line in render(outcomes):
+            for line in summary_lines(outcomes):
                 print(line)
             return EXIT_CANNOT_RUN
         new = baselines.updated(previous, argv, env, det_section, wall_section, wall_run)
@@ -84,12 +85,12 @@ def run(opts: Options, catalog: Catalog, workloads: WorkloadSet, argv: list[str]
         print(f"wsbench gate: wrote {relative(opts.baseline)} ("
               + ", ".join(g for g, s in (("deterministic counts", det_section), ("wall-clock ratios", wall_section))
                           if s is not None) + ")")
-        for line in render(outcomes):
+        for line in summary_lines(outcomes):
             print(line)
         return combined_exit(outcomes) if outcomes else 0
     code = combined_exit(outcomes)
     report = carrying(wall_run, argv, env, {},
-                      gate=Report(relative(opts.baseline), "quick" if opts.quick else "full", outcomes, code))
+                      gate=GateReport(relative(opts.baseline), "quick" if opts.quick else "full", outcomes, code))
     return _write(opts, report, outcomes, stamp, None, "baseline")
 
 
@@ -229,7 +230,7 @@ def _pair(opts: Options, catalog: Catalog, workloads: WorkloadSet, argv: list[st
     settings = {**(wall_run.settings if wall_run else {}), "gate": {"rise": deterministic.RISE, "fall": deterministic.FALL,
                          "min_effect": thresholds.get("min_effect"), "wall_spec": spec.to_json()}}
     report = carrying(wall_run, argv, env, settings,
-                      gate=Report(against, "quick" if opts.quick else "full", outcomes, code))
+                      gate=GateReport(against, "quick" if opts.quick else "full", outcomes, code))
     return _write(opts, report, outcomes, stamp, env["gate_builds"], "base")
 
 
@@ -237,21 +238,21 @@ def _write(opts: Options, report: Run, outcomes: list[Outcome], stamp: str, pair
            against: str) -> int:
     """The report (``reports/gate-<time>.json`` and ``.md``; the Markdown also appended to
     ``--summary FILE``), the verdict on stdout, and the exit code."""
-    assert isinstance(report.gate, Report)
+    assert isinstance(report.gate, GateReport)
     code = report.gate.exit_code
     files = report_files(opts.out, "gate", stamp)
     write_json(report, files.json)
-    text = rendering.markdown(report.gate, pair, relative(files.json))
-    files.md.write_text("# wsbench gate\n\n" + text)
+    files.md.write_text(render(findings.document(report.gate, pair, relative(files.json), title="wsbench gate"), "md"))
+    text = render(findings.document(report.gate, pair, relative(files.json)), "md")
     if opts.summary:
         try:
             with opts.summary.open("a") as f:
                 f.write(text + "\n")
         except OSError as exc:
             raise WsbenchError(f"--summary {opts.summary}: cannot write ({exc.strerror})") from None
-    for line in render(outcomes, against):
+    for line in summary_lines(outcomes, against):
         print(line)
-    print(f"wsbench gate: {rendering.VERDICT[code]} (exit {code}); report: {relative(files.json)}")
+    print(f"wsbench gate: {findings.VERDICT[code]} (exit {code}); report: {relative(files.json)}")
     return code
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..model import EXIT_CANNOT_RUN, EXIT_PASS, EXIT_REGRESSION, FAILING, Finding, Outcome
 
-__all__ = ["EXIT_CANNOT_RUN", "EXIT_PASS", "EXIT_REGRESSION", "Finding", "Outcome", "combined_exit", "render"]
+__all__ = ["EXIT_CANNOT_RUN", "EXIT_PASS", "EXIT_REGRESSION", "Finding", "Outcome", "combined_exit", "summary_lines"]
 
 
 def combined_exit(outcomes: list[Outcome]) -> int:
@@ -19,7 +19,7 @@ def combined_exit(outcomes: list[Outcome]) -> int:
     return EXIT_CANNOT_RUN if EXIT_CANNOT_RUN in codes else EXIT_PASS
 
 
-def render(outcomes: list[Outcome], against: str = "baseline", findings: bool = True) -> list[str]:
+def summary_lines(outcomes: list[Outcome], against: str = "baseline", findings: bool = True) -> list[str]:
     """The report: regressions first, then improvements (``findings``), then one summary
     line per gate; ``against``: what the figures are compared with (``base`` for --base)."""
     lines = []

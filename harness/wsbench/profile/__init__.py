@@ -10,9 +10,12 @@
   where-the-time-goes table;
 - cpuprofile: Chrome ``.cpuprofile`` files as folded stacks;
 - flamegraph: folded stacks and SVGs through inferno;
-- cell: profiling one cell end to end; startup: start-up cost through hyperfine;
-- render: the Markdown of profiles and start-up.
+- cell: profiling one cell end to end; hyperfine: start-up cost through hyperfine;
+- profiling: which cells, profiled one after the other, start-up times, the results file;
+- views: the profiles and start-up figures as document sections (rendered by the report's
+  exporters).
 
 Layering: these modules import the harness's lower modules (procs, measure, server,
-catalog, results, doc), never cli or commands; within the package, cell and startup sit on top.
+catalog, model, doc, the report's exporters), never cli or commands; within the package,
+cell, hyperfine and profiling sit on top.
 """

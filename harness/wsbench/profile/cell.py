@@ -37,10 +37,11 @@ from ..measure import run_client
 from ..paths import ROOT, relative
 from ..model import OverheadRuns, PassResult, ProfileCell, Sample, Settings
 from ..server import RunningServer, start_server
+from ..report import render
 from ..workloads import Workload
 from . import breakdown, cpuprofile, flamegraph, jitdump, stacks, variants
 from .record import DEFAULT_FREQUENCY, PerfRecord
-from .render import cell_markdown
+from .views import cell_document
 
 SIDES = ("client", "server")
 PERF_SCRIPT_TIMEOUT_S = 600.0
@@ -129,7 +130,7 @@ def profile_cell(plan: CellPlan, out_root: Path, settings: Settings, perf: str,
     except WsbenchError as exc:
         entry.error = str(exc)
     entry.overhead = overhead(runs)
-    (out / "breakdown.md").write_text(cell_markdown(entry))
+    (out / "breakdown.md").write_text(render(cell_document(entry), "md"))
     entry.files["breakdown"] = relative(out / "breakdown.md")
     return entry
 

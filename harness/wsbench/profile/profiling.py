@@ -1,4 +1,4 @@
-"""A profiling session: which cells, profiling them one after the other, start-up times,
+"""Profiling: which cells, profiling them one after the other, start-up times,
 and the one results file (schema 4: ``profiles``, ``startup``) they go into.
 
 A profiled run is marked ``settings.profiled`` and holds no cells: nothing in it is ranked,
@@ -17,7 +17,7 @@ from ..paths import relative
 from ..model import Profiles, Run, Settings, Startup, StartupTime
 from ..server import start_server
 from ..workloads import Workload, WorkloadSet
-from . import hyperfine, render, tools
+from . import hyperfine, tools
 from .cell import CellPlan, profile_cell
 
 MATRIX_WORKLOADS = ("text_11", "bin_64k")
@@ -161,13 +161,3 @@ def _timed(table: dict[str, StartupTime], program: Program, note: Callable[[str]
     note(f"start-up: {program.kind} {program.name}")
     table[program.name] = time(program)
     return True
-
-
-def markdown(run: Run) -> str:
-    what = "profile" if run.profiles else "startup"
-    lines = [f"# wsbench {what} — {run.created}", "",
-             "A profiled run: nothing here is ranked against timing runs; every figure was taken under "
-             "profiling or for start-up only.", ""]
-    for section in render.sections(run.profiles, run.startup):
-        lines += section.markdown()
-    return "\n".join(lines)

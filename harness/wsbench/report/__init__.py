@@ -1,53 +1,55 @@
-"""Reports of a run: Markdown, self-contained HTML with charts, CSV and JSON
-(``wsbench report``, ``make report``).
+"""Reports: documents (doc.Report) built from results, rendered by one exporter per format
+behind one interface (export.py: the registry).
 
-- table: the ranked Markdown tables of a run (printed by ``wsbench run`` and written beside
-  its JSON), and the pieces of them the report reuses;
-- model: derived figures (QuickJS scoreboard, geometric-mean scores, efficiency views);
-- sources, claims: the source documents' published figures beside ours;
-- document: the sections of a report, the same for every format;
-- markdown, html (+ templates/, charts, visuals), csvfile, jsonfile: the formats;
+- document: a run's report, the same sections for every format; the tables ``wsbench run``,
+  ``conformance`` and ``merge`` print, and those of ``wsbench profile`` and ``startup``;
+- ranked: the ranked tables per workload, the run's facts, failures, what the checks cost;
+- derived: derived figures (QuickJS scoreboard, geometric-mean scores, efficiency views);
+- capacity, tls, shards: the sections of those runs; sources, claims: the source
+  documents' published figures beside ours;
+- the exporters: markdown, html (+ templates/, charts, visuals), csvfile, jsonfile;
 - screenshot: the HTML opened in headless Chromium (console errors, charts' sizes, a PNG);
 - history: the gate's trend over many commits (``wsbench history``), through the same
-  sections, template and charts.
+  document, template and charts.
+
+Sections made elsewhere (the conformance tables, the gate's findings, the profiles) are
+rendered through the same exporters.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..doc import Section
-from ..errors import WsbenchError
+from ..doc import Report
 from ..model import Run
+from .export import REGISTRY, exporter
 
-FORMATS = {"md": "results.md", "html": "index.html", "csv": "results.csv", "json": "results.json"}
-
-
-def render_sections(title: str, source: str, facts: list[str], sections: list[Section], fmt: str) -> str:
-    """Sections made elsewhere (e.g. ``wsbench compare``) as Markdown or HTML."""
-    from . import document, markdown
-
-    report = document.Report(title, source, facts, sections)
-    if fmt == "html":
-        from . import html
-
-        return html.render(report)
-    if fmt != "md":
-        raise WsbenchError(f"unknown format '{fmt}' (known: md, html)")
-    return markdown.render(report)
+FORMATS = {name: f.filename for name, f in REGISTRY.items()}
 
 
-def render(run: Run, source: Path, fmt: str) -> str:
+def render(report: Report, fmt: str, allowed: tuple[str, ...] = tuple(REGISTRY)) -> str:
+    """``report`` in format ``fmt`` (one of ``allowed``)."""
+    return exporter(fmt, allowed).render(report)
+
+
+def run_report(run: Run, source: Path, fmt: str) -> str:
     """The report of ``run`` (read from ``source``) in one of FORMATS."""
-    from . import csvfile, document, jsonfile, markdown
+    from . import document
 
-    if fmt not in FORMATS:
-        raise WsbenchError(f"unknown format '{fmt}' (known: {', '.join(FORMATS)})")
-    if fmt == "csv":
-        return csvfile.render(run)
-    report = document.build(run, source, with_charts=fmt == "html")
-    if fmt == "html":
-        from . import html  # matplotlib and jinja2 are imported only when HTML is asked for
+    chosen = exporter(fmt)
+    return chosen.render(document.build(run, source, with_charts=REGISTRY[fmt].charts))
 
-        return html.render(report)
-    return jsonfile.render(run, report) if fmt == "json" else markdown.render(report)
+
+def printed(run: Run) -> str:
+    """The tables ``wsbench run``, ``conformance`` and ``merge`` print and write beside the
+    run file, as Markdown."""
+    from . import document
+
+    return render(document.printed(run), "md")
+
+
+def printed_profile(run: Run) -> str:
+    """What ``wsbench profile`` and ``wsbench startup`` print and write, as Markdown."""
+    from . import document
+
+    return render(document.printed_profile(run), "md")

@@ -11,13 +11,23 @@ import statistics
 
 from ..metrics import METRICS
 from ..ranking import label, workload_metric
+from ..doc import Report
 from ..model import Run
 
 FIXED = ["workload", "server", "client", "server_label", "client_label", "status", "metric", "header",
          "higher_is_better", "n", "median", "ci95_low", "ci95_high", "cv", "note"]
 
 
-def render(run: Run) -> str:
+class CsvExporter:
+    def render(self, report: Report) -> str:
+        assert report.run is not None, "a CSV is rendered from a run"
+        return cells_csv(report.run)
+
+
+EXPORTER = CsvExporter()
+
+
+def cells_csv(run: Run) -> str:
     reps = max([run.repetitions] + [s.rep for c in run.cells for s in c.samples])
     buf = io.StringIO()
     out = csv.writer(buf, lineterminator="\n")

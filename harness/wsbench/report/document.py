@@ -10,27 +10,19 @@ A new kind of result (like the conformance table) is one more entry in ``BUILDER
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..conformance import report as conformance_report
-from ..doc import Block, Bullets, Grid, Section
-from ..gate import render as gate_render
+from ..conformance import tables as conformance_tables
+from ..doc import Block, Bullets, Grid, Report, Section
+from ..gate import findings
 from ..metrics import METRICS
-from ..profile import render as profile_render
+from ..profile import views as profile_views
 from ..ranking import factor, label
 from ..model import Run
 from .ranked import check_cost, environment, failures, fmt_factor, notes_section, workload_section
 from . import capacity, claims, derived, shards as shards_report, tls as tls_report
 
-
-@dataclass
-class Report:
-    title: str
-    source: str  # the run file it was rendered from
-    facts: list[str]  # the run's machine, suite, versions and settings
-    sections: list[Section]
 
 
 def build(run: Run, source: Path, with_charts: bool = False) -> Report:
@@ -39,7 +31,26 @@ def build(run: Run, source: Path, with_charts: bool = False) -> Report:
     else:
         builders = BUILDERS if run.workloads else NO_WORKLOADS  # e.g. a `wsbench conformance` run
     sections = [s for builder in builders for s in builder(run, source, with_charts)]
-    return Report(f"wsbench results — {run.created}", str(source), environment(run), sections)
+    return Report(f"wsbench results — {run.created}", str(source), environment(run), sections, run=run)
+
+
+def printed(run: Run) -> Report:
+    """What ``wsbench run``, ``conformance`` and ``merge`` print and write beside the run
+    file: the run's facts, a ranked table per workload, capacity, conformance, what the
+    checks cost, the problems and the shards."""
+    notes = [notes_section()] if run.workloads else []
+    sections = [*(workload_section(run, w) for w in run.workloads), *capacity.sections(run), *notes,
+                *conformance_tables.sections(run), *check_cost(run), *failures(run), *shards_report.sections(run)]
+    return Report(f"wsbench results — {run.created}", None, environment(run), sections, run=run)
+
+
+def printed_profile(run: Run) -> Report:
+    """What ``wsbench profile`` and ``wsbench startup`` print and write: the profiles and
+    start-up figures, never ranked against timing runs."""
+    what = "profile" if run.profiles else "startup"
+    return Report(f"wsbench {what} — {run.created}", None, [], profile_views.sections(run.profiles, run.startup),
+                  intro=["A profiled run: nothing here is ranked against timing runs; every figure was taken under "
+                         "profiling or for start-up only."], run=run)
 
 
 def _scoreboard(run: Run, source: Path, with_charts: bool) -> list[Section]:
@@ -212,17 +223,17 @@ def _claims(run: Run, source: Path, with_charts: bool) -> list[Section]:
 
 
 def _conformance(run: Run, source: Path, with_charts: bool) -> list[Section]:
-    return conformance_report.sections(run)
+    return conformance_tables.sections(run)
 
 
 def _gate(run: Run, source: Path, with_charts: bool) -> list[Section]:
-    return gate_render.sections(run.gate, run.environment.get("gate_builds"))
+    return findings.sections(run.gate, run.environment.get("gate_builds"))
 
 
 def _links(run: Run, source: Path, with_charts: bool) -> list[Section]:
     """Profiles and start-up of this run, or those in ``profiles/<time>/`` beside ``reports/``."""
     if run.profiles or run.startup:
-        return profile_render.sections(run.profiles, run.startup)
+        return profile_views.sections(run.profiles, run.startup)
     stamp = re.sub(r"^run-", "", source.stem)
     profiles = source.resolve().parent.parent / "profiles" / stamp
     if not profiles.is_dir():

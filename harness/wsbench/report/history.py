@@ -29,14 +29,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..doc import Chart, Grid, Section
+from ..doc import Chart, Grid, Report, Section
 from ..errors import WsbenchError
 from ..gate import deterministic, wall
 from ..gate.cells import UNGATED
 from ..metrics import METRICS
 from ..model import FAILING, GateReport, Run, read_json
 from ..stats import bootstrap_median_ci
-from .document import Report
 
 Interval = tuple[float, float, float]  # median, low, high
 

@@ -12,8 +12,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from ..doc import Bullets, Chart, Grid
-from .document import Report
+from ..doc import Bullets, Chart, Details, Grid, Report
 
 WORST_SHADE = 10.0  # a factor from which the colour stays red
 
@@ -46,6 +45,8 @@ def kind(block: Any) -> str:
         return "bullets"
     if isinstance(block, Chart):
         return "chart"
+    if isinstance(block, Details):
+        return "details"
     return "paragraph"
 
 
@@ -53,5 +54,9 @@ _env.filters.update(inline=inline, shade=shade)
 _env.globals.update(kind=kind, Markup=Markup)
 
 
-def render(report: Report) -> str:
-    return _env.get_template("report.html.j2").render(report=report)
+class HtmlExporter:
+    def render(self, report: Report) -> str:
+        return _env.get_template("report.html.j2").render(report=report)
+
+
+EXPORTER = HtmlExporter()

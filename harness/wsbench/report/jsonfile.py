@@ -7,13 +7,22 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..doc import Bullets, Chart, Grid
-from ..model import Run
+from ..doc import Bullets, Chart, Grid, Report
 from . import derived
-from .document import Report
 
 
-def render(run: Run, report: Report) -> str:
+class JsonExporter:
+    def render(self, report: Report) -> str:
+        assert report.run is not None, "the JSON's figures are derived from a run"
+        return derived_json(report)
+
+
+EXPORTER = JsonExporter()
+
+
+def derived_json(report: Report) -> str:
+    run = report.run
+    assert run is not None
     board = [{"workload": ln.workload, "server": ln.server, "metric": ln.metric, "median": ln.quickjs.median,
               "rank": ln.rank, "of": ln.of, "loses": ln.loses,
               **{name: None if v is None else {"client": v.client, "advantage": v.advantage, "overlap": v.overlap}

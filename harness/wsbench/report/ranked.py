@@ -1,4 +1,5 @@
-"""Ranked Markdown tables of a run: one table per workload, best median first.
+"""Ranked tables of a run: one table per workload, best median first; the run's facts,
+its failures, and what the echo checks cost.
 
 Rows whose 95 % intervals of the median overlap share a rank, so the table never claims
 an order the data cannot support. Pairs that cannot express a workload are listed as
@@ -10,8 +11,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from . import capacity, shards as shards_report, tls as tls_report
-from ..conformance import report as conformance_report
+from . import tls as tls_report
 from ..doc import Bullets, Grid, Section
 from ..metrics import COLUMNS, METRICS, Metric
 from ..ranking import (CV_WARN, SATURATED, RankedRow, bound_note, bound_side, label, median_of, rank, ranked,
@@ -20,18 +20,7 @@ from ..model import Cell, Run
 from ..stats import ratio_of_medians
 from ..target import EXTERNAL
 
-__all__ = ["bound_side", "rank", "render_markdown"]
-
-
-def render_markdown(run: Run) -> str:
-    lines = [f"# wsbench results — {run.created}", ""]
-    lines += [f"- {item}" for item in environment(run)] + [""]
-    notes = [notes_section()] if run.workloads else []
-    for section in [*(workload_section(run, w) for w in run.workloads), *capacity.sections(run), *notes,
-                    *conformance_report.sections(run), *check_cost(run), *failures(run),
-                    *shards_report.sections(run)]:
-        lines += section.markdown()
-    return "\n".join(lines).rstrip() + "\n"
+__all__ = ["bound_side", "rank"]
 
 
 def environment(run: Run) -> list[str]:

@@ -1,10 +1,11 @@
-"""The profiles and the start-up figures as document sections (doc.py), and Markdown."""
+"""The profiles and the start-up figures as document sections (doc.py), and a profiled
+cell's breakdown as a document of its own; the report's exporters render them."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..doc import Bullets, Grid, Section
+from ..doc import Bullets, Grid, Report, Section
 from ..model import ProfileCell, Profiles, Startup
 from . import breakdown
 from .classify import CATEGORIES, DESCRIPTIONS
@@ -49,13 +50,14 @@ def cell_sections(entry: ProfileCell, level_title: str | None = None) -> list[Se
     return [Section(level_title or key, blocks)]
 
 
-def cell_markdown(entry: ProfileCell) -> str:
-    out: list[str] = []
-    for section in cell_sections(entry, f"Where the time goes: {entry.workload} / {entry.server} / "
-                                        f"{entry.client}"):
-        out += section.markdown(1)
-    out += ["Categories (classify.py):", ""] + [f"- **{c}**: {DESCRIPTIONS[c]}" for c in CATEGORIES] + [""]
-    return "\n".join(out)
+def cell_document(entry: ProfileCell) -> Report:
+    """A profiled cell's breakdown.md: its section as a document of its own, then what each
+    category holds."""
+    sections = cell_sections(entry, f"Where the time goes: {entry.workload} / {entry.server} / {entry.client}")
+    for section in sections:
+        section.level = 1
+    sections[-1].blocks += ["Categories (classify.py):", Bullets([f"**{c}**: {DESCRIPTIONS[c]}" for c in CATEGORIES])]
+    return Report(None, None, [], sections)
 
 
 def summary_grid(entries: list[ProfileCell]) -> Grid:

@@ -1,14 +1,15 @@
-"""The ``gate`` section of a results file as report sections (``wsbench report`` of a
-gate report or of the baseline), and a gate report as Markdown (``reports/gate-*.md``,
-and with ``--summary FILE`` the job summary of CI): the verdict, then the verdict table."""
+"""The gate's findings as report sections (``wsbench report`` of a gate report or of the
+baseline), and a gate report as a document of its own (``reports/gate-*.md``, and with
+``--summary FILE`` the job summary of CI): the verdict, then the verdict table. Both are
+rendered by the report's exporters."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..doc import Grid, Section
+from ..doc import Block, Bullets, Details, Grid, Report, Section
 from ..model import FAILING, Gate, GateBaseline, GateReport
-from .verdict import render as lines
+from .verdict import summary_lines
 
 VERDICT = {0: "pass", 1: "REGRESSION", 2: "could not run"}
 ORDER = {"failed": 0, "regression": 1, "improvement": 2, "same": 3}
@@ -34,12 +35,13 @@ def sections(gate: Gate | None, builds: dict[str, Any] | None = None) -> list[Se
     return [Section("Regression gate", [_against(gate, builds) + f" Exit code {gate.exit_code}.", *why, grid])]
 
 
-def markdown(gate: GateReport, builds: dict[str, Any] | None, report: str) -> str:
-    """The gate report as Markdown: the verdict, what was compared, every gate's summary
-    line, the findings that are not "same", then the full table."""
+def document(gate: GateReport, builds: dict[str, Any] | None, report: str, title: str | None = None) -> Report:
+    """The gate report (``reports/gate-*.md``, the job summary of CI): the verdict, what was
+    compared, every gate's summary line, the findings that are not "same", then the full
+    table folded away; ``title``: the document's own (the .md file has one, the job summary
+    none)."""
     code = gate.exit_code
-    out = [f"## wsbench gate: {VERDICT.get(code, code)} (exit {code})", "", _against(gate, builds), ""]
-    out += [f"- {line}" for line in lines(gate.outcomes, findings=False)] + [""]
+    blocks: list[Block] = [_against(gate, builds), Bullets(summary_lines(gate.outcomes, findings=False))]
     rows = [f for o in gate.outcomes for f in o.findings]
     if rows:
         table = sections(gate, builds)[0].blocks[-1]
@@ -47,12 +49,10 @@ def markdown(gate: GateReport, builds: dict[str, Any] | None, report: str) -> st
         named = [r for r, f in zip(table.rows, sorted(rows, key=lambda f: ORDER.get(f.verdict, 9)))
                  if f.verdict != "same"]
         if named:
-            out += Grid(table.headers, table.right, named, [[None] * len(table.headers)] * len(named)).markdown()
-            out.append("")
-        out += [f"<details><summary>All {len(rows)} figures compared</summary>", "", *table.markdown(), "",
-                "</details>", ""]
-    out += [f"Report: `{report}`.", ""]
-    return "\n".join(out)
+            blocks.append(Grid(table.headers, table.right, named, [[None] * len(table.headers)] * len(named)))
+        blocks.append(Details(f"All {len(rows)} figures compared", [table]))
+    blocks.append(f"Report: `{report}`.")
+    return Report(title, None, [], [Section(f"wsbench gate: {VERDICT.get(code, code)} (exit {code})", blocks)])
 
 
 def _against(gate: GateReport, builds: dict[str, Any] | None) -> str:
