@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -103,166 +103,201 @@ def run_client(client: Program, server: ServerHandle, workload: Workload, rep: i
     """One run of ``client`` against ``server``; ``override`` replaces workload parameters
     (a rate sweep runs the same workload at several rates); ``observer`` is told when the
     measured phase starts and ends."""
-    barrier = hold_for(client.barrier)
+    hold = hold_for(client.barrier)
     try:
-        return _run(client, server, workload, rep, log_dir, settings, override, observer, barrier)
+        return _Measurement(client, server, workload, rep, log_dir, settings, override, observer, hold).run()
     finally:
-        barrier.close()  # also lets go of a client still waiting in it (the HTTP barrier)
+        hold.close()  # also lets go of a client still waiting in it (the HTTP barrier)
 
 
-def _run(client: Program, server: ServerHandle, workload: Workload, rep: int, log_dir: Path, settings: Settings,
-         override: dict[str, Any] | None, observer: PhaseObserver | None, barrier: Hold) -> Sample:
-    sample = Sample(rep=rep)
-    culprit = f"client '{client.name}' vs server '{server.program.name}' on '{workload.name}'"
-    if not server.alive():
-        sample.error = f"{culprit}: server has exited (log: {server.log})"
-        return sample
-    tag = "".join(f"-{k}{v}" for k, v in (override or {}).items())
-    log = log_dir / f"client-{client.name}-{server.program.name}-{workload.name}{tag}-{rep}.log".replace("/", "~")
-    checks = settings.verify != "off" and client.echo_checks
-    argv = [*client.command, "--url", server.url(workload.path),
-            *workload.client_args(override, min_seconds=settings.min_seconds, verify=checks)]
-    server_pid = server.pid  # None: a server wsbench cannot read (--target): no server readings
-    rss_reset = procfs.reset_peak_rss(server_pid) if server_pid is not None else None
-    if rss_reset:
-        sample.reading_errors.append(f"server peak RSS: {rss_reset}")
-    tls_mark = server.tls_mark()
-    before = procfs.rss_kib(server_pid) if server_pid is not None else None
-    began = time.monotonic()
-    try:
-        proc = procs.spawn(argv, cwd=ROOT, env={**os.environ, **barrier.env, **client.env},
-                           stderr_path=log, stdin_pipe=barrier.stdin,
-                           cpus=settings.pinning.client if settings.pinning else None)
-    except OSError as exc:
-        sample.error = f"{culprit}: cannot start {argv[0]}: {exc.strerror}"
-        return sample
-    barrier.attach(proc)
-    deadline = began + workload.timeout_for(settings.min_seconds) + STARTUP_ALLOWANCE_S
-    if observer is not None:
-        refused = observer.spawned(proc.pid)
-        if refused:
-            _stop(proc, sample)
-            sample.error = f"{culprit}: {refused}"
-            return sample
-    reader = procs.LineReader(proc)
-    clocks = _Clocks()
+@dataclass
+class _Phase:
+    """What the client's lines told and what was read meanwhile."""
+
+    clocks: _Clocks = field(default_factory=_Clocks)
+    started: bool = False
+    seen: float = 0.0  # when the start line came (time.monotonic)
+    marks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    fdlimits: dict[str, Any] = field(default_factory=dict)
     client_hwm: int | None = None
     server_hwm: int | None = None
     result: dict[str, Any] | None = None
     problem: str | None = None  # fails the sample; the client is stopped
-    started = False
-    marks: dict[str, dict[str, Any]] = {}
-    fdlimits: dict[str, Any] = {}
-    stray = ""  # the last line that was neither the start marker nor a result
-    try:
-        while result is None and problem is None:
-            line = reader.readline(deadline)
-            if line is None:
-                break
-            if line == START_LINE:
-                if started:
-                    problem = f"{START_LINE} printed twice"
+    stray: str = ""  # the last line that was neither a marker nor a result
+    timed_out: bool = False
+
+
+class _Measurement:
+    """One client process against one server: spawned, followed line by line (the start
+    barrier, its marks, its result) while both sides are read, reaped, and judged."""
+
+    def __init__(self, client: Program, server: ServerHandle, workload: Workload, rep: int, log_dir: Path,
+                 settings: Settings, override: dict[str, Any] | None, observer: PhaseObserver | None,
+                 hold: Hold) -> None:
+        self.client, self.server, self.workload, self.settings = client, server, workload, settings
+        self.override, self.observer, self.hold = override, observer, hold
+        self.sample = Sample(rep=rep)
+        self.culprit = f"client '{client.name}' vs server '{server.program.name}' on '{workload.name}'"
+        tag = "".join(f"-{k}{v}" for k, v in (override or {}).items())
+        self.log = log_dir / (f"client-{client.name}-{server.program.name}-{workload.name}{tag}-{rep}.log"
+                              .replace("/", "~"))
+        self.checks = settings.verify != "off" and client.echo_checks
+        self.server_pid = server.pid  # None: a server wsbench cannot read (--target): no server readings
+
+    def fail(self, why: str) -> Sample:
+        self.sample.error = f"{self.culprit}: {why}"
+        return self.sample
+
+    def run(self) -> Sample:
+        if not self.server.alive():
+            return self.fail(f"server has exited (log: {self.server.log})")
+        argv = [*self.client.command, "--url", self.server.url(self.workload.path),
+                *self.workload.client_args(self.override, min_seconds=self.settings.min_seconds, verify=self.checks)]
+        rss_reset = procfs.reset_peak_rss(self.server_pid) if self.server_pid is not None else None
+        if rss_reset:
+            self.sample.reading_errors.append(f"server peak RSS: {rss_reset}")
+        tls_mark = self.server.tls_mark()
+        before = procfs.rss_kib(self.server_pid) if self.server_pid is not None else None
+        began = time.monotonic()
+        try:
+            proc = procs.spawn(argv, cwd=ROOT, env={**os.environ, **self.hold.env, **self.client.env},
+                               stderr_path=self.log, stdin_pipe=self.hold.stdin,
+                               cpus=self.settings.pinning.client if self.settings.pinning else None)
+        except OSError as exc:
+            return self.fail(f"cannot start {argv[0]}: {exc.strerror}")
+        self.hold.attach(proc)
+        deadline = began + self.workload.timeout_for(self.settings.min_seconds) + STARTUP_ALLOWANCE_S
+        if self.observer is not None:
+            refused = self.observer.spawned(proc.pid)
+            if refused:
+                _stop(proc, self.sample)
+                return self.fail(refused)
+        phase = self.follow(proc, began, deadline)
+        if phase.problem is not None:
+            _stop(proc, self.sample)
+            return self.fail(phase.problem)
+        if phase.timed_out:
+            _stop(proc, self.sample)
+            return self.fail(f"no result within {deadline - began:.0f} s (log: {self.log})")
+        rusage = _reap(proc, self.sample, deadline=time.monotonic() + 10.0)
+        self.sample.wall_s = time.monotonic() - began
+        self.sample.exit_code = proc.returncode
+        self.sample.error = _judge(self.culprit, phase.result, proc.returncode, self.log, phase.stray) or (
+            f"{self.culprit}: {self.sample.error}" if self.sample.error else None)
+        if self.sample.error is not None or phase.result is None:
+            return self.sample
+        return self.readings(phase, phase.result, rusage, before, tls_mark, rss_reset)
+
+    def follow(self, proc: Any, began: float, deadline: float) -> _Phase:
+        """The client's lines until its result, a problem, or the deadline."""
+        phase = _Phase()
+        reader = procs.LineReader(proc)
+        try:
+            while phase.result is None and phase.problem is None:
+                line = reader.readline(deadline)
+                if line is None:
                     break
-                started = True
-                seen = time.monotonic()
-                if observer is not None:
-                    problem = observer.started()
-                    if problem:
-                        break
-                clocks.client0 = procfs.process_cpu_ns(proc.pid)
-                clocks.server0 = procfs.process_cpu_ns(server_pid) if server_pid is not None else None
-                fdlimits = {"client_nofile": procfs.fd_limit(proc.pid),
-                            "server_nofile": procfs.fd_limit(server_pid) if server_pid is not None else None}
-                problem = clocks.start_problem(server_pid is not None)
-                if problem is None:
-                    refused = barrier.go()
-                    if refused:
-                        problem = f"start barrier: {refused}"
-                sample.barrier_s = time.monotonic() - seen
-            elif line.startswith(MARK_PREFIX):
-                problem = _mark(line[len(MARK_PREFIX):].strip(), marks, started, clocks, proc, server_pid,
-                                seen if started else began)
-            elif line.startswith("{"):
-                if observer is not None and started:
-                    problem = observer.ended()
-                if server_pid is not None:
-                    clocks.server1 = procfs.process_cpu_ns(server_pid)
-                    server_hwm = procfs.peak_rss_kib(server_pid)
-                clocks.client1 = procfs.process_cpu_ns(proc.pid)
-                client_hwm = procfs.peak_rss_kib(proc.pid)
-                if not procfs.running(proc.pid):  # it did not hold: readings may be partial
-                    clocks.client1 = client_hwm = None
-                barrier.release()
-                result = parse_result(line)
-                if started is False and "error" not in result:
-                    problem = f"result line before {START_LINE}: the readings were never taken"
-            elif line.strip():
-                stray = line.strip()
-        timed_out = result is None and problem is None and not reader.eof
-    finally:
-        reader.close()
-    if problem is not None:
-        _stop(proc, sample)
-        sample.error = f"{culprit}: {problem}"
+                if line == START_LINE:
+                    self.on_start(phase, proc)
+                elif line.startswith(MARK_PREFIX):
+                    phase.problem = _mark(line[len(MARK_PREFIX):].strip(), phase.marks, phase.started, phase.clocks,
+                                          proc, self.server_pid, phase.seen if phase.started else began)
+                elif line.startswith("{"):
+                    self.on_result(phase, proc, line)
+                elif line.strip():
+                    phase.stray = line.strip()
+            phase.timed_out = phase.result is None and phase.problem is None and not reader.eof
+        finally:
+            reader.close()
+        return phase
+
+    def on_start(self, phase: _Phase, proc: Any) -> None:
+        """The start barrier: both sides' CPU clocks and descriptor limits, then GO."""
+        if phase.started:
+            phase.problem = f"{START_LINE} printed twice"
+            return
+        phase.started = True
+        phase.seen = time.monotonic()
+        if self.observer is not None:
+            phase.problem = self.observer.started()
+            if phase.problem:
+                return
+        server_pid = self.server_pid
+        phase.clocks.client0 = procfs.process_cpu_ns(proc.pid)
+        phase.clocks.server0 = procfs.process_cpu_ns(server_pid) if server_pid is not None else None
+        phase.fdlimits = {"client_nofile": procfs.fd_limit(proc.pid),
+                          "server_nofile": procfs.fd_limit(server_pid) if server_pid is not None else None}
+        phase.problem = phase.clocks.start_problem(server_pid is not None)
+        if phase.problem is None:
+            refused = self.hold.go()
+            if refused:
+                phase.problem = f"start barrier: {refused}"
+        self.sample.barrier_s = time.monotonic() - phase.seen
+
+    def on_result(self, phase: _Phase, proc: Any, line: str) -> None:
+        """The result line, the client held: the end readings, then the hold released."""
+        if self.observer is not None and phase.started:
+            phase.problem = self.observer.ended()
+        if self.server_pid is not None:
+            phase.clocks.server1 = procfs.process_cpu_ns(self.server_pid)
+            phase.server_hwm = procfs.peak_rss_kib(self.server_pid)
+        phase.clocks.client1 = procfs.process_cpu_ns(proc.pid)
+        phase.client_hwm = procfs.peak_rss_kib(proc.pid)
+        if not procfs.running(proc.pid):  # it did not hold: readings may be partial
+            phase.clocks.client1 = phase.client_hwm = None
+        self.hold.release()
+        phase.result = parse_result(line)
+        if phase.started is False and "error" not in phase.result:
+            phase.problem = f"result line before {START_LINE}: the readings were never taken"
+
+    def readings(self, phase: _Phase, result: dict[str, Any], rusage: Any, before: int | None, tls_mark: Any,
+                 rss_reset: str | None) -> Sample:
+        """The sample of a client that ended well: its figures, the readings of both sides,
+        and the checks that can still fail it."""
+        sample, workload, clocks = self.sample, self.workload, phase.clocks
+        for key in RESULT_KEYS:
+            setattr(sample, key, result[key])
+        sample.extra = {k: v for k, v in result.items() if k not in RESULT_KEYS}
+        if phase.marks:
+            sample.extra["marks"] = phase.marks
+        if workload.kind in HOLDING_KINDS:
+            sample.extra["limits"] = phase.fdlimits
+            sample.extra["server_rss_before_kib"] = before
+            stopped = stopped_at(workload, self.override, sample.extra, self.server.program.name)
+            if stopped:
+                sample.extra["stopped"] = stopped
+                wanted = (self.override or {}).get("connections", workload.params.get("connections"))
+                if wanted != "max":
+                    return self.fail(stopped)
+        server_tls = tls_summary(self.server.tls_lines(tls_mark))
+        if server_tls is not None:
+            sample.extra["server_tls"] = server_tls
+        if result["errors"]:
+            return self.fail(f"{result['errors']} echoes did not match what was sent")
+        unmet = self.client.unmet(result, "result line")  # e.g. ws with or without bufferutil, as the catalog says
+        if unmet:
+            return self.fail(unmet)
+        problem = clocks.server_problem() or clocks.client_problem(sample.seconds)
+        if problem:
+            return self.fail(problem)
+        if clocks.client0 is not None and clocks.client1 is not None:
+            sample.client_cpu_s, sample.client_cpu_method = (clocks.client1 - clocks.client0) / 1e9, "clock"
+        elif rusage is not None and clocks.client0 is not None:
+            sample.client_cpu_s = rusage.ru_utime + rusage.ru_stime - clocks.client0 / 1e9
+            sample.client_cpu_method = "rusage"
+        if clocks.server0 is not None and clocks.server1 is not None:
+            sample.server_cpu_s = (clocks.server1 - clocks.server0) / 1e9
+        sample.client_peak_rss_kib = phase.client_hwm or (rusage.ru_maxrss if rusage is not None else None)
+        if sample.client_peak_rss_kib is None:
+            sample.reading_errors.append("client peak RSS: not readable (the client exited before the end reading)")
+        if rss_reset is None and self.server_pid is not None:
+            sample.server_peak_rss_kib = phase.server_hwm
+            if phase.server_hwm is None:
+                sample.reading_errors.append(f"server peak RSS: /proc/{self.server_pid}/status not readable")
+        unchecked = _unchecked(workload, sample, self.checks)
+        if unchecked:
+            return self.fail(unchecked)
         return sample
-    if timed_out:
-        _stop(proc, sample)
-        sample.error = f"{culprit}: no result within {deadline - began:.0f} s (log: {log})"
-        return sample
-    rusage = _reap(proc, sample, deadline=time.monotonic() + 10.0)
-    sample.wall_s = time.monotonic() - began
-    sample.exit_code = proc.returncode
-    sample.error = _judge(culprit, result, proc.returncode, log, stray) or (
-        f"{culprit}: {sample.error}" if sample.error else None)
-    if sample.error is not None or result is None:
-        return sample
-    for key in RESULT_KEYS:
-        setattr(sample, key, result[key])
-    sample.extra = {k: v for k, v in result.items() if k not in RESULT_KEYS}
-    if marks:
-        sample.extra["marks"] = marks
-    if workload.kind in HOLDING_KINDS:
-        sample.extra["limits"] = fdlimits
-        sample.extra["server_rss_before_kib"] = before
-        stopped = stopped_at(workload, override, sample.extra, server.program.name)
-        if stopped:
-            sample.extra["stopped"] = stopped
-            wanted = (override or {}).get("connections", workload.params.get("connections"))
-            if wanted != "max":
-                sample.error = f"{culprit}: {stopped}"
-                return sample
-    server_tls = tls_summary(server.tls_lines(tls_mark))
-    if server_tls is not None:
-        sample.extra["server_tls"] = server_tls
-    if result["errors"]:
-        sample.error = f"{culprit}: {result['errors']} echoes did not match what was sent"
-        return sample
-    unmet = client.unmet(result, "result line")  # e.g. ws with or without bufferutil, as the catalog says
-    if unmet:
-        sample.error = f"{culprit}: {unmet}"
-        return sample
-    problem = clocks.server_problem() or clocks.client_problem(sample.seconds)
-    if problem:
-        sample.error = f"{culprit}: {problem}"
-        return sample
-    if clocks.client0 is not None and clocks.client1 is not None:
-        sample.client_cpu_s, sample.client_cpu_method = (clocks.client1 - clocks.client0) / 1e9, "clock"
-    elif rusage is not None and clocks.client0 is not None:
-        sample.client_cpu_s = rusage.ru_utime + rusage.ru_stime - clocks.client0 / 1e9
-        sample.client_cpu_method = "rusage"
-    if clocks.server0 is not None and clocks.server1 is not None:
-        sample.server_cpu_s = (clocks.server1 - clocks.server0) / 1e9
-    sample.client_peak_rss_kib = client_hwm or (rusage.ru_maxrss if rusage is not None else None)
-    if sample.client_peak_rss_kib is None:
-        sample.reading_errors.append("client peak RSS: not readable (the client exited before the end reading)")
-    if rss_reset is None and server_pid is not None:
-        sample.server_peak_rss_kib = server_hwm
-        if server_hwm is None:
-            sample.reading_errors.append(f"server peak RSS: /proc/{server_pid}/status not readable")
-    unchecked = _unchecked(workload, sample, checks)
-    if unchecked:
-        sample.error = f"{culprit}: {unchecked}"
-    return sample
 
 
 def stopped_at(workload: Workload, override: dict[str, Any] | None, extra: dict[str, Any],

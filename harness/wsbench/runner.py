@@ -13,7 +13,7 @@ from .jsonobj import read_object
 from .measure import run_client
 from .sweep import run_ramp, run_sweep
 from .progress import Progress
-from .model import Cell, ProgramRecord, Run, Sample, Settings, now
+from .model import Cell, ProgramRecord, Run, Sample, Settings, now, write_json
 from .server import ServerHandle, start_server
 from .target import ExternalServer, is_target
 from .verify import verify_echo
@@ -216,10 +216,33 @@ def _server_record(p: Program, plan: Plan) -> ProgramRecord:
     return record
 
 
-def execute(plan: Plan, run: Run, log_dir: Path, checkpoint: Callable[[Run], None],
-            progress: Progress) -> Run:
-    """Start and verify servers, then measure every cell; ``checkpoint`` after each sample
-    (and once more at the end, complete or not)."""
+Repetition = Callable[[int, Cell], Sample]  # measures repetition N of a cell, records its sample, returns it
+
+
+def measure_cells(run: Run, todo: list[tuple[int, Cell]], repetitions: int, repetition: Repetition,
+                  results: Path, progress: Progress, suffix: str = "",
+                  stopped: Callable[[], str | None] = lambda: None) -> bool:
+    """The one loop of every measured run, on one host or on a cluster: each (repetition,
+    cell) of ``todo`` in its interleaved order, measured by ``repetition``, then the run file
+    ``results`` written as it stands (without the summaries, which are bootstrapped once at
+    the end), so that an interrupted run keeps every repetition it measured. Stops early
+    when ``stopped`` says why; True when every repetition ran."""
+    progress.total = len(todo)
+    for rep, cell in todo:
+        progress.step(f"{cell.workload} server={cell.server} client={cell.client}{suffix}", rep, repetitions)
+        sample = repetition(rep, cell)
+        if sample.error:
+            progress.note(f"! {sample.error}")
+        progress.advance()
+        write_json(run, results, summaries=False)
+        if stopped():
+            return False
+    return True
+
+
+def execute(plan: Plan, run: Run, log_dir: Path, results: Path, progress: Progress) -> Run:
+    """Start and verify servers, then measure every cell (``measure_cells``), writing the
+    run file ``results`` after each sample and once more at the end, complete or not."""
     running: dict[str, ServerHandle] = {}
     log_dir.mkdir(parents=True, exist_ok=True)
     try:
@@ -244,11 +267,8 @@ def execute(plan: Plan, run: Run, log_dir: Path, checkpoint: Callable[[Run], Non
         secure_clients = {c.name: c.over_tls(plan.tls_values) for c in plan.clients
                           if plan.tls_values is not None and c.tls is not None}
         workloads = {w.name: w for w in plan.workloads}
-        todo = [(rep, c) for rep, c in interleaved(run.cells, plan.repetitions)
-                if not c.blocked and not c.na]
-        progress.total = len(todo)
-        for rep, cell in todo:
-            progress.step(f"{cell.workload} server={cell.server} client={cell.client}", rep, plan.repetitions)
+
+        def repetition(rep: int, cell: Cell) -> Sample:
             workload = workloads[cell.workload]
             measure = run_sweep if workload.sweep else run_ramp if workload.ramp else run_client
             server = running[cell.server]
@@ -258,11 +278,10 @@ def execute(plan: Plan, run: Run, log_dir: Path, checkpoint: Callable[[Run], Non
             else:
                 sample = measure(client, server, workload, rep, log_dir, plan.settings)
             cell.samples.append(sample)
-            if sample.error:
-                progress.note(f"! {sample.error}")
-            progress.advance()
-            checkpoint(run)
-        run.complete = True
+            return sample
+
+        todo = [(rep, c) for rep, c in interleaved(run.cells, plan.repetitions) if not c.blocked and not c.na]
+        run.complete = measure_cells(run, todo, plan.repetitions, repetition, results, progress)
     finally:
         for name, live in running.items():
             problem = live.stop()
@@ -272,7 +291,7 @@ def execute(plan: Plan, run: Run, log_dir: Path, checkpoint: Callable[[Run], Non
         run.finished = now()
         run.environment["load_average_after"] = environment.load_average()
         progress.finish()
-        checkpoint(run)
+        write_json(run, results, summaries=False)
     return run
 
 

@@ -87,6 +87,7 @@ class ClusterRun:
         self.barriers: dict[tuple[str, int], dict[str, Any]] = {}
         self.failure: str | None = None
         self.run_id = uuid.uuid4().hex[:8]
+        self._todo: dict[tuple[int, str], int] = {}  # (repetition, cell) -> its place in the run's order
         self.shards_dir = files.json.parent / f"shards-{files.stamp}"
 
     # -- the cluster ---------------------------------------------------------------------
@@ -186,32 +187,16 @@ class ClusterRun:
 
     # -- measuring -------------------------------------------------------------------------
 
-    def execute(self, checkpoint: Callable[[Run], None]) -> Run:
-        """Every repetition of every cell on all shards at once; the merged run saved
-        after each (``checkpoint``), and the shards' runs beside it."""
+    def execute(self, results: Path) -> Run:
+        """Every repetition of every cell on all shards at once, through the run loop of
+        ``wsbench run`` (``runner.measure_cells``: the merged run written to ``results``
+        after each), the shards' runs beside it; the run stops at the first repetition whose
+        start barrier was not released."""
         todo = [(rep, c) for rep, c in runner.interleaved(self.template.cells, self.plan.repetitions) if not c.na]
-        self.progress.total = len(todo)
-        workloads = {w.name: w for w in self.plan.workloads}
-        clients = {c.name: c for c in self.plan.clients}
+        self._todo = {(rep, cell.key): seq for seq, (rep, cell) in enumerate(todo)}
         try:
-            for seq, (rep, cell) in enumerate(todo):
-                self.progress.step(f"{cell.workload} server={cell.server} client={cell.client} "
-                                   f"x{len(self.load)} shards", rep, self.plan.repetitions)
-                samples, info = self._repetition(seq, rep, cell, workloads[cell.workload], clients[cell.client])
-                for run, sample in zip(self.shard_runs, samples):
-                    next(c for c in run.cells if c.key == cell.key).samples.append(sample)
-                self.barriers[(cell.key, rep)] = info
-                for run in self.shard_runs:
-                    run.finished = now()
-                self._refresh()
-                merged_sample = next(c for c in self.merged.cells if c.key == cell.key).samples[-1]
-                if merged_sample.error:
-                    self.progress.note(f"! {merged_sample.error}")
-                self.progress.advance()
-                self._save(checkpoint)
-                if self.failure:
-                    break
-            else:
+            if runner.measure_cells(self.merged, todo, self.plan.repetitions, self._on_every_shard, results,
+                                    self.progress, suffix=f" x{len(self.load)} shards", stopped=lambda: self.failure):
                 for run in self.shard_runs:
                     run.complete = True
         finally:
@@ -219,8 +204,25 @@ class ClusterRun:
                 run.finished = now()
             self._refresh()
             self.progress.finish()
-            self._save(checkpoint)
+            self._save_shards()
+            write_json(self.merged, results, summaries=False)
         return self.merged
+
+    def _on_every_shard(self, rep: int, cell: Cell) -> Sample:
+        """One repetition of ``cell`` on every shard behind one barrier: each shard's sample
+        into its run (written beside the merged run), and the merged sample."""
+        workloads = {w.name: w for w in self.plan.workloads}
+        clients = {c.name: c for c in self.plan.clients}
+        samples, info = self._repetition(self._todo[(rep, cell.key)], rep, cell, workloads[cell.workload],
+                                         clients[cell.client])
+        for run, sample in zip(self.shard_runs, samples):
+            next(c for c in run.cells if c.key == cell.key).samples.append(sample)
+        self.barriers[(cell.key, rep)] = info
+        for run in self.shard_runs:
+            run.finished = now()
+        self._refresh()
+        self._save_shards()
+        return next(c for c in self.merged.cells if c.key == cell.key).samples[-1]
 
     def _repetition(self, seq: int, rep: int, cell: Cell, workload: Any,
                     client: Any) -> tuple[list[Sample], dict[str, Any]]:
@@ -391,10 +393,9 @@ class ClusterRun:
                 {**self.server_worker.to_json(), "clock": self.offsets.get(self.server_worker.address)},
                 "server_pids": self.server_pids, "failure": self.failure}
 
-    def _save(self, checkpoint: Callable[[Run], None]) -> None:
+    def _save_shards(self) -> None:
         for i, run in enumerate(self.shard_runs, 1):
             write_json(run, self.shards_dir / f"shard-{i}.json", summaries=False)
-        checkpoint(self.merged)
 
 
 class _Background:

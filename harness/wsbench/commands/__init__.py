@@ -21,22 +21,22 @@ from ..model import Run, write_json
 
 EXIT_FAILED = 1  # a cell, client, server or check failed; the rest was measured
 
-Checkpoint = Callable[[Run], None]
 T = TypeVar("T")
 
 
-def record_and_report(body: Callable[[Checkpoint], object], run: Run, files: ReportFiles,
-                      markdown: Callable[[Run], str]) -> None:
-    """Run ``body`` (given the checkpoint that saves the run so far, without summaries),
-    then write the results (JSON with the summaries, and Markdown) and print the tables,
-    also after Ctrl-C, which is raised again afterwards."""
+def measure_and_record(run: Run, files: ReportFiles, measure: Callable[[], object],
+                       printed: Callable[[Run], str]) -> None:
+    """``measure`` the run (it writes the run file, ``files.json``, as it goes: after every
+    repetition, without the summaries), then write the run file with its summaries and the
+    tables beside it (``files.md``), and print the tables; also after Ctrl-C, which is
+    raised again afterwards."""
     interrupted = False
     try:
-        body(lambda r: write_json(r, files.json, summaries=False))
+        measure()
     except KeyboardInterrupt:
         interrupted = True
     write_json(run, files.json)
-    text = markdown(run)
+    text = printed(run)
     files.md.write_text(text)
     print(text)
     print(f"results: {relative(files.json)} and {relative(files.md)}", file=sys.stderr)

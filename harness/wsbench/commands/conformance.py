@@ -11,7 +11,7 @@ from ..errors import WsbenchError
 from ..paths import relative, report_files
 from ..progress import Progress
 from ..report import printed
-from . import EXIT_FAILED, record_and_report
+from . import EXIT_FAILED, measure_and_record
 
 
 def main(args: argparse.Namespace, argv: list[str]) -> int:
@@ -36,6 +36,6 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     over = " over TLS (wss://)" if tls else ""
     progress.note(f"wsbench conformance: {len(chosen)} cases x {len(clients)} clients{over}, {args.jobs} at a time; "
                   f"results: {relative(files.json)}")
-    record_and_report(lambda save: schedule.execute(clients, chosen, run, args.out / "logs" / files.stamp, args.jobs,
-                                                  progress, save, tls), run, files, printed)
+    measure_and_record(run, files, lambda: schedule.execute(clients, chosen, run, args.out / "logs" / files.stamp,
+                                                            args.jobs, progress, files.json, tls), printed)
     return EXIT_FAILED if any(r.error for r in run.clients.values()) else 0

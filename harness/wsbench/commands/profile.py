@@ -21,7 +21,7 @@ from ..report import printed_profile
 from ..model import Settings, now
 from ..runner import tls_axis
 from ..workloads import load_workloads
-from . import EXIT_FAILED, Checkpoint, record_and_report
+from . import EXIT_FAILED, measure_and_record
 
 
 def main(args: argparse.Namespace, argv: list[str]) -> int:
@@ -50,18 +50,18 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     progress.note(f"wsbench profile: {len(plans)} cells; profiles: {relative(out_root)}; results: "
                   f"{relative(files.json)}")
 
-    def body(save: Checkpoint) -> None:
+    def measure() -> None:
         try:
-            profiling.profile_all(run, plans, out_root, settings, args.frequency, progress.note, save,
-                                args.overhead_runs)
+            profiling.profile_all(run, plans, out_root, settings, args.frequency, progress.note, files.json,
+                                  args.overhead_runs)
             if args.startup:
-                profiling.startup_all(run, catalog, clients, servers, hyperfine.DEFAULT_WARMUP, hyperfine.DEFAULT_RUNS,
-                                    out_root / "startup", progress.note, save)
+                profiling.startup_all(run, catalog, clients, servers, hyperfine.DEFAULT_WARMUP,
+                                      hyperfine.DEFAULT_RUNS, out_root / "startup", progress.note, files.json)
             run.complete = True
         finally:
             run.finished = now()
 
-    record_and_report(body, run, files, printed_profile)
+    measure_and_record(run, files, measure, printed_profile)
     return EXIT_FAILED if run.profiles and any(c.error for c in run.profiles.cells) else 0
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import fields, replace
+from dataclasses import replace
 
 from .. import runner
 from ..catalog import load_catalog
@@ -15,11 +15,15 @@ from ..paths import report_files, relative
 from ..progress import Progress
 from ..report import printed
 from ..workloads import load_workloads
-from . import EXIT_FAILED, any_failure, record_and_report
+from . import EXIT_FAILED, any_failure, measure_and_record
 
 
 def main(args: argparse.Namespace, argv: list[str]) -> int:
-    request = runner.Request(**{f.name: getattr(args, f.name) for f in fields(runner.Request)})
+    request = runner.Request(suite=args.suite, workload=args.workload, runtime=args.runtime, server=args.server,
+                             client=args.client, repetitions=args.repetitions, min_seconds=args.min_seconds,
+                             pin=args.pin, verify=args.verify, target=args.target, target_pid=args.target_pid,
+                             allow_remote=args.allow_remote, environment_from=args.environment_from,
+                             shard=args.shard, tls=args.tls, tls_key=args.tls_key)
     if args.cluster:
         return _cluster(args, argv, request)
     if args.server_worker:
@@ -30,8 +34,8 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     progress = Progress(total=0, quiet=args.quiet)
     progress.note(f"wsbench: {len(plan.servers)} servers x {len(plan.clients)} clients x {len(plan.workloads)} "
                   f"workloads, {plan.repetitions} repetitions; results: {relative(files.json)}")
-    record_and_report(lambda save: runner.execute(plan, run, args.out / "logs" / files.stamp, save, progress),
-                      run, files, printed)
+    measure_and_record(run, files, lambda: runner.execute(plan, run, args.out / "logs" / files.stamp, files.json, progress),
+                       printed)
     for record in run.servers.values():
         if record.target and record.status == "failed":
             print(f"wsbench: target {record.target} {record.error}", file=sys.stderr)
@@ -57,7 +61,7 @@ def _cluster(args: argparse.Namespace, argv: list[str], request: runner.Request)
         progress.note(f"wsbench: {len(plan.clients)} clients x {len(plan.workloads)} workloads, {plan.repetitions} "
                       f"repetitions, {len(cluster.load)} shards each; results: {relative(files.json)} (shards: "
                       f"{relative(cluster.shards_dir)}/)")
-        record_and_report(cluster.execute, cluster.merged, files, printed)
+        measure_and_record(cluster.merged, files, lambda: cluster.execute(files.json), printed)
     finally:
         cluster.close()
     if cluster.failure:

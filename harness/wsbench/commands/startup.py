@@ -12,7 +12,7 @@ from ..paths import PROFILES_DIR, report_files
 from ..profile import profiling, tools
 from ..progress import Progress
 from ..report import printed_profile
-from . import EXIT_FAILED, Checkpoint, record_and_report
+from . import EXIT_FAILED, measure_and_record
 
 
 def main(args: argparse.Namespace, argv: list[str]) -> int:
@@ -25,13 +25,13 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     run = profiling.new_run(catalog, [], clients, servers, argv, {"min_seconds": 0.0, "verify": "on", "pinning": None})
     progress = Progress(total=0, quiet=args.quiet)
 
-    def body(save: Checkpoint) -> None:
+    def measure() -> None:
         try:
             profiling.startup_all(run, catalog, clients, servers, args.warmup, args.runs,
-                                PROFILES_DIR / files.stamp / "startup", progress.note, save)
+                                  PROFILES_DIR / files.stamp / "startup", progress.note, files.json)
             run.complete = True
         finally:
             run.finished = now()
 
-    record_and_report(body, run, files, printed_profile)
+    measure_and_record(run, files, measure, printed_profile)
     return EXIT_FAILED if run.startup and run.startup.failed() else 0

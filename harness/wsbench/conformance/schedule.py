@@ -21,7 +21,7 @@ import uuid
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .. import environment, newrun, procs
 from ..catalog import Catalog, Program
@@ -29,7 +29,7 @@ from ..logs import last_line
 from ..measure import parse_result
 from ..paths import ROOT
 from ..progress import Progress
-from ..model import CaseRecord, Conformance, Run, now
+from ..model import CaseRecord, Conformance, Run, now, write_json
 from .cases import Case
 from .judge import FAIL, Verdict, judge
 from .peer import Peer
@@ -64,8 +64,9 @@ def new_run(clients: list[Program], cases: list[Case], catalog: Catalog, argv: l
 
 
 def execute(clients: list[Program], cases: list[Case], run: Run, log_dir: Path, jobs: int,
-            progress: Progress, checkpoint: Callable[[Run], None], tls: TlsPlan | None = None) -> Run:
-    """Fill ``run.conformance.verdicts``; ``checkpoint`` after every verdict."""
+            progress: Progress, results: Path, tls: TlsPlan | None = None) -> Run:
+    """Fill ``run.conformance.verdicts``, writing the run file ``results`` after every
+    verdict (without the summaries) and once more at the end."""
     assert run.conformance is not None
     verdicts = run.conformance.verdicts
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -101,7 +102,7 @@ def execute(clients: list[Program], cases: list[Case], run: Run, log_dir: Path, 
                 verdicts[client.name][case.id] = verdict
                 progress.item(f"{client.name} {case.id}: {verdict.verdict}")
                 progress.advance()
-                checkpoint(run)
+                write_json(run, results, summaries=False)
         run.complete = True
     finally:
         stop.set()
@@ -112,7 +113,7 @@ def execute(clients: list[Program], cases: list[Case], run: Run, log_dir: Path, 
         run.finished = now()
         run.environment["load_average_after"] = environment.load_average()
         progress.finish()
-        checkpoint(run)
+        write_json(run, results, summaries=False)
     return run
 
 

@@ -65,7 +65,7 @@ def measure(spec: Spec, catalog: Catalog, workloads: WorkloadSet, out_dir: Path,
     run = new_run(plan, catalog, argv)
     note.note(f"gate: wall-clock run: {', '.join(names)} x {', '.join(c.name for c in clients)} against "
               f"{servers[0].name}, {spec.repetitions} repetitions")
-    execute(plan, run, out_dir / "logs" / f"gate-{files.stamp}", lambda r: write_json(r, path, summaries=False), note)
+    execute(plan, run, out_dir / "logs" / f"gate-{files.stamp}", path, note)
     run.complete = True
     write_json(run, path)
     return run, path

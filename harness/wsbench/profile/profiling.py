@@ -14,7 +14,7 @@ from .. import newrun
 from ..catalog import Catalog, Program
 from ..errors import WsbenchError
 from ..paths import relative
-from ..model import Profiles, Run, Settings, Startup, StartupTime
+from ..model import Profiles, Run, Settings, Startup, StartupTime, write_json
 from ..server import start_server
 from ..workloads import Workload, WorkloadSet
 from . import hyperfine, tools
@@ -110,7 +110,8 @@ def new_run(catalog: Catalog, plans: list[CellPlan], clients: list[Program], ser
 
 
 def profile_all(run: Run, plans: list[CellPlan], out_root: Path, settings: Settings, frequency: int,
-                note: Callable[[str], None], checkpoint: Callable[[Run], None], overhead_runs: int = 1) -> None:
+                note: Callable[[str], None], results: Path, overhead_runs: int = 1) -> None:
+    """Profile every planned cell, writing the run file ``results`` after each."""
     perf = tools.require(*tools.PROFILE_TOOLS)["perf"]
     run.profiles = Profiles(relative(out_root))
     for i, plan in enumerate(plans, 1):
@@ -125,11 +126,13 @@ def profile_all(run: Run, plans: list[CellPlan], out_root: Path, settings: Setti
                 top = data.top[0].frame if data.top else "–"
                 note(f"  {side}: {data.samples} samples, top self frame {top}; "
                      f"overhead {'–' if over is None else format(100 * over, '.1f') + ' %'}")
-        checkpoint(run)
+        write_json(run, results, summaries=False)
 
 
 def startup_all(run: Run, catalog: Catalog, clients: list[Program], servers: list[Program], warmup: int,
-                runs: int, out_dir: Path, note: Callable[[str], None], checkpoint: Callable[[Run], None]) -> None:
+                runs: int, out_dir: Path, note: Callable[[str], None], results: Path) -> None:
+    """Time the start-up of every client and server, writing the run file ``results``
+    after each."""
     tool = tools.find("hyperfine")
     out_dir.mkdir(parents=True, exist_ok=True)
     ref = catalog.servers.get(catalog.reference_server or "")
@@ -143,12 +146,12 @@ def startup_all(run: Run, catalog: Catalog, clients: list[Program], servers: lis
             for c in clients:
                 if _timed(times.clients, c, note, lambda p: hyperfine.time_client(tool, p, live, warmup, runs,
                                                                                  out_dir)):
-                    checkpoint(run)
+                    write_json(run, results, summaries=False)
         finally:
             live.stop()
     for s in servers:
         if _timed(times.servers, s, note, lambda p: hyperfine.time_server(tool, p, warmup, runs, out_dir)):
-            checkpoint(run)
+            write_json(run, results, summaries=False)
 
 
 def _timed(table: dict[str, StartupTime], program: Program, note: Callable[[str], None],
