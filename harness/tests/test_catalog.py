@@ -33,6 +33,30 @@ def test_entry_with_unknown_runtime_is_named(tmp_path: Path) -> None:
         load_catalog(f)
 
 
+@pytest.mark.parametrize("text, message", [
+    ('runtimes = 3\nservers = {}\nclients = {}\n', r"rt\.toml: runtimes must be a table, got 3$"),
+    ('[runtimes.a]\nlabel="A"\nversion=[]\n[servers]\n[clients]\n', r"runtime 'a': version must not be empty$"),
+    ('[runtimes.a]\nlabel="A"\nversion=["a"]\n[servers.s]\nruntime="a"\nlabel="S"\ncommand=["s"]\ntls=3\n[clients]\n',
+     r"server 's': tls must be a table, got 3$"),
+    ('[runtimes.a]\nlabel="A"\nversion=["a"]\n[servers.s]\nruntime="a"\nlabel="S"\ncommand=["s"]\n'
+     'tls={args=["--x"]}\n[clients]\n', r"server 's': tls: names no certificate"),
+    ('[runtimes.a]\nlabel="A"\nversion=["a"]\n[servers.s]\nruntime="a"\nlabel="S"\ncommand=["s"]\n'
+     'ready_timeout_s=true\n[clients]\n', r"ready_timeout_s must be an integer or a number, got True$"),
+    ('[runtimes.a]\nlabel="A"\nversion=["a"]\n[servers]\n[clients.c]\nruntime="a"\nlabel="C"\ncommand=["c"]\n'
+     'expect={"a.b"=[1]}\n', r"client 'c': expect\.a\.b must be a boolean, string or number$"),
+    ('[runtimes.a]\nlabel="A"\nversion=["a"]\n[servers.s]\nruntime="a"\nlabel="S"\ncommand=["s"]\n'
+     'barrier="http"\n[clients]\n', r"server 's': barrier must be one of stdin, http \(clients only\), got 'http'$"),
+    ('[runtimes.a]\nlabel="A"\nversion=["a"]\n[servers]\n[clients]\n[reference]\nserver="x"\n',
+     r"reference server 'x' is not a server$"),
+])
+def test_bad_catalogs_name_the_file_the_entry_and_the_key(tmp_path: Path, text: str, message: str) -> None:
+    f = tmp_path / "rt.toml"
+    f.write_text(text)
+    with pytest.raises(WsbenchError, match=message) as err:
+        load_catalog(f)
+    assert str(err.value).count("\n") == 0 and "rt.toml" in str(err.value)
+
+
 def test_missing_files_are_reported_not_built(tmp_path: Path) -> None:
     f = tmp_path / "rt.toml"
     f.write_text('[runtimes.a]\nlabel="A"\nversion=["a"]\n[servers]\n[clients.c]\nruntime="a"\n'

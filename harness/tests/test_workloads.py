@@ -60,6 +60,13 @@ def test_defaults_and_command_line(tmp_path: Path) -> None:
     ('[suite.s]\ndescription="d"\nextends=["t"]\n', "extends unknown suite 't'"),
     ('[workload.x]\ndescription="d"\ntype="text"\nsize="big"\ncount=1\n', "size must be an integer"),
     ('[suite.s]\ndescription="d"\nworkloads=["nope"]\n', "names unknown workload 'nope'"),
+    ("workload = 3\n", "a.toml: workload must be a table, got 3"),
+    ('[workload.x]\ndescription="d"\nkind="openloop"\ntype="text"\nsize=1\nrate=1\nduration_ms=1\nsweep=3\n',
+     "workload 'x': sweep must be a table, got 3"),
+    ('[workload.x]\ndescription="d"\nkind="openloop"\ntype="text"\nsize=1\nrate=1\nduration_ms=1\n'
+     'sweep={rates=[0, 2], p99_us=1}\n', "workload 'x': sweep: every one of rates must be positive, got 0"),
+    ('[workload.x]\ndescription="d"\nkind="idle"\nconnections="lots"\nhold_ms=1\n', "connections must be an integer"),
+    ('[suite.s]\ndescription="d"\nmin_seconds=-1\n', "suite 's': min_seconds must not be negative, got -1"),
 ])
 def test_bad_files_name_the_file_and_the_problem(tmp_path: Path, text: str, message: str) -> None:
     write(tmp_path, text)

@@ -8,11 +8,12 @@ needs of a server or client (``server_features``, ``client_features``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Container
+from typing import Any, Container
 
 from . import tomlfile
+from .tomlfile import Key, key
 from .errors import WsbenchError
 from .metrics import DEFAULT_METRIC, METRICS
 from .paths import WORKLOADS_DIR, relative
@@ -29,63 +30,43 @@ TYPES = ("text", "binary")
 TEXTS = ("ascii", "mixed")
 EXPECTS = ("text", "close")
 
-Check = Callable[[str, Any, str], Any]
-
-
-def _choice(options: tuple[str, ...]) -> Check:
-    def check(where: str, value: Any, what: str) -> Any:
-        tomlfile.expect(where, value, str, what)
-        if value not in options:
-            raise WsbenchError(f"{where}: {what} must be one of {', '.join(options)}, got '{value}'")
-        return value
-    return check
-
-
-def _int(minimum: int) -> Check:
-    bound = {0: "non-negative", 1: "positive"}.get(minimum, f"at least {minimum}")
-
-    def check(where: str, value: Any, what: str) -> Any:
-        tomlfile.expect(where, value, int, what)
-        if value < minimum:
-            raise WsbenchError(f"{where}: {what} must be {bound}, got {value}")
-        return value
-    return check
-
-
-def _flag(where: str, value: Any, what: str) -> Any:
-    return tomlfile.expect(where, value, bool, what)
-
-
 def _connections(where: str, value: Any, what: str) -> Any:
     """A number of connections, or "max": as many as the machine allows."""
     if value == "max":
         return value
-    return _int(1)(where, value, what)
+    return tomlfile.value(where, value, int, what, Key(minimum=1))
 
 
-# Client parameters of each kind: name -> (required, check). Order is the order on the
-# command line.
-KINDS: dict[str, dict[str, tuple[bool, Check]]] = {
-    "echo": {"type": (True, _choice(TYPES)), "size": (True, _int(0)), "count": (True, _int(1)),
-             "warmup": (False, _int(0)), "mode": (False, _choice(MODES)), "window": (False, _int(1)),
-             "text": (False, _choice(TEXTS)), "connections": (False, _int(1)),
-             "transfer": (False, _flag)},
-    "latency": {"type": (True, _choice(TYPES)), "size": (True, _int(0)), "count": (True, _int(1)),
-                "warmup": (False, _int(0))},
-    "openloop": {"type": (True, _choice(TYPES)), "size": (True, _int(0)), "rate": (True, _int(1)),
-                 "duration_ms": (True, _int(1)), "warmup": (False, _int(0))},
-    "buffered": {"size": (True, _int(1)), "count": (True, _int(1)), "polls": (True, _int(1))},
-    "request": {"count": (True, _int(1)), "expect": (True, _choice(EXPECTS)),
-                "expect_length": (True, _int(0))},
-    "handshake": {"count": (True, _int(1)), "tls_resume": (False, _flag)},
+def _param(kind: Any, required: bool = False, **spec: Any) -> Key:
+    return Key(type=kind, required=required, **spec)
+
+
+TYPE, SIZE = _param(str, True, choices=TYPES), _param(int, True, minimum=0)
+WARMUP = _param(int, minimum=0)
+# Client parameters of each kind, read beside the workload's own keys; the order is the
+# order on the command line.
+KINDS: dict[str, dict[str, Key]] = {
+    "echo": {"type": TYPE, "size": SIZE, "count": _param(int, True, minimum=1), "warmup": WARMUP,
+             "mode": _param(str, choices=MODES), "window": _param(int, minimum=1), "text": _param(str, choices=TEXTS),
+             "connections": _param(int, minimum=1), "transfer": _param(bool)},
+    "latency": {"type": TYPE, "size": SIZE, "count": _param(int, True, minimum=1), "warmup": WARMUP},
+    "openloop": {"type": TYPE, "size": SIZE, "rate": _param(int, True, minimum=1),
+                 "duration_ms": _param(int, True, minimum=1), "warmup": WARMUP},
+    "buffered": {"size": _param(int, True, minimum=1), "count": _param(int, True, minimum=1),
+                 "polls": _param(int, True, minimum=1)},
+    "request": {"count": _param(int, True, minimum=1), "expect": _param(str, True, choices=EXPECTS),
+                "expect_length": _param(int, True, minimum=0)},
+    "handshake": {"count": _param(int, True, minimum=1), "tls_resume": _param(bool)},
     # capacity (clients/README.md): N connections opened C at a time and held H ms, pinged
     # every P ms (loadgen; the JS WebSocket API sends no pings), from K source addresses
-    "idle": {"connections": (True, _connections), "concurrency": (False, _int(1)),
-             "hold_ms": (True, _int(1)), "ping_ms": (False, _int(1)), "sources": (False, _int(1))},
+    "idle": {"connections": _param(Any, True, check=_connections), "concurrency": _param(int, minimum=1),
+             "hold_ms": _param(int, True, minimum=1), "ping_ms": _param(int, minimum=1),
+             "sources": _param(int, minimum=1)},
     # N subscribers of /broadcast, one of them publishing `count` messages of `size` bytes
     # at `rate` per second, each carrying its send time
-    "fanout": {"connections": (True, _int(2)), "rate": (True, _int(1)), "count": (True, _int(1)),
-               "size": (False, _int(16)), "sources": (False, _int(1))},
+    "fanout": {"connections": _param(int, True, minimum=2), "rate": _param(int, True, minimum=1),
+               "count": _param(int, True, minimum=1), "size": _param(int, minimum=16),
+               "sources": _param(int, minimum=1)},
 }
 
 # Kinds whose measured phase repeats its rounds until --min-seconds has passed, and kinds
@@ -96,9 +77,6 @@ VERIFY_KINDS = ("echo", "latency", "openloop", "buffered")
 # sides and the server's memory before the client started (measure.py).
 HOLDING_KINDS = ("idle", "fanout")
 
-WORKLOAD_KEYS = {"description", "kind", "metric", "timeout_s", "path", "server_features",
-                 "client_features", "scope", "sweep", "tls_only", "fresh_server", "ramp"}
-
 # Scopes narrow a workload's matrix in scoped suites (see Suite.scoped):
 # "clients": every client against the reference server (compares clients);
 # "servers": the reference client against every server (compares servers);
@@ -106,49 +84,70 @@ WORKLOAD_KEYS = {"description", "kind", "metric", "timeout_s", "path", "server_f
 SCOPES = ("clients", "servers", "both")
 
 
-@dataclass(frozen=True)
+def _rising(where: str, steps: tuple[int, ...], what: str) -> tuple[int, ...]:
+    if not steps or list(steps) != sorted(set(steps)):
+        raise WsbenchError(f"{where}: {what} must be a non-empty rising list")
+    return steps
+
+
+@dataclass(frozen=True, kw_only=True)
 class Ramp:
     """Run a fan-out workload with more and more subscribers; the result is the largest
     number whose p95 delivery latency stayed within ``p95_ms``."""
 
-    connections: tuple[int, ...]
-    p95_ms: float
+    connections: tuple[int, ...] = key(minimum=2, check=_rising)
+    p95_ms: float = key()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Sweep:
     """Run an open-loop workload at rising rates; the result is the highest rate whose
     p99 latency stayed within ``p99_us``."""
 
-    rates: tuple[int, ...]
-    p99_us: float
+    rates: tuple[int, ...] = key(minimum=1, check=_rising)
+    p99_us: float = key()
 
 
-@dataclass(frozen=True)
+def _positive(where: str, value: float, what: str) -> float:
+    if value <= 0:
+        raise WsbenchError(f"{where}: {what} must be positive")
+    return value
+
+
+def _absolute(where: str, value: str, what: str) -> str:
+    if not value.startswith("/"):
+        raise WsbenchError(f"{where}: {what} must start with '/', got '{value}'")
+    return value
+
+
+@dataclass(frozen=True, kw_only=True)
 class Workload:
+    """A ``[workload.NAME]`` table: its own keys, declared below, and its kind's client
+    parameters (``KINDS``) in ``params``."""
+
     name: str
-    description: str
-    kind: str
-    params: dict[str, Any]
-    metric: str
-    timeout_s: float
     source: str
-    path: str = "/"
-    server_features: tuple[str, ...] = ()
-    client_features: tuple[str, ...] = ()
-    scope: str | None = None  # see SCOPES
-    sweep: Sweep | None = None
-    tls_only: bool = False  # means something over wss:// only (TLS session resumption): n/a over ws://
-    fresh_server: bool = False  # every sample gets a server of its own, started for it (memory per connection)
-    ramp: Ramp | None = None
+    params: dict[str, Any]
+    description: str = key()
+    kind: str = key("echo", choices=tuple(KINDS))
+    metric: str = key("", choices=tuple(METRICS))  # absent from the file: the kind's default (DEFAULT_METRIC)
+    timeout_s: float = key(60.0, check=_positive)
+    path: str = key("/", check=_absolute)
+    sweep: Sweep | None = key(None)
+    ramp: Ramp | None = key(None)
+    tls_only: bool = key(False)  # means something over wss:// only (TLS session resumption): n/a over ws://
+    fresh_server: bool = key(False)  # every sample gets a server of its own, started for it (memory per connection)
+    server_features: tuple[str, ...] = key(())
+    client_features: tuple[str, ...] = key(())
+    scope: str | None = key(None, choices=SCOPES)  # see SCOPES
 
     def client_args(self, override: dict[str, Any] | None = None, min_seconds: float = 0.0,
                     verify: bool = True) -> list[str]:
         """The client's options: the workload's parameters (``override`` replaces some),
         the floor on its measured phase where the kind has one, and ``--verify off``."""
         args = ["--kind", self.kind]
-        for key, value in {**self.params, **(override or {})}.items():
-            option = "--" + key.replace("_", "-")
+        for param, value in {**self.params, **(override or {})}.items():
+            option = "--" + param.replace("_", "-")
             if value is True:
                 args.append(option)
             elif value is not False:
@@ -184,22 +183,30 @@ class Workload:
                 "source": self.source}
 
 
-@dataclass(frozen=True)
+def _not_negative(where: str, value: float, what: str) -> float:
+    if value < 0:
+        raise WsbenchError(f"{where}: {what} must not be negative, got {value:g}")
+    return value
+
+
+@dataclass(frozen=True, kw_only=True)
 class Suite:
+    """A ``[suite.NAME]`` table."""
+
     name: str
-    description: str
-    workloads: tuple[str, ...]
-    repetitions: int
     source: str
-    scoped: bool = True  # honour each workload's scope
-    extends: tuple[str, ...] = field(default=())
-    servers: tuple[str, ...] | None = None  # the suite's own choice of programs, used when
-    clients: tuple[str, ...] | None = None  # the command line names none
-    min_seconds: float | None = None  # the suite's floor on measured phases (None: the default)
-    tls: str | None = None  # the suite's TLS axis (TLS_MODES; None: off unless --tls says otherwise)
+    description: str = key()
+    workloads: tuple[str, ...] = key(())
+    repetitions: int = key(3, minimum=1)
+    scoped: bool = key(True)  # honour each workload's scope
+    extends: tuple[str, ...] = key(())
+    servers: tuple[str, ...] | None = key(None)  # the suite's own choice of programs, used when
+    clients: tuple[str, ...] | None = key(None)  # the command line names none
+    min_seconds: float | None = key(None, check=_not_negative)  # the suite's floor on measured phases (None: the default)
+    tls: str | None = key(None, choices=TLS_MODES)  # the suite's TLS axis (None: off unless --tls says otherwise)
     # clients the suite adds to its matrix, each against the reference server only (when the
     # command line names no client): a slow client gets its rows without a cell per server
-    reference_clients: tuple[str, ...] = ()
+    reference_clients: tuple[str, ...] = key(())
 
     def programs(self, kind: str, known: Container[str]) -> list[str] | None:
         """The servers or clients (``kind``) the suite names for itself, each checked
@@ -259,51 +266,33 @@ def load_workloads(directory: Path = WORKLOADS_DIR) -> WorkloadSet:
         data = tomlfile.load(path)
         where = relative(path)
         tomlfile.check_keys(where, data, set(), {"workload", "suite"})
-        for name, table in data.get("workload", {}).items():
+        for name, table in tomlfile.tables(where, data, "workload").items():
             if name in workloads:
                 raise WsbenchError(f"{where}: workload '{name}' is also defined in {workloads[name].source}")
             workloads[name] = _workload(f"{where}: workload '{name}'", name, table, where)
-        for name, table in data.get("suite", {}).items():
+        for name, table in tomlfile.tables(where, data, "suite").items():
             if name in suites:
                 raise WsbenchError(f"{where}: suite '{name}' is also defined in {suites[name].source}")
-            suites[name] = _suite(f"{where}: suite '{name}'", name, table, where)
+            suites[name] = Suite(name=name, source=where, **tomlfile.read(f"{where}: suite '{name}'", table, Suite))
     return WorkloadSet(workloads, _resolve_suites(suites, workloads))
 
 
 def _workload(where: str, name: str, table: Any, source: str) -> Workload:
     tomlfile.expect(where, table, dict, "the entry")
-    kind = tomlfile.expect(where, table.get("kind", "echo"), str, "kind")
-    if kind not in KINDS:
-        raise WsbenchError(f"{where}: kind must be one of {', '.join(KINDS)}, got '{kind}'")
-    spec = KINDS[kind]
-    required = {"description"} | {k for k, (req, _) in spec.items() if req}
-    tomlfile.check_keys(where, table, required, (WORKLOAD_KEYS | set(spec)) - required)
-    params = {key: check(where, table[key], key) for key, (_, check) in spec.items() if key in table}
+    kind = tomlfile.value(where, table.get("kind", "echo"), str, "kind", Key(choices=tuple(KINDS)))
+    values = tomlfile.read(where, table, Workload, extra=KINDS[kind])
+    params = {param: values.pop(param) for param in KINDS[kind] if param in values}
     if kind == "echo":
         _echo_defaults(where, params)
-    metric = tomlfile.expect(where, table.get("metric", DEFAULT_METRIC[kind]), str, "metric")
-    if metric not in METRICS:
-        raise WsbenchError(f"{where}: metric must be one of {', '.join(METRICS)}, got '{metric}'")
-    timeout = tomlfile.expect(where, table.get("timeout_s", 60), (int, float), "timeout_s")
-    if timeout <= 0:
-        raise WsbenchError(f"{where}: timeout_s must be positive")
-    path = tomlfile.expect(where, table.get("path", "/"), str, "path")
-    if not path.startswith("/"):
-        raise WsbenchError(f"{where}: path must start with '/', got '{path}'")
-    sweep = _sweep(where, table["sweep"], kind) if "sweep" in table else None
-    ramp = _ramp(where, table["ramp"], kind) if "ramp" in table else None
+    sweep, ramp = values.get("sweep"), values.get("ramp")
+    if sweep and kind != "openloop":
+        raise WsbenchError(f"{where}: sweep: only an openloop workload can sweep its rate")
+    if ramp and kind != "fanout":
+        raise WsbenchError(f"{where}: ramp: only a fanout workload can ramp its connections")
     if ramp and sweep:
         raise WsbenchError(f"{where}: a workload either sweeps its rate or ramps its connections")
-    return Workload(
-        name=name, description=tomlfile.expect(where, table["description"], str, "description"),
-        kind=kind, params=params, metric="max_rate" if sweep else "max_connections" if ramp else metric,
-        timeout_s=float(timeout), ramp=ramp,
-        fresh_server=tomlfile.expect(where, table.get("fresh_server", False), bool, "fresh_server"),
-        source=source, path=path, tls_only=tomlfile.expect(where, table.get("tls_only", False), bool, "tls_only"),
-        server_features=tuple(tomlfile.strings(where, table.get("server_features", []), "server_features")),
-        client_features=tuple(tomlfile.strings(where, table.get("client_features", []), "client_features")),
-        scope=_choice(SCOPES)(where, table["scope"], "scope") if "scope" in table else None,
-        sweep=sweep)
+    metric = "max_rate" if sweep else "max_connections" if ramp else values.pop("metric", DEFAULT_METRIC[kind])
+    return Workload(name=name, source=source, params=params, **{**values, "metric": metric})
 
 
 def _echo_defaults(where: str, params: dict[str, Any]) -> None:
@@ -313,58 +302,6 @@ def _echo_defaults(where: str, params: dict[str, Any]) -> None:
         raise WsbenchError(f"{where}: mode 'window' needs window")
     if mode != "window":
         params.pop("window", None)
-
-
-def _steps(where: str, table: Any, key: str, steps_key: str, limit_key: str,
-           least: int) -> tuple[tuple[int, ...], float]:
-    """A workload's sweep or ramp table: a rising list of steps (each at least ``least``)
-    and the limit that ends the climb."""
-    where = f"{where}: {key}"
-    tomlfile.expect(where, table, dict, key)
-    tomlfile.check_keys(where, table, {steps_key, limit_key}, set())
-    steps = tomlfile.expect(where, table[steps_key], list, steps_key)
-    for n in steps:
-        _int(least)(where, n, f"every one of {steps_key}")
-    if not steps or steps != sorted(set(steps)):
-        raise WsbenchError(f"{where}: {steps_key} must be a non-empty rising list")
-    limit = tomlfile.expect(where, table[limit_key], (int, float), limit_key)
-    return tuple(steps), float(limit)
-
-
-def _ramp(where: str, table: Any, kind: str) -> Ramp:
-    if kind != "fanout":
-        raise WsbenchError(f"{where}: ramp: only a fanout workload can ramp its connections")
-    return Ramp(*_steps(where, table, "ramp", "connections", "p95_ms", 2))
-
-
-def _sweep(where: str, table: Any, kind: str) -> Sweep:
-    if kind != "openloop":
-        raise WsbenchError(f"{where}: sweep: only an openloop workload can sweep its rate")
-    return Sweep(*_steps(where, table, "sweep", "rates", "p99_us", 1))
-
-
-def _suite(where: str, name: str, table: Any, source: str) -> Suite:
-    tomlfile.expect(where, table, dict, "the entry")
-    tomlfile.check_keys(where, table, {"description"},
-                        {"workloads", "repetitions", "scoped", "extends", "servers", "clients", "min_seconds",
-                         "tls", "reference_clients"})
-    names = tomlfile.strings(where, table.get("workloads", []), "workloads")
-    reps = _int(1)(where, table.get("repetitions", 3), "repetitions")
-    min_seconds = None
-    if "min_seconds" in table:
-        min_seconds = float(tomlfile.expect(where, table["min_seconds"], (int, float), "min_seconds"))
-        if min_seconds < 0:
-            raise WsbenchError(f"{where}: min_seconds must not be negative, got {min_seconds:g}")
-    return Suite(name, tomlfile.expect(where, table["description"], str, "description"),
-                 tuple(names), reps, source,
-                 scoped=tomlfile.expect(where, table.get("scoped", True), bool, "scoped"),
-                 extends=tuple(tomlfile.strings(where, table.get("extends", []), "extends")),
-                 servers=tuple(tomlfile.strings(where, table["servers"], "servers")) if "servers" in table else None,
-                 clients=tuple(tomlfile.strings(where, table["clients"], "clients")) if "clients" in table else None,
-                 min_seconds=min_seconds,
-                 tls=_choice(TLS_MODES)(where, table["tls"], "tls") if "tls" in table else None,
-                 reference_clients=tuple(tomlfile.strings(where, table.get("reference_clients", []),
-                                                          "reference_clients")))
 
 
 def _resolve_suites(suites: dict[str, Suite], workloads: dict[str, Workload]) -> dict[str, Suite]:
