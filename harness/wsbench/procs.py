@@ -1,9 +1,13 @@
 """Child processes, each in its own process group, never outliving the harness.
 
-Every process the harness starts goes through ``spawn``; ``kill_all`` (registered with
-atexit and called from the signal handlers in the CLI) kills every group still alive.
-Processes are killed by PID / process-group id, never by name. A kill that the kernel
-refuses is not ignored: ``terminate`` and ``forget`` return it as a one-line problem.
+Every process the harness measures or waits on goes through ``spawn`` (or ``run``);
+``kill_all`` (registered with atexit and called from the signal handlers in the CLI) kills
+every group still alive. Two start their own process group and are stopped by their
+starter: dockerd (docker/dockerd.py, which stops it in order before killing its group)
+and the command ``wsbench docker engine run`` runs under it. Processes are killed by PID /
+process-group id, never by name, and every kill goes through ``signal_group``: a kill the
+kernel refuses is not ignored but returned as a one-line problem (``terminate``,
+``forget``, ``signal_group``).
 """
 
 from __future__ import annotations
@@ -110,12 +114,12 @@ def terminate(proc: subprocess.Popen[bytes], grace_s: float = 2.0) -> str | None
     release(proc)
     problem = None
     if proc.poll() is None:
-        problem = _signal_group(pgid, signal.SIGTERM)
+        problem = signal_group(pgid, signal.SIGTERM)
         deadline = time.monotonic() + grace_s
         while proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
     # Stragglers in the group (children of the leader) go too.
-    problem = _signal_group(pgid, signal.SIGKILL) or problem
+    problem = signal_group(pgid, signal.SIGKILL) or problem
     if proc.poll() is None:
         try:
             proc.wait(timeout=10)
@@ -140,7 +144,7 @@ def forget(proc: subprocess.Popen[bytes]) -> str | None:
     """The process was reaped by the caller; kill anything left in its group. Returns
     None, or why that kill failed."""
     release(proc)
-    problem = _signal_group(proc.pid, signal.SIGKILL)
+    problem = signal_group(proc.pid, signal.SIGKILL)
     if proc.stdout:
         proc.stdout.close()
     _live.pop(proc.pid, None)
@@ -152,8 +156,9 @@ def kill_all() -> None:
         terminate(proc, grace_s=1.0)
 
 
-def _signal_group(pgid: int, sig: int) -> str | None:
-    """Signal a process group; a group that is already gone is not a problem."""
+def signal_group(pgid: int, sig: int) -> str | None:
+    """Signal a process group; None, or why the kernel refused (a group that is already
+    gone is not a problem)."""
     try:
         os.killpg(pgid, sig)
     except ProcessLookupError:

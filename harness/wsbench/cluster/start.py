@@ -26,13 +26,14 @@ than its client's own timeout.
 
 from __future__ import annotations
 
-import os
 import signal
 import threading
 import time
 from typing import Any, Callable, Protocol
 
 import distributed as d  # the engine (requirements.txt)
+
+from .. import procs
 
 GO = "go"
 SLACK_S = 30.0  # beyond the readiness timeout, for a conductor that is itself late
@@ -147,10 +148,11 @@ class ShardHook:
     ``PhaseObserver``: ``started`` is where the harness writes ``GO``."""
 
     def __init__(self, client: Any, names: Names, shard: int, ready_timeout_s: float, phase_timeout_s: float,
-                 kill: Callable[[int], None] | None = None) -> None:
+                 kill: Callable[[int], str | None] | None = None) -> None:
         self.client, self.names, self.shard = client, names, shard
         self.ready_timeout_s, self.phase_timeout_s = ready_timeout_s, phase_timeout_s
         self.kill = kill or _kill_group
+        self.kill_problem: str | None = None  # a kill of the client the kernel refused
         self.pid: int | None = None
         self.said_ready = False
         self.said_ended = False
@@ -172,10 +174,12 @@ class ShardHook:
             return
         with self._lock:
             if verdict is not None and verdict != GO and not self.said_ready and self.pid is not None:
-                self.kill(self.pid)
+                self.kill_problem = self.kill(self.pid)
 
     def started(self) -> str | None:
         with self._lock:
+            if self.kill_problem:  # the abort could not stop the client: it must not start measuring
+                return f"start barrier: aborted, and {self.kill_problem}"
             d.Queue(self.names.ready, client=self.client).put({"shard": self.shard, "ready": True})
             self.said_ready = True
         try:
@@ -209,8 +213,5 @@ class ShardHook:
         self.say_ended()
 
 
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)  # the client leads its own process group (procs.spawn)
-    except OSError:
-        pass
+def _kill_group(pid: int) -> str | None:
+    return procs.signal_group(pid, signal.SIGKILL)  # the client leads its own process group (procs.spawn)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, NoReturn, Sequence
 
+from .. import procs
 from ..errors import WsbenchError
 
 DOCKERD = "/usr/sbin/dockerd"
@@ -165,18 +166,15 @@ def stop(engine: Engine) -> str | None:
     except subprocess.TimeoutExpired:
         problem = "docker rm -f timed out"
     try:
-        os.kill(engine.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        pass
-    deadline = time.monotonic() + STOP_GRACE_S
-    while time.monotonic() < deadline and _alive(engine.pid):
-        time.sleep(0.1)
-    try:
-        os.killpg(engine.pid, signal.SIGKILL)
+        os.kill(engine.pid, signal.SIGTERM)  # dockerd alone first: it stops containerd and its shims in order
     except ProcessLookupError:
         pass
     except OSError as exc:
-        problem = problem or f"cannot kill dockerd's process group {engine.pid}: {exc.strerror}"
+        problem = problem or f"cannot send SIGTERM to dockerd ({engine.pid}): {exc.strerror}"
+    deadline = time.monotonic() + STOP_GRACE_S
+    while time.monotonic() < deadline and _alive(engine.pid):
+        time.sleep(0.1)
+    problem = problem or procs.signal_group(engine.pid, signal.SIGKILL)
     _reap(engine.pid)
     return problem
 
@@ -227,10 +225,12 @@ def run_command(command: Sequence[str]) -> int:
         try:
             return child.wait()
         except KeyboardInterrupt:
-            os.killpg(child.pid, signal.SIGTERM)
+            problem = procs.signal_group(child.pid, signal.SIGTERM)
             try:
                 child.wait(timeout=10)
             except subprocess.TimeoutExpired:
-                os.killpg(child.pid, signal.SIGKILL)
+                problem = procs.signal_group(child.pid, signal.SIGKILL) or problem
                 child.wait()
+            if problem:
+                print(f"wsbench docker: {problem}", file=sys.stderr)
             raise
