@@ -1,14 +1,28 @@
 """``wsbench merge``: shards of one plan (``wsbench run --shard I/N``, run at the same time
 by several load generators against one server) merged into one run (docs/scaling.md).
 
-Per cell and repetition: messages, bytes, msgs/s, MB/s and client CPU are summed over the
-shards (throughput sums while the shards' measured phases overlap), so CPU per message is
-the sum of CPU over the sum of messages; the phase is the longest shard's; repetition k of
-the merge is the sum of the shards' repetitions k, and repetitions stay the unit of spread.
-Latency histograms (``latency_hist``, histogram.py) are added bucket by bucket and the
-percentiles taken from the sum, exactly as a client takes its own. The server's CPU and
-RSS are left empty (each shard read the server over its own phase, with the others' load
-in it) unless the caller has them from the server's host (a cluster run, cluster/).
+Every figure of a repetition declares how shards combine (``RULES``, ``EXTRA_RULES``):
+
+- ``sum``: messages, bytes, msgs/s, MB/s, client CPU and the kinds' own counts and rates
+  (throughput sums while the shards' measured phases overlap), so CPU per message is the
+  sum of CPU over the sum of messages;
+- ``max``: the phase (the longest shard's), the exit code, a client's peak RSS;
+- ``histogram``: latency histograms (``latency_hist``, histogram.py), added bucket by
+  bucket, the percentiles taken from the sum exactly as a client takes its own;
+- ``same``: identities (a close code, the TLS version and library, ws' add-on): every
+  shard must report the same, or the merge fails naming the figure;
+- ``join``: how each shard's client CPU was read, the set of them;
+- ``shard only``: figures that do not add (a median per client, a mark's readings): left
+  out of the merge, each shard's file keeps its own;
+- ``unread``: the server's CPU and RSS (each shard read the server over its own phase,
+  with the others' load in it), unless the caller has them from the server's host (a
+  cluster run, cluster/).
+
+A figure without a rule fails the merge in one line, naming it: nothing is added because
+it happens to be a number. Repetition k of the merge is made of the shards' repetitions k,
+and repetitions stay the unit of spread: a repetition that some shards have and others
+lack fails the merge, naming the shard. ``UNSHARDED`` names the kinds whose ranking figure
+does not merge; ``wsbench run --shard`` and ``--cluster`` refuse them before measuring.
 
 ``wsbench merge`` (files) and ``wsbench run --cluster`` (shards in memory) share
 ``merge_shards``.
@@ -25,9 +39,38 @@ from .errors import WsbenchError
 from .model import Cell, Run, Sample
 
 HISTOGRAM_KINDS = ("latency", "openloop")
-SUMMED = ("messages", "bytes", "msgs_per_s", "mb_per_s", "errors", "client_cpu_s")
-SUMMED_RATES = ("rate", "achieved_rate")  # open loop: the offered and achieved rates add up like msgs/s
 SERVER_READINGS = "n/a (merged shards: each shard read the server over its own phase)"
+
+SUM, MAX, HISTOGRAM, SAME, JOIN, SHARD_ONLY, UNREAD = "sum", "max", "histogram", "same", "join", "shard only", "unread"
+
+# A sample's own figures.
+RULES = {"messages": SUM, "bytes": SUM, "msgs_per_s": SUM, "mb_per_s": SUM, "errors": SUM, "client_cpu_s": SUM,
+         "client_cpu_method": JOIN, "seconds": MAX, "wall_s": MAX, "client_peak_rss_kib": MAX, "exit_code": MAX,
+         "server_cpu_s": UNREAD, "server_peak_rss_kib": UNREAD, "barrier_s": SHARD_ONLY}
+# The figures of a sample's ``extra``: the kinds' own (clients/README.md) and the harness's.
+EXTRA_RULES = {
+    "rounds": SUM, "checked": SUM, "compared": SUM,  # echo, buffered
+    "rate": SUM, "achieved_rate": SUM, "sent": SUM, "send_lag_us": SHARD_ONLY,  # open loop: rates add like msgs/s
+    "latency_hist": HISTOGRAM, "latency_us": HISTOGRAM,  # latency, open loop: percentiles of the summed histogram
+    "getter_calls_per_s": SUM, "pending_bytes": SAME, "drain_ms": SHARD_ONLY,  # buffered (drain: a median)
+    "delivery_ms": SHARD_ONLY, "close_code": SAME, "close_reason": SAME, "error_event": SAME,  # request
+    "error_message": SAME,
+    "handshakes_per_s": SUM,  # handshake
+    "connections": SUM, "opens_per_s": SUM, "alive": SUM, "lost": SUM, "open_s": MAX, "hold_s": MAX,  # idle
+    "concurrency": SAME, "limit": SHARD_ONLY, "lost_first": SHARD_ONLY,
+    "tls": SAME, "ws": SAME,  # what the client's stack is (tls: its handshake counts add, TLS_COUNTS)
+    "marks": SHARD_ONLY, "limits": SHARD_ONLY, "stopped": SHARD_ONLY,  # the harness's, per client process
+    "server_rss_before_kib": UNREAD, "server_tls": UNREAD,  # the server, read by each shard over its own phase
+}
+TLS_COUNTS = ("handshakes", "resumed")  # loadgen's counts in its ``tls``: summed, the rest must be the same
+
+# Kinds whose ranking figure does not merge: --shard and --cluster refuse them.
+UNSHARDED = {
+    "request": "its delivery time is a median per client, and medians do not add",
+    "idle": "its figures are per process (connections held against the server's memory at a mark of one client)",
+    "fanout": "it has one publisher per run: shards would each publish, and their subscribers' figures do not add",
+    "observe": "it is conformance, not a load",
+}
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -61,7 +104,7 @@ def merge_shards(shards: Sequence[tuple[str, Run]], argv: list[str]) -> Run:
         if not merged.blocked and not merged.na:
             merged.samples = [_merge_rep(rep, parts, f"{cell.key} repetition {rep}")
                               for rep in range(1, first.repetitions + 1)
-                              if all(any(s.rep == rep for s in p.samples) for p in parts)]
+                              if _every_shard_has(rep, parts, [where for where, _ in shards], cell.key)]
         cells.append(merged)
     servers = {k: replace(v, readings=SERVER_READINGS) for k, v in first.servers.items()}
     environment = dict(first.environment)
@@ -74,6 +117,28 @@ def merge_shards(shards: Sequence[tuple[str, Run]], argv: list[str]) -> Run:
                environment=environment, workloads=first.workloads, servers=servers, clients=first.clients,
                cells=cells, finished=max((r.finished or "") for _, r in shards) or None,
                complete=all(r.complete for _, r in shards), settings=settings)
+
+
+def _every_shard_has(rep: int, parts: list[Cell], wheres: list[str], key: str) -> bool:
+    """Whether repetition ``rep`` of the cell is in every shard (False: in none yet); a
+    repetition some shards have and others lack fails the merge."""
+    have = [any(s.rep == rep for s in p.samples) for p in parts]
+    if all(have):
+        return True
+    if any(have):
+        lacking = [f"shard {i} ({where})" for i, (where, has) in enumerate(zip(wheres, have), 1) if not has]
+        raise WsbenchError(f"{', '.join(lacking)} has no repetition {rep} of {key}, which the other shards have: "
+                           "not merged (a shard that stopped early is not a shard of the whole run)")
+    return False
+
+
+def refuse_unsharded(workloads: Sequence[Any], how: str) -> None:
+    """``--shard`` and ``--cluster`` measure only kinds whose figures merge (UNSHARDED)."""
+    for w in workloads:
+        why = UNSHARDED.get(w.kind)
+        if why:
+            raise WsbenchError(f"workload '{w.name}' is a {w.kind} workload: {why}; {how} does not run it "
+                               "(measure it on one host)")
 
 
 def _check_mergeable(where: str, run: Run) -> None:
@@ -134,22 +199,19 @@ def _merge_rep(rep: int, parts: list[Cell], where: str) -> Sample:
     if failed:
         return Sample(rep=rep, error="; ".join(failed))
     out = Sample(rep=rep)
-    for key in SUMMED:
-        values = [getattr(s, key) for s in samples]
-        setattr(out, key, sum(values) if all(v is not None for v in values) else None)
-    out.client_cpu_method = "+".join(sorted({s.client_cpu_method or "?" for s in samples}))
-    out.seconds = max(s.seconds or 0.0 for s in samples)
-    out.wall_s = max(s.wall_s or 0.0 for s in samples)
-    rss = [s.client_peak_rss_kib for s in samples if s.client_peak_rss_kib is not None]
-    out.client_peak_rss_kib = max(rss) if rss else None  # per client process: the largest shard's
-    out.exit_code = max((s.exit_code or 0) for s in samples)
+    for key, rule in RULES.items():
+        if rule in (SUM, MAX, JOIN):
+            setattr(out, key, _combine(rule, key, [getattr(s, key) for s in samples], where))
     extra: dict[str, Any] = {"shards_msgs_per_s": [s.msgs_per_s for s in samples]}
-    for key in samples[0].extra:
-        values = [s.extra.get(key) for s in samples]
-        if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-            extra[key] = sum(values)  # type: ignore[arg-type]
-        elif key in SUMMED_RATES and all(isinstance(v, (int, float)) for v in values):
-            extra[key] = sum(values)  # type: ignore[arg-type]
+    for key in dict.fromkeys(k for s in samples for k in s.extra):
+        rule = EXTRA_RULES.get(key)
+        if rule is None:
+            raise WsbenchError(f"{where}: the shards report '{key}', which has no merge rule (harness/wsbench/"
+                               "merge.py, EXTRA_RULES): not merged rather than added blindly")
+        if rule in (SUM, MAX, SAME):
+            value = _combine(rule, key, [s.extra.get(key) for s in samples], where)
+            if value is not None:
+                extra[key] = value
     hists = [s.extra.get(histogram.KEY) for s in samples]
     if all(isinstance(h, dict) for h in hists):
         total = histogram.add([histogram.Histogram.from_json(h, f"{where}, shard {i}")
@@ -159,4 +221,37 @@ def _merge_rep(rep: int, parts: list[Cell], where: str) -> Sample:
         extra["shards_latency_us"] = [s.extra.get("latency_us") for s in samples]
     out.extra = extra
     out.reading_errors = [f"shard {i}: {e}" for i, s in enumerate(samples, 1) for e in s.reading_errors]
+    return out
+
+
+def _combine(rule: str, key: str, values: list[Any], where: str) -> Any:
+    """One figure of the merged repetition from the shards' (None where one lacks it and
+    it does not merge without it)."""
+    if rule == JOIN:
+        return "+".join(sorted({v or "?" for v in values}))
+    if rule == SAME:
+        return _same_tls(values, where) if key == "tls" else _same(key, values, where)
+    numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if rule == MAX:
+        return max(numbers) if numbers else None
+    return sum(numbers) if len(numbers) == len(values) else None
+
+
+def _same(key: str, values: list[Any], where: str) -> Any:
+    if any(v != values[0] for v in values):
+        raise WsbenchError(f"{where}: the shards disagree on {key} ({', '.join(map(repr, values))}): it must be "
+                           "the same in every shard; not merged")
+    return values[0]
+
+
+def _same_tls(values: list[Any], where: str) -> Any:
+    """What each shard's client negotiated: the same in every shard, but for the handshake
+    counts (loadgen's), which add."""
+    if not all(isinstance(v, dict) for v in values):
+        return _same("tls", values, where)
+    _same("tls", [{k: x for k, x in v.items() if k not in TLS_COUNTS} for v in values], where)
+    out = dict(values[0])
+    for k in TLS_COUNTS:
+        if k in out:
+            out[k] = _combine(SUM, k, [v.get(k) for v in values], where)
     return out

@@ -92,6 +92,8 @@ def plan(request: Request, catalog: Catalog, workloads: WorkloadSet) -> tuple[Pl
         clients = [twin for c in clients for twin in (c, c.unchecked_twin())]
     extra = _environment_from(request.environment_from) if request.environment_from else {}
     shard = merge.parse_shard(request.shard) if request.shard else None
+    if shard:
+        merge.refuse_unsharded(chosen, "--shard")
     return Plan(servers, clients, chosen, reps, suite, settings, target_pids, extra, shard, tls_values,
                 frozenset(g.name for g in guests)), catalog
 

@@ -64,6 +64,7 @@ def check(request: runner.Request, address: str, workloads: list[Any]) -> None:
         if w.sweep:
             raise WsbenchError(f"workload '{w.name}' is a rate sweep: each shard would pick its own highest "
                                "rate; run its rates as open-loop workloads on the cluster")
+    merge.refuse_unsharded(workloads, "--cluster")
 
 
 class ClusterRun:
