@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT / "harness"))
 
 from wsbench import compare  # noqa: E402
 from wsbench.errors import WsbenchError  # noqa: E402
-from wsbench.results import Run, read_json  # noqa: E402
+from wsbench.model import Run, read_json  # noqa: E402
 
 PLANTED_CLIENTS = ("quickjs", "quickjs-baseline")  # the clients clients/quickjs.mjs runs
 FOUND = 0.8  # "found": in at least this share of the pairs

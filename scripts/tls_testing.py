@@ -40,7 +40,7 @@ def _catalog():  # type: ignore[no-untyped-def]
 
 
 def _values(cert: str) -> dict[str, str]:
-    from wsbench.tls import load_certs
+    from wsbench.certificates import load_certs
 
     return load_certs(TLS_DIR).values(cert)
 

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from wsbench import measure
-from wsbench.barrier import HttpBarrier
+from wsbench.hold import HttpHold
 from wsbench.catalog import load_catalog
-from wsbench.results import Settings
+from wsbench.model import Settings
 from wsbench.server import RunningServer
 from wsbench.workloads import load_workloads
 
@@ -59,14 +59,14 @@ SHORT = {"text_11": {"count": 2000, "warmup": 200}, "bin_4k": {"count": 500, "wa
 @pytest.mark.parametrize("name", list(SHORT))
 def test_the_harness_measures_k6_through_its_http_barrier(lws: RunningServer, tmp_path: Path, name: str,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    barriers: list[HttpBarrier] = []
+    barriers: list[HttpHold] = []
 
-    def keep(mode: str) -> HttpBarrier:
+    def keep(mode: str) -> HttpHold:
         assert mode == "http"
-        barriers.append(HttpBarrier())
+        barriers.append(HttpHold())
         return barriers[-1]
 
-    monkeypatch.setattr(measure, "barrier_for", keep)
+    monkeypatch.setattr(measure, "hold_for", keep)
     (tmp_path / "logs").mkdir()
     watch = Watch()
     sample = measure.run_client(CATALOG.clients["k6"], lws, load_workloads().workloads[name], 1, tmp_path / "logs",

@@ -48,9 +48,54 @@ def test_three_repetitions_cannot_reach_significance(tmp_path: Path) -> None:
     write_json(run_of({("w", "lws", "c"): [100, 101, 102]}), a)
     write_json(run_of({("w", "lws", "c"): [200, 201, 202]}), b)  # doubled, but n = 3 + 3
     result = wsbench("compare", str(a), str(b))
-    assert result.returncode == compare.EXIT_UNTESTABLE, result.stderr
+    assert result.returncode == compare.EXIT_CANNOT_DECIDE, result.stderr
     assert "3 against 3 repetitions: smallest possible p = 0.1 (1 cells)" in result.stdout
     assert "| +99.0% | 3, 3 | ≥ 0.1 | untestable |" in result.stdout
     html = tmp_path / "cmp.html"
-    assert wsbench("compare", str(a), str(b), "-f", "html", "-o", str(html)).returncode == compare.EXIT_UNTESTABLE
+    assert wsbench("compare", str(a), str(b), "-f", "html", "-o", str(html)).returncode == compare.EXIT_CANNOT_DECIDE
     assert "<table>" in html.read_text()
+
+
+def _files(tmp_path: Path, a: dict, b: dict) -> tuple[str, str]:
+    pa, pb = tmp_path / "a.json", tmp_path / "b.json"
+    write_json(run_of(a), pa)
+    write_json(run_of(b), pb)
+    return str(pa), str(pb)
+
+
+def test_an_untestable_doubled_cell_beside_an_unchanged_one_cannot_be_decided(tmp_path: Path) -> None:
+    """The doubled cell has 3 repetitions a side (p >= 0.1 whatever the data): the verdict is
+    not "same" because the other cell did not change."""
+    a, b = _files(tmp_path, {("w", "lws", "steady"): BASE, ("w", "lws", "doubled"): [100, 101, 102]},
+                  {("w", "lws", "steady"): BASE, ("w", "lws", "doubled"): [200, 201, 202]})
+    result = wsbench("compare", a, b)
+    assert result.returncode == compare.EXIT_CANNOT_DECIDE == 4, result.stdout + result.stderr
+    assert "**Verdict: cannot decide** (exit code 4): 0 worse, 0 better, 1 unchanged, 1 untestable" in result.stdout
+
+
+@pytest.mark.parametrize("factor, code, verdict", [(1.0, 0, "nothing changed"), (0.7, 1, "worse"),
+                                                   (1.3, 3, "better only")])
+def test_every_verdict_is_its_exit_code_through_the_command_line(tmp_path: Path, factor: float, code: int,
+                                                                 verdict: str) -> None:
+    a, b = _files(tmp_path, {("w", "lws", "c"): BASE, ("w", "lws", "d"): BASE},
+                  {("w", "lws", "c"): [v * factor for v in BASE], ("w", "lws", "d"): BASE})
+    result = wsbench("compare", a, b)
+    assert result.returncode == code, result.stdout + result.stderr
+    assert f"**Verdict: {verdict}** (exit code {code})" in result.stdout
+
+
+def test_worse_wins_over_cannot_decide(tmp_path: Path) -> None:
+    a, b = _files(tmp_path, {("w", "lws", "c"): BASE, ("w", "lws", "few"): [100, 101, 102]},
+                  {("w", "lws", "c"): [v * 0.5 for v in BASE], ("w", "lws", "few"): [100, 101, 102]})
+    assert wsbench("compare", a, b).returncode == compare.EXIT_WORSE
+
+
+def test_bad_input_is_exit_code_2_in_one_line(tmp_path: Path) -> None:
+    a, _ = _files(tmp_path, {("w", "lws", "c"): BASE}, {("w", "lws", "c"): BASE})
+    for args in ([a, str(tmp_path / "missing.json")], [a, a, "--format", "csv"]):
+        result = wsbench("compare", *args)
+        assert result.returncode == 2 and result.stderr.count("\n") == 1 and not result.stdout, result.stderr
+    other = tmp_path / "other.json"
+    write_json(run_of({("x", "lws", "c"): BASE}), other)
+    result = wsbench("compare", a, str(other))
+    assert result.returncode == 2 and "no measured cell in common" in result.stderr

@@ -103,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with -o and html: check index.html in headless Chromium, save DIR/screenshot.png")
 
     cmp = add("compare", help="what changed between two saved runs, cell by cell (exit code: "
-                              "0 same, 1 worse, 3 better only, 4 untestable)")
+                              "0 same, 1 worse, 3 better only, 4 cannot decide: a cell untestable)")
     cmp.add_argument("a", type=Path, help="the run before (reports/*.json)")
     cmp.add_argument("b", type=Path, help="the run after")
     cmp.add_argument("--format", "-f", default="md", metavar="FORMAT", help="md (default) or html")

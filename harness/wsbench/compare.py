@@ -25,9 +25,10 @@ stays visible, and the spread the machine adds to every cell no longer hides it.
 that moved most cells alike would be taken for drift: the shared shift is printed, and
 any beyond the minimum effect is called out.
 
-Exit codes (``EXIT_*``): 0 nothing changed; 1 at least one cell got worse; 3 only
-improvements; 4 no cell could be tested (too few repetitions on either side); 2 bad
-input (the command line's usual code).
+Exit codes (``EXIT_*``): 1 at least one cell got worse; else 4 "cannot decide": at least
+one cell could not be tested (too few repetitions on either side), so nothing can be said
+of it, whatever the others did; else 3 only improvements; else 0 nothing changed; 2 bad
+input (the command line's usual code). An untestable cell is never counted as unchanged.
 """
 
 from __future__ import annotations
@@ -52,7 +53,9 @@ P99_KINDS = ("latency", "openloop")
 EXIT_SAME = 0
 EXIT_WORSE = 1
 EXIT_BETTER = 3
-EXIT_UNTESTABLE = 4
+EXIT_CANNOT_DECIDE = 4
+VERDICTS = {EXIT_SAME: "nothing changed", EXIT_WORSE: "worse", EXIT_BETTER: "better only",
+            EXIT_CANNOT_DECIDE: "cannot decide"}
 
 
 @dataclass(frozen=True)
@@ -224,12 +227,14 @@ def _tested(a: Run, ra: Readings, rb: Readings, ta: Readings, tb: Readings, raw:
 
 
 def exit_code(changes: list[Change]) -> int:
+    """Worse wins (a cell that got worse is known); then an untestable cell leaves the
+    whole comparison undecided; then improvements; else nothing changed."""
     verdicts = {c.verdict for c in changes}
     if "worse" in verdicts:
         return EXIT_WORSE
-    if "better" in verdicts:
-        return EXIT_BETTER
-    return EXIT_UNTESTABLE if verdicts == {"untestable"} else EXIT_SAME
+    if "untestable" in verdicts:
+        return EXIT_CANNOT_DECIDE
+    return EXIT_BETTER if "better" in verdicts else EXIT_SAME
 
 
 ORDER = {"worse": 0, "better": 1, "same": 2, "untestable": 3}
@@ -249,8 +254,10 @@ def sections(a: Run, b: Run, names: tuple[str, str], changes: list[Change],
                   f"{c.n[0]}, {c.n[1]}", f"≥ {c.min_p:.2g}" if c.p is None else f"{c.p:.3g}",
                   f"**{c.verdict}**" if c.verdict in ("worse", "better") else c.verdict],
                  {6: 1 + max(worse, 0) * 10 if c.verdict != "untestable" else None})
-    summary = [f"{counts['worse']} worse, {counts['better']} better, {counts['same']} unchanged, "
-               f"{counts['untestable']} untestable, of {len(changes)} compared (cells in both runs)."]
+    code = exit_code(changes)
+    summary = [f"**Verdict: {VERDICTS[code]}** (exit code {code}): {counts['worse']} worse, {counts['better']} "
+               f"better, {counts['same']} unchanged, {counts['untestable']} untestable (cannot decide), of "
+               f"{len(changes)} compared (cells in both runs)."]
     untestable = [c for c in changes if c.verdict == "untestable"]
     if untestable:
         sizes = sorted({c.n for c in untestable})
