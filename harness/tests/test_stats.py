@@ -1,3 +1,6 @@
+import random
+import statistics
+
 import pytest
 
 from wsbench.stats import bootstrap_median_ci, summarize
@@ -23,3 +26,30 @@ def test_bootstrap_is_deterministic_and_narrows_with_agreement() -> None:
     assert bootstrap_median_ci(wide) == bootstrap_median_ci(wide)
     lo, hi = bootstrap_median_ci([4.0, 4.0, 4.0, 4.0, 4.1])
     assert hi - lo <= 0.1
+
+
+def _coverage(level: float, trials: int = 200, n: int = 41) -> tuple[float, float]:
+    """How often the interval holds the true median of N(0, 1) (zero), and its median
+    width, over ``trials`` seeded samples of ``n`` values."""
+    rng = random.Random(2026)
+    held, widths = 0, []
+    for trial in range(trials):
+        data = [rng.gauss(0.0, 1.0) for _ in range(n)]
+        lo, hi = bootstrap_median_ci(data, level=level, seed=trial + 1)
+        held += lo <= 0.0 <= hi
+        widths.append(hi - lo)
+    return held / trials, statistics.median(widths)
+
+
+def test_the_interval_has_the_level_it_claims() -> None:
+    """Pinned against a known distribution: the median of 41 draws of N(0, 1) has a
+    standard error of sqrt(pi / 2) / sqrt(41) = 0.196, so a 95 % interval is about
+    2 x 1.96 x 0.196 = 0.77 wide and holds zero in about 95 % of samples; a 50 % one is
+    about 0.26 wide and holds it about half the time. An interval of the wrong level (a
+    wrong percentile index, too few resamples) fails here, which lo <= median <= hi cannot."""
+    covered, width = _coverage(0.95)
+    assert 0.90 <= covered <= 0.99, covered
+    assert 0.77 * 0.75 <= width <= 0.77 * 1.25, width
+    covered, width = _coverage(0.50)
+    assert 0.35 <= covered <= 0.65, covered
+    assert 0.26 * 0.6 <= width <= 0.26 * 1.4, width
