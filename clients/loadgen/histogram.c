@@ -80,17 +80,28 @@ double hist_quantile(const struct histogram *h, double q)
 	return v;
 }
 
-void hist_format_us(const struct histogram *h, char *out, size_t cap)
+void hist_format_us(const struct histogram *h, bool p95, char *out, size_t cap)
 {
-	snprintf(out, cap,
-		 ", \"latency_us\": {\"count\": %llu, \"min\": %.3f, \"mean\": %.3f, "
-		 "\"p50\": %.3f, \"p90\": %.3f, \"p99\": %.3f, \"p999\": %.3f, "
-		 "\"max\": %.3f}",
-		 (unsigned long long)h->count, (double)h->min / 1e3,
-		 h->count ? (double)(h->sum / h->count) / 1e3 : 0.0,
-		 hist_quantile(h, 0.5) / 1e3, hist_quantile(h, 0.9) / 1e3,
-		 hist_quantile(h, 0.99) / 1e3, hist_quantile(h, 0.999) / 1e3,
-		 (double)h->max / 1e3);
+	static const double qs[] = {0.5, 0.9, 0.95, 0.99, 0.999};
+	static const char *const names[] = {"p50", "p90", "p95", "p99", "p999"};
+	size_t i, used;
+
+	/* an empty histogram has no percentiles: null, never a measured 0 */
+	if (!h->count) {
+		snprintf(out, cap, ", \"latency_us\": {\"count\": 0, \"min\": null, \"mean\": null, "
+			 "\"p50\": null, \"p90\": null,%s \"p99\": null, \"p999\": null, \"max\": null}",
+			 p95 ? " \"p95\": null," : "");
+		return;
+	}
+	used = (size_t)snprintf(out, cap, ", \"latency_us\": {\"count\": %llu, \"min\": %.3f, \"mean\": %.3f",
+				(unsigned long long)h->count, (double)h->min / 1e3,
+				(double)(h->sum / h->count) / 1e3);
+	for (i = 0; i < sizeof(qs) / sizeof(qs[0]) && used < cap; i++)
+		if (p95 || qs[i] != 0.95)
+			used += (size_t)snprintf(out + used, cap - used, ", \"%s\": %.3f", names[i],
+						 hist_quantile(h, qs[i]) / 1e3);
+	if (used < cap)
+		snprintf(out + used, cap - used, ", \"max\": %.3f}", (double)h->max / 1e3);
 }
 
 char *hist_append_buckets(const struct histogram *h, const char *extra)

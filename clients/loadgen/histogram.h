@@ -6,6 +6,7 @@
 #ifndef LG_HISTOGRAM_H
 #define LG_HISTOGRAM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,8 +21,9 @@ void hist_init(struct histogram *h);
 void hist_record(struct histogram *h, uint64_t ns);
 /* Value (ns) at quantile q in [0, 1]; 0 when empty. */
 double hist_quantile(const struct histogram *h, double q);
-/* `, "latency_us": {...}` for the result line. */
-void hist_format_us(const struct histogram *h, char *out, size_t cap);
+/* `, "latency_us": {...}` for the result line (with `p95` when asked; every figure
+ * null for an empty histogram). */
+void hist_format_us(const struct histogram *h, bool p95, char *out, size_t cap);
 /*
  * A new string (free it): `extra`, then `, "latency_hist": {...}`: the
  * histogram itself, sparse, so that histograms of several load generators can

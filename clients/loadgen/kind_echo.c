@@ -195,7 +195,7 @@ void run_echo(const struct opts *o, int latency)
 	for (i = 0; i < R.n; i++)
 		compared += R.ec[i].mc.compared;
 	if (latency)
-		hist_format_us(&hist, extra, sizeof(extra));
+		hist_format_us(&hist, false, extra, sizeof(extra));
 	len = strlen(extra);
 	snprintf(extra + len, sizeof(extra) - len,
 		 ", \"rounds\": %" PRIu64 ", \"checked\": %" PRIu64 ", \"compared\": %" PRIu64,

@@ -196,16 +196,7 @@ static void count_missing(void)
 
 static void latency_us(char *out, size_t cap)
 {
-	const struct histogram *h = &F.hist;
-
-	snprintf(out, cap,
-		 ", \"latency_us\": {\"count\": %llu, \"min\": %.3f, \"mean\": %.3f, \"p50\": %.3f, "
-		 "\"p90\": %.3f, \"p95\": %.3f, \"p99\": %.3f, \"p999\": %.3f, \"max\": %.3f}",
-		 (unsigned long long)h->count, h->count ? (double)h->min / 1e3 : 0.0,
-		 h->count ? (double)(h->sum / h->count) / 1e3 : 0.0,
-		 hist_quantile(h, 0.5) / 1e3, hist_quantile(h, 0.9) / 1e3,
-		 hist_quantile(h, 0.95) / 1e3, hist_quantile(h, 0.99) / 1e3,
-		 hist_quantile(h, 0.999) / 1e3, (double)h->max / 1e3);
+	hist_format_us(&F.hist, true, out, cap);
 }
 
 static void check_path(const struct url *u)

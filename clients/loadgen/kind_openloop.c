@@ -154,7 +154,7 @@ void run_openloop(const struct opts *o)
 	{
 		double seconds = (double)(L.t_last - L.t0) / 1e9;
 
-		hist_format_us(&L.hist, extra, sizeof(extra));
+		hist_format_us(&L.hist, false, extra, sizeof(extra));
 		n = strlen(extra);
 		snprintf(extra + n, sizeof(extra) - n,
 			 ", \"rate\": %.3f, \"sent\": %llu, \"achieved_rate\": %.3f"

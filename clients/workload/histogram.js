@@ -95,7 +95,8 @@ function round3(x) {
 
 // {"count", "min", "mean", "p50", "p90", "p99", "p999", "max"} in microseconds.
 Histogram.prototype.summary = function () {
-  if (this.count === 0) return { count: 0, min: 0, mean: 0, p50: 0, p90: 0, p99: 0, p999: 0, max: 0 };
+  // An empty histogram has no percentiles: null, never a measured 0.
+  if (this.count === 0) return { count: 0, min: null, mean: null, p50: null, p90: null, p99: null, p999: null, max: null };
   return {
     count: this.count,
     min: round3(this.min),

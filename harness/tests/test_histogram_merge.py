@@ -127,8 +127,10 @@ def test_the_javascript_workload_reports_the_same_sparse_format_and_percentiles(
         f"import {{ Histogram }} from '{ROOT}/clients/workload/histogram.js';\n"
         "const h = new Histogram(); let x = 1;\n"
         "for (let i = 0; i < 5000; i++) { x = (x * 48271) % 2147483647; h.record(3 + (x % 100000) / 7.3); }\n"
-        "console.log(JSON.stringify({latency_us: h.summary(), latency_hist: h.sparse()}));\n")
+        "console.log(JSON.stringify({latency_us: h.summary(), latency_hist: h.sparse(),\n"
+        "                            empty: new Histogram().summary()}));\n")
     out = json.loads(subprocess.run(["node", str(script)], capture_output=True, text=True, check=True).stdout)
+    assert out["empty"] == Histogram(*WORKLOAD_JS).summary() and out["empty"]["p99"] is None  # null, never 0
     hist = Histogram.from_json(out["latency_hist"])
     assert hist.layout == WORKLOAD_JS and hist.count == 5000
     assert hist.summary() == out["latency_us"]

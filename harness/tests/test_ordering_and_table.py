@@ -82,3 +82,24 @@ def test_the_saturated_side_is_named() -> None:
     cell.samples = [Sample(rep=1, messages=1000, seconds=1.0, msgs_per_s=1000,
                            client_cpu_s=0.5, server_cpu_s=0.95)] * 3
     assert bound_side(cell) == "server"
+
+
+def test_an_empty_histogram_is_no_figure_not_a_measured_zero() -> None:
+    """A latency cell whose repetitions timed nothing (count 0): no p99, "n/a" in its
+    table, and nothing for the ranking or its factor to use."""
+    from wsbench.histogram import Histogram
+    from wsbench.metrics import METRICS
+    from wsbench.model import Cell, Sample
+    from runkit import run_of
+
+    run = run_of({("lat", "lws", "timed"): [120.0, 130.0, 125.0]},
+                 {"lat": {"description": "lat", "kind": "latency", "metric": "latency_p99_us"}})
+    empty = Cell("lat", "lws", "silent")
+    empty.samples = [Sample(rep=r, messages=0, bytes=0, seconds=1.0, msgs_per_s=0.0, mb_per_s=0.0, errors=0,
+                            extra={"latency_us": Histogram(31.25, 7, False).summary()}) for r in (1, 2, 3)]
+    run.cells.append(empty)
+    run.clients["silent"] = run.clients["timed"].__class__("silent", "silent label", "other", ["silent"])
+    assert METRICS["latency_p99_us"].get(empty.samples[0]) is None and empty.summary("latency_p99_us") is None
+    text = printed(run)
+    assert "n/a: no p99 µs in any repetition (nothing was timed)" in text
+    assert "| 0.0 |" not in text.split("## lat", 1)[1].split("##", 1)[0]

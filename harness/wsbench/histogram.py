@@ -108,9 +108,10 @@ class Histogram:
         return units * self.unit_ns / 1e3
 
     def summary(self) -> dict[str, Any]:
-        """``latency_us`` as the clients print it: count, min, mean, percentiles, max (µs, 3 decimals)."""
+        """``latency_us`` as the clients print it: count, min, mean, percentiles, max (µs, 3
+        decimals); an empty histogram has none of them (null), never a measured 0."""
         if self.count == 0:
-            return {"count": 0, "min": 0, "mean": 0, **{name: 0 for name, _ in QUANTILES}, "max": 0}
+            return {"count": 0, "min": None, "mean": None, **{name: None for name, _ in QUANTILES}, "max": None}
         return {"count": self.count, "min": round(self.to_us(self.min), 3),
                 "mean": round(self.to_us(self.sum / self.count), 3),
                 **{name: round(self.quantile_us(q), 3) for name, q in QUANTILES},

@@ -74,8 +74,12 @@ def unmeasured(cells: list[Cell], metric: str) -> list[tuple[Cell, str]]:
     out = []
     for cell in cells:
         if cell.summary(metric) is None:
-            why = f"n/a: {cell.na}" if cell.na else "failed: " + (
-                cell.blocked or (cell.errors[0] if cell.errors else "no measurement"))
+            if cell.na:
+                why = f"n/a: {cell.na}"
+            elif cell.ok_samples:  # measured, without this figure: e.g. an empty latency histogram
+                why = f"n/a: no {METRICS[metric].header} in any repetition (nothing was timed)"
+            else:
+                why = "failed: " + (cell.blocked or (cell.errors[0] if cell.errors else "no measurement"))
             out.append((cell, why))
     return out
 

@@ -90,6 +90,46 @@ def test_latency_histogram(url: str) -> None:
     assert hist.summary() == lat
 
 
+EMPTY_HISTOGRAM_DRIVER = r"""
+#include <stdio.h>
+#include "histogram.h"
+int main(void)
+{
+	struct histogram h;
+	char out[512];
+
+	hist_init(&h);
+	hist_format_us(&h, false, out, sizeof(out));
+	printf("{\"n\": 0%s}\n", out);
+	hist_format_us(&h, true, out, sizeof(out));
+	printf("{\"n\": 0%s}\n", out);
+	hist_record(&h, 1500);
+	hist_record(&h, 2500);
+	hist_format_us(&h, true, out, sizeof(out));
+	printf("{\"n\": 2%s}\n", out);
+	hist_free(&h);
+	return 0;
+}
+"""
+
+
+def test_an_empty_histogram_has_no_percentiles(tmp_path: Path) -> None:
+    """Never a measured 0: every figure of an empty histogram is null, as the harness's
+    (histogram.py) is; a filled one is unchanged."""
+    src = ROOT / "clients" / "loadgen"
+    (tmp_path / "h.c").write_text(EMPTY_HISTOGRAM_DRIVER)
+    subprocess.run(["cc", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE", f"-I{src}", str(tmp_path / "h.c"),
+                    str(src / "histogram.c"), str(src / "util.c"), "-o", str(tmp_path / "h"), "-lm"], check=True)
+    lines = subprocess.run([str(tmp_path / "h")], capture_output=True, text=True, check=True).stdout.splitlines()
+    empty, empty95, filled = (json.loads(line)["latency_us"] for line in lines)
+    assert empty == {"count": 0, "min": None, "mean": None, "p50": None, "p90": None, "p99": None, "p999": None,
+                     "max": None}
+    assert empty95 == {**empty, "p95": None} and list(empty95)[5] == "p95"
+    assert filled["count"] == 2 and filled["min"] == 1.5 and filled["max"] == 2.5 and filled["p95"] == 2.5
+    from wsbench.histogram import Histogram
+    assert Histogram(1, 7, True).summary() == empty
+
+
 def test_openloop_keeps_its_rate(url: str) -> None:
     code, _, res = loadgen("--kind", "openloop", "--url", url, "--type", "binary", "--size", "32",
                            "--rate", "2000", "--duration-ms", "500")
