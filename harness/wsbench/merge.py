@@ -18,8 +18,8 @@ Every figure of a repetition declares how shards combine (``RULES``, ``EXTRA_RUL
   with the others' load in it), unless the caller has them from the server's host (a
   cluster run, cluster/).
 
-A figure without a rule fails the merge in one line, naming it: nothing is added because
-it happens to be a number. Repetition k of the merge is made of the shards' repetitions k,
+A figure without a rule is left out of the merge, and the merged repetition says so in
+its ``reading_errors``: nothing is added because it happens to be a number. Repetition k of the merge is made of the shards' repetitions k,
 and repetitions stay the unit of spread: a repetition that some shards have and others
 lack fails the merge, naming the shard. ``UNSHARDED`` names the kinds whose ranking figure
 does not merge; ``wsbench run --shard`` and ``--cluster`` refuse them before measuring.
@@ -203,12 +203,12 @@ def _merge_rep(rep: int, parts: list[Cell], where: str) -> Sample:
         if rule in (SUM, MAX, JOIN):
             setattr(out, key, _combine(rule, key, [getattr(s, key) for s in samples], where))
     extra: dict[str, Any] = {"shards_msgs_per_s": [s.msgs_per_s for s in samples]}
+    unruled = []
     for key in dict.fromkeys(k for s in samples for k in s.extra):
         rule = EXTRA_RULES.get(key)
         if rule is None:
-            raise WsbenchError(f"{where}: the shards report '{key}', which has no merge rule (harness/wsbench/"
-                               "merge.py, EXTRA_RULES): not merged rather than added blindly")
-        if rule in (SUM, MAX, SAME):
+            unruled.append(key)
+        elif rule in (SUM, MAX, SAME):
             value = _combine(rule, key, [s.extra.get(key) for s in samples], where)
             if value is not None:
                 extra[key] = value
@@ -221,6 +221,8 @@ def _merge_rep(rep: int, parts: list[Cell], where: str) -> Sample:
         extra["shards_latency_us"] = [s.extra.get("latency_us") for s in samples]
     out.extra = extra
     out.reading_errors = [f"shard {i}: {e}" for i, s in enumerate(samples, 1) for e in s.reading_errors]
+    out.reading_errors += [f"{key}: no merge rule (harness/wsbench/merge.py, EXTRA_RULES): left out rather than "
+                           "added blindly; each shard's file has it" for key in unruled]
     return out
 
 

@@ -280,15 +280,15 @@ def load_workloads(directory: Path = WORKLOADS_DIR) -> WorkloadSet:
 def _workload(where: str, name: str, table: Any, source: str) -> Workload:
     tomlfile.expect(where, table, dict, "the entry")
     kind = tomlfile.value(where, table.get("kind", "echo"), str, "kind", Key(choices=tuple(KINDS)))
+    if "sweep" in table and kind != "openloop":
+        raise WsbenchError(f"{where}: sweep: only an openloop workload can sweep its rate")
+    if "ramp" in table and kind != "fanout":
+        raise WsbenchError(f"{where}: ramp: only a fanout workload can ramp its connections")
     values = tomlfile.read(where, table, Workload, extra=KINDS[kind])
     params = {param: values.pop(param) for param in KINDS[kind] if param in values}
     if kind == "echo":
         _echo_defaults(where, params)
     sweep, ramp = values.get("sweep"), values.get("ramp")
-    if sweep and kind != "openloop":
-        raise WsbenchError(f"{where}: sweep: only an openloop workload can sweep its rate")
-    if ramp and kind != "fanout":
-        raise WsbenchError(f"{where}: ramp: only a fanout workload can ramp its connections")
     if ramp and sweep:
         raise WsbenchError(f"{where}: a workload either sweeps its rate or ramps its connections")
     metric = "max_rate" if sweep else "max_connections" if ramp else values.pop("metric", DEFAULT_METRIC[kind])
