@@ -18,7 +18,8 @@ Prints `WSBENCH-READY port=N` once listening on 127.0.0.1.  Behaviour by path:
                            payload bytes (T text or binary), M payload bytes, then
                            wait (no more bytes)
   /grow?size=N&count=C     one binary message in C fragments of N bytes (stops
-                           early once the client closes)
+                           early once the client closes; reads the client's frames
+                           between any two fragments)
   /send?size=N&type=T      100 ms after the 101: one message of N bytes (text:
                            ASCII), then echo
   /many?n=N                once the client's first message came: N text messages
@@ -592,6 +593,12 @@ async def handler(reader, writer):
                     await writer.drain()
                 except ConnectionError:
                     break
+                # a server reads while it writes: drain() returns without yielding while
+                # the socket takes every chunk, so without this the closer read the
+                # client's close frame only when the socket filled, i.e. never while the
+                # client kept pace (a peer slower than the client's drain: the frame sat
+                # unread until the client's 5 s close timeout reset the connection)
+                await asyncio.sleep(0)
             await closer
         elif path == "/send":
             size = int(q["size"])
