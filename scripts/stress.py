@@ -75,8 +75,9 @@ def cpu_hog() -> Iterator[None]:
 
 def run_once(tests: list[str], junit: Path) -> dict[str, str]:
     """One pytest run of ``tests``: each test id's outcome (passed, failed, skipped)."""
-    argv = [str(PYTHON), "-m", "pytest", "-q", "-p", "no:cacheprovider", "--timeout=900",
-            f"--junitxml={junit}", *tests]
+    # (--rootdir: test ids from the repository's root; xunit1: each test's file)
+    argv = [str(PYTHON), "-m", "pytest", "-q", "-p", "no:cacheprovider", "--timeout=900", f"--rootdir={ROOT}",
+            "-o", "junit_family=xunit1", f"--junitxml={junit}", *tests]
     proc = subprocess.Popen(argv, cwd=ROOT, start_new_session=True)
     try:
         proc.wait()
@@ -88,8 +89,7 @@ def run_once(tests: list[str], junit: Path) -> dict[str, str]:
 def outcomes(junit: Path) -> dict[str, str]:
     found: dict[str, str] = {}
     for case in ET.parse(junit).iter("testcase"):
-        path = case.get("classname", "").replace(".", "/")
-        test_id = f"{path}.py::{case.get('name')}"
+        test_id = f"{case.get('file')}::{case.get('name')}"
         kinds = {child.tag for child in case}
         found[test_id] = ("failed" if kinds & {"failure", "error"} else
                           "skipped" if "skipped" in kinds else "passed")
