@@ -40,7 +40,7 @@ def test_burst_many_sends(peer_factory, variant, kind):
 # (under make test-asan 8.8 MB, not the tens of MiB this test needs).  The peer reads
 # nothing until the client has queued the whole burst (peer_raw's /stall?until=FILE: the
 # client makes FILE after its sends), so all but what the socket takes backs up whatever
-# the machine's pace; it then drains at once (it unmasks a MiB in about a millisecond), so
+# the machine's pace; it then drains at once (it unmasks a MiB in under 10 ms), so
 # no housekeeping interval passes without a block given back, and the drained queue's
 # blocks fill the keep to its bound.  (Against lws-echo, which reads at once, as little as
 # 9.3 MB backed up; behind peer_raw's former 300 ms sleep and byte-by-byte unmasking, a
