@@ -16,7 +16,7 @@ SUITE ?= quick
 ARGS ?=
 FUZZ_SECONDS ?= 300
 
-.PHONY: setup bench test test-asan fuzz report profile gate gate-update lint-workflows list clean docker-setup docker-base docker-images bench-docker
+.PHONY: setup bench test test-stress test-asan fuzz report profile gate gate-update lint-workflows list clean docker-setup docker-base docker-images bench-docker
 
 setup:
 	@scripts/setup-apt.sh
@@ -62,6 +62,12 @@ lint-workflows:
 # (the docker-setup group) so that it runs wherever an engine can be started.
 test: docker-setup
 	@$(PYTEST) -q -rs --timeout=900 harness/tests clients/tests clients/loadgen/tests quickjs-websocket/tests servers/lws/tests servers/tests
+
+# Not part of make test: the tests that ever flaked (scripts/stress.py's list), N times
+# under a CPU hog on every core; a table of each test's failures out of N (exit 1: any).
+N ?= 5
+test-stress: docker-setup
+	@$(PY) scripts/stress.py -n $(N)
 
 # the quickjs-websocket suite on qjs + module built with ASan and UBSan (valgrind tests skip)
 test-asan: setup

@@ -78,11 +78,10 @@ def test_profiled_run_is_marked_and_never_ranked(profiled: dict) -> None:
         assert entry["recorded_s"]["client"] > 0
 
 
-# node22 and node-ws are the same node binary and the same perf map; node-ws is left out:
-# in two of four full runs its JIT frames stayed [unknown] in perf's samples (JS code 0 %,
-# 9 % unknown) while its map held the workload's functions, cause not found yet (its
-# cpuprofile flamegraph names them: test_cpuprofiles_beside_perf).
-@pytest.mark.parametrize("client", ["node22", "deno"])
+# (node-ws's JIT frames were [unknown] in two of four runs: perf, attached at the spawn
+# with its events disabled, recorded no mmap of the JIT code V8 mapped before the barrier;
+# it attaches at the barrier now, docs/profiles.md)
+@pytest.mark.parametrize("client", ["node-ws", "node22", "deno"])
 def test_v8_flamegraphs_name_workload_functions(profiled: dict, client: str) -> None:
     svg = _svg(profiled["entries"][client])
     named = {n for n in workload_functions() if re.search(rf"JS:[*~^+]?'?{n} [^<]*clients/workload/", svg)}

@@ -12,7 +12,8 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 
 from websockets.exceptions import WebSocketException
-from websockets.sync.client import connect
+
+from .wsclient import connect
 
 SIZES = (0, 11, 64 * 1024, 1024 * 1024)
 # One character of each UTF-8 length: 1, 2, 3 and 4 bytes.
@@ -49,9 +50,11 @@ def verify_echo(url: str, tls: ssl.SSLContext | None = None, timeout_s: float = 
     """Byte-exact echo of text and binary at every size in SIZES, types preserved; over
     wss:// with ``tls`` (tls.client_context: the certificate and the host name checked)."""
     result = Verification(ok=False)
+    opened = False
     try:
         with connect(url, max_size=None, compression=None, open_timeout=timeout_s,
                      close_timeout=2, ssl=tls) as ws:
+            opened = True
             for size in SIZES:
                 for kind, payload in (("text", text_payload(size)), ("binary", binary_payload(size))):
                     ws.send(payload)
@@ -64,8 +67,9 @@ def verify_echo(url: str, tls: ssl.SSLContext | None = None, timeout_s: float = 
                         result.error = f"{name}: echo differs {_where(payload, reply)}"
                         return result
                     result.checks.append(name)
-    except TimeoutError:
-        result.error = f"no echo within {timeout_s:g} s after {len(result.checks)} checks"
+    except TimeoutError as exc:  # (the opening's: "upgrade not answered ...", wsclient.py)
+        result.error = f"no echo within {timeout_s:g} s after {len(result.checks)} checks" if opened \
+            else _one_line(exc)
         return result
     except (OSError, WebSocketException) as exc:
         result.error = _one_line(exc)

@@ -25,11 +25,16 @@ REFUSED = ["status200", "badaccept", "noaccept", "noupgrade", "noconnection", "e
            "eof", "long", "unoffered", "unoffered-none"]
 
 
+# a strict xfail: the day libwebsockets takes tabs, the test passes and fails the run
+TABS_REFUSED = pytest.mark.xfail(strict=True, reason=(
+    "libwebsockets 4.3.5 takes only blanks, not tabs, around header values ('got bad Upgrade "
+    "header'): it refuses this valid 101"))
+
+
 @pytest.mark.parametrize("case,offer,chosen,reported", TAKEN)
-def test_handshake_taken(peer_factory, variant, case, offer, chosen, reported):
-    if case == "tokens" and variant:
-        pytest.xfail("libwebsockets 4.3.5 takes only blanks, not tabs, around header values "
-                     "('got bad Upgrade header'): it refuses this valid 101")
+def test_handshake_taken(request, peer_factory, variant, case, offer, chosen, reported):
+    if case == "tokens" and variant:  # the baseline: libwebsockets' handshake
+        request.applymarker(TABS_REFUSED)
     peer = peer_factory("raw")
     url = peer.url + "hs?case=" + case + ("&p=" + chosen if chosen else "")
     env = dict(variant, **({"QJSWS_TEST_PROTOCOLS": offer} if offer else {}))

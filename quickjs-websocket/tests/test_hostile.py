@@ -153,15 +153,21 @@ def test_failed_connection_close_frame_reaches_the_peer(peer_factory, scheme):
     before the end of the stream in every one of 20 runs (closing a socket with unread
     data would reset the connection, and the peer lost the frame in most runs).  The
     events are as before: error, then close 1009, not clean.  Our framing only: the lws
-    path (framing off, or tls off for wss://) still drops the connection at once."""
+    path (framing off, or tls off for wss://) still drops the connection at once.  (The
+    peer reads between its writes; one that read only when its socket filled never read
+    the frame while the client kept pace, until the close timeout reset the connection.)"""
     peer = peer_factory("raw")
     for i in range(RUNS):
         res = run_qjs("events", peer.url + "grow?size=65536&count=100000",
                       env_extra={"QJSWS_MAX_MESSAGE": "1m"}, timeout=30)
         assert event_types(res) == ["open", "error", "close"], (i, res["events"])
         assert res["close"] == {"code": 1009, "reason": "message too big", "wasClean": False}, (i, res)
-        # bounded by the close timeout (5 s) plus slack for a loaded machine (4.8 s seen in make test)
-        assert res["events"][-1]["t"] - res["events"][1]["t"] < 7000, (i, res["events"])
+        # the peer's close ends the drain, not the close timeout: that fires 5,000 ms after
+        # the failure and the error event is dispatched at the failure, so a run the
+        # timeout ended measures 5,000 ms less the error event's delay (4.8 s was seen,
+        # with a peer that read nothing while it wrote); 4,000 ms leaves that delay 1 s,
+        # while the peer's end comes within 0.2 s even under a CPU hog on both cores
+        assert res["events"][-1]["t"] - res["events"][1]["t"] < 4000, (i, res["events"])
     reports = [l for l in peer.wait_line("") if l.startswith(("CLOSE", "EOF"))]
     deadline = 0
     while len(reports) < RUNS and deadline < 50:

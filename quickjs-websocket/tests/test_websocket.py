@@ -36,28 +36,32 @@ def test_burst_many_sends(peer_factory, variant, kind):
 
 
 # ws:// only: the kept blocks are our framing's, whatever the transport; over wss:// how
-# much backs up depends on how fast the client encrypts against how fast lws-echo reads
-# (under make test-asan 8.8 MB, not the tens of MiB this test needs). The peer reads
-# nothing for its first 300 ms (peer_raw's /stall), so the burst backs up whatever the
-# machine's pace: against lws-echo, which reads at once, as little as 9.3 MB did. The
-# Python peer drains slowly: a housekeeping tick may trim kept blocks before the queue is
-# empty (14.7 MB kept once), hence the lower bound of 4 MiB; run again up to twice.
-@pytest.mark.flaky(reruns=2)
+# much backs up depends on how fast the client encrypts against how fast the peer reads
+# (under make test-asan 8.8 MB, not the tens of MiB this test needs).  The peer reads
+# nothing until the client has queued the whole burst (peer_raw's /stall?until=FILE: the
+# client makes FILE after its sends), so all but what the socket takes backs up whatever
+# the machine's pace; it then drains at once (it unmasks a MiB in under 10 ms), so
+# no housekeeping interval passes without a block given back, and the drained queue's
+# blocks fill the keep to its bound.  (Against lws-echo, which reads at once, as little as
+# 9.3 MB backed up; behind peer_raw's former 300 ms sleep and byte-by-byte unmasking, a
+# 200 ms tick found the slow drain idle and trimmed the kept blocks to 14.7 MB once.)
 @pytest.mark.parametrize("scheme", ["ws"])
-def test_kept_output_blocks_bounded_and_released_when_idle(peer_factory):
+def test_kept_output_blocks_bounded_and_released_when_idle(peer_factory, tmp_path):
     """Our framing keeps the output blocks a drained queue gives back, those of 1 MiB
     frames too, so that the next burst does not page-fault its blocks in anew (bin_64k):
-    80 x 1 MiB sent at once (tens of MiB back up in the queue) leave at most 32 MiB kept
-    once drained; the housekeeping tick finds the connection idle (nothing taken or given
-    back for a whole 200 ms interval) and trims the kept blocks to at most one of 64 KiB;
-    a burst of 64 KiB messages keeps some again; the close of the last connection trims
-    them at once (poolStats().out_spares, .out_spare_bytes)."""
+    80 x 1 MiB sent at once (tens of MiB back up in the queue) leave the 32 MiB bound kept
+    once drained (the 31 whole blocks that fit in it); the housekeeping tick finds
+    the connection idle (nothing taken or given back for a whole 200 ms interval) and trims
+    the kept blocks to at most one of 64 KiB; a burst of 64 KiB messages keeps some again;
+    the close of the last connection trims them at once (poolStats().out_spares,
+    .out_spare_bytes)."""
     peer = peer_factory("raw")
-    res = run_qjs("spares", peer.url + "stall?ms=300", 80, env_extra={})
-    keep = 32 << 20
+    flag = tmp_path / "queued"
+    res = run_qjs("spares", peer.url + "stall?until=" + str(flag), 80, flag, env_extra={})
+    keep, block = 32 << 20, (1 << 20) + 4096  # a 1 MiB frame's block: its size rounded up to 4 KiB
     assert res["queued"] > keep, res  # more than the bound backed up
     blocks, kept = res["drained"]
-    assert 4 << 20 < kept <= keep and blocks >= 4, res  # (a tick may trim some while the slow peer drains)
+    assert (blocks, kept) == (keep // block, keep // block * block), res  # 31 blocks, 32,632,832 B
     assert res["peak"] <= keep, res
     assert res["idle"][1] <= 65536 and res["idleMs"] < 3000, res
     assert res["again"][0] >= 1, res

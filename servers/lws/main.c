@@ -234,6 +234,7 @@ int main(int argc, char **argv)
 	struct args a;
 	struct lws_context *ctx;
 	char why[512];
+	const char *log_levels;
 	int rc = 0;
 
 	parse_args(argc, argv, &a);
@@ -241,7 +242,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "lws-echo: %s\n", why);
 		return 1;
 	}
-	lws_set_log_level(LLL_ERR | LLL_WARN, NULL);
+	/* WSBENCH_LWS_LOG=N: lws' own log levels to stderr (a mask of LLL_*; 31 with
+	 * NOTICE, INFO and DEBUG, as far as the build compiled them in), to diagnose */
+	log_levels = getenv("WSBENCH_LWS_LOG");
+	lws_set_log_level(log_levels ? atoi(log_levels) : LLL_ERR | LLL_WARN, NULL);
 	install_signals();
 	raise_nofile();
 

@@ -5,9 +5,10 @@ Three passes, one after the other, never inside a timing run:
 1. **unprofiled**: the normal build, no flags, no perf: the rate the profile is compared
    with (the overhead of profiling is the drop from this rate to the next pass's);
 2. **perf**: the profiled side(s) from the profiling build with their JIT code named
-   (variants.py); ``perf record`` attached to each profiled process as soon as it
-   exists, its events enabled at the client's start barrier and disabled when the client
-   reports its result (record.py), so only the measured phase is sampled. Then
+   (variants.py); ``perf record`` attached to each profiled process at the client's
+   start barrier (after the warm-up, so that it sees every JIT code mapping), its events
+   enabled there and disabled when the client reports its result (record.py), so only
+   the measured phase is sampled. Then
    ``perf script`` with the perf maps in place (Bun's made from its jitdump first), the
    maps removed, the where-the-time-goes table (breakdown.py), folded stacks and one SVG
    per side (flamegraph.py);
@@ -84,15 +85,19 @@ class _Observer:
 
     def spawned(self, pid: int) -> str | None:
         self.client_pid = pid
-        if self.server_pid is not None:
-            problem = self._attach("server", self.server_pid)
-            if problem:
-                return problem
-        if self.profile_client:
-            return self._attach("client", pid)
         return None
 
     def started(self) -> str | None:
+        # perf attaches at the barrier, not at the spawn: it learns a process's code mappings
+        # from /proc/PID/maps when it attaches and from mmap records afterwards, and perf
+        # 6.1 records none while its events are disabled (-D -1 until 'enable'), so the JIT
+        # code V8 mapped during the warm-up went unnamed ([unknown]) though the perf map
+        # named it (node-ws, two runs of four). At the barrier the client runs no code.
+        for side, pid in (("server", self.server_pid), ("client", self.client_pid if self.profile_client else None)):
+            if pid is not None:
+                problem = self._attach(side, pid)
+                if problem:
+                    return problem
         for side, rec in self.recorders.items():
             problem = rec.enable()
             if problem:

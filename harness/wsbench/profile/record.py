@@ -1,10 +1,11 @@
 """``perf record`` on one process, recording only between ``enable`` and ``disable``.
 
-perf attaches to the process as soon as it exists (``-p PID``) but starts with its
-events disabled (``-D -1``); the harness enables them over perf's control FIFO
-(``--control fifo:CTL,ACK``) when the client is at its start barrier, and waits for
-perf's ``ack`` before it lets the client go, and disables them the moment the client
-reports its result. So the samples are of the measured phase only. Samples are taken on
+perf attaches to the process (``-p PID``) with its events disabled (``-D -1``) when the
+client is at its start barrier; the harness then enables them over perf's control FIFO
+(``--control fifo:CTL,ACK``), waits for perf's ``ack`` before it lets the client go, and
+disables them the moment the client reports its result. So the samples are of the
+measured phase only. (perf records no mmap while its events are disabled: attached
+earlier, it missed the JIT code mapped during the warm-up.) Samples are taken on
 the ``cpu-clock`` software event (hardware counters are not available on these machines)
 with frame-pointer call graphs (``-g``).
 """

@@ -607,11 +607,13 @@ const modes = {
   },
 
   // the output blocks our framing keeps (poolStats().out_spares/out_spare_bytes); url:
-  // peer_raw's /stall?ms=300 (reads nothing for 300 ms, then echoes): 40 x 1 MiB at
-  // once back up in the queue; kept as it drains (the bound); trimmed once idle (the
-  // housekeeping ticks); kept again by a burst of 64 KiB messages; trimmed at the close
+  // peer_raw's /stall?until=FILE (reads nothing until FILE exists, then echoes): N x 1 MiB
+  // at once back up in the queue, then FILE (args: N FILE) is made; kept as it drains
+  // (the bound); trimmed once idle (the housekeeping ticks); kept again by a burst of
+  // 64 KiB messages; trimmed at the close
   spares () {
     const n = Number(rest[0] || 40)
+    const flag = rest[1]
     const ws = new WebSocket(url)
     const r = { peak: 0, polls: 0 }
     const stats = () => { const p = poolStats(); return [p.out_spares, p.out_spare_bytes] }
@@ -627,6 +629,7 @@ const modes = {
       const big = pattern(1 << 20, 3).buffer
       for (let i = 0; i < n; i++) ws.send(big)
       r.queued = ws.bufferedAmount
+      if (flag) std.open(flag, 'w').close() // the peer may read now
       poll(() => { look(); return ws.bufferedAmount === 0 }, () => { r.drained = stats() })
     }
     ws.onmessage = (e) => {
