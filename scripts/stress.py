@@ -101,14 +101,14 @@ def table(runs: list[dict[str, str]]) -> tuple[str, int]:
     ids = sorted({test_id for run in runs for test_id in run})
     n = len(runs)
     lines = [f"| test | failures of {n} | skipped |", "|---|---:|---:|"]
-    flaky = 0
+    failing = 0
     for test_id in ids:
         # a test missing from a round's report (its pytest run died) counts as failed there
         failed = sum(1 for run in runs if run.get(test_id, "failed") == "failed")
         skipped = sum(1 for run in runs if run.get(test_id) == "skipped")
-        flaky += failed > 0
+        failing += failed > 0
         lines.append(f"| {test_id} | {failed} of {n} | {skipped} |")
-    return "\n".join(lines), flaky
+    return "\n".join(lines), failing
 
 
 def main() -> int:
@@ -128,10 +128,10 @@ def main() -> int:
         print(f"stress: stopped after {len(runs)} complete rounds", file=sys.stderr)
     if not runs:
         return 1
-    text, flaky = table(runs)
+    text, failing = table(runs)
     print(text)
-    print(f"stress: {flaky} of {len(text.splitlines()) - 2} tests failed at least once in {len(runs)} rounds")
-    return 1 if flaky or len(runs) < args.runs else 0
+    print(f"stress: {failing} of {len(text.splitlines()) - 2} tests failed at least once in {len(runs)} rounds")
+    return 1 if failing or len(runs) < args.runs else 0
 
 
 if __name__ == "__main__":

@@ -130,11 +130,11 @@ def test_an_upgrade_not_answered_after_tls_is_named() -> None:
     """A server that takes the TLS connection and never answers the upgrade (what three
     hangs of make test looked like; their cause was the verifier's client, docs/measurement.md):
     verification fails once its timeout passes, and says what was missing."""
-    certs = tls.load_certs()
+    certs = certificates.load_certs()
     with socket.create_server(("127.0.0.1", 0)) as listener:
         def take_and_say_nothing() -> None:
             conn, _ = listener.accept()
-            with tls.server_context(certs).wrap_socket(conn, server_side=True) as session:
+            with certificates.server_context(certs).wrap_socket(conn, server_side=True) as session:
                 try:
                     while session.recv(4096):  # the request, and nothing more, until the client gives up
                         pass
@@ -142,7 +142,7 @@ def test_an_upgrade_not_answered_after_tls_is_named() -> None:
                     pass
 
         threading.Thread(target=take_and_say_nothing, daemon=True).start()
-        result = verify_echo(f"wss://127.0.0.1:{listener.getsockname()[1]}/", tls.client_context(certs), timeout_s=1)
+        result = verify_echo(f"wss://127.0.0.1:{listener.getsockname()[1]}/", certificates.client_context(certs), timeout_s=1)
     assert not result.ok and (result.error or "").startswith(
         "TimeoutError: upgrade not answered after TLS within 1 s: the server took the connection"), result.error
 
