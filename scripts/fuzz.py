@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build" / "fuzz"
 CLANG = "clang"
-CFLAGS = ["-g", "-O1", "-std=gnu11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
+CFLAGS = ["-g", "-O1", "-std=gnu11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror", "-I", str(ROOT / "wsproto"), "-I", str(ROOT / "scripts"),
           "-fsanitize=fuzzer,address,undefined", "-fno-sanitize-recover=all"]
 QJS, LG, ECHO = "quickjs-websocket", "clients/loadgen", "servers/lws"
 
@@ -62,16 +62,16 @@ class Target:
 
 TARGETS = [
     Target("qjs_frames", QJS, "frames",
-           [QJS + "/src/utf8_core.c", LG + "/frame.c", LG + "/util.c"]),
+           ["wsproto/utf8_core.c", LG + "/frame.c", LG + "/util.c"]),
     Target("qjs_roundtrip", QJS, "roundtrip", [LG + "/frame.c", LG + "/util.c"]),
-    Target("qjs_utf8", QJS, "utf8", [QJS + "/src/utf8_core.c", LG + "/utf8.c"]),
-    Target("qjs_url", QJS, "url", [QJS + "/src/url_core.c", LG + "/http.c", LG + "/util.c"],
+    Target("qjs_utf8", QJS, "utf8", ["wsproto/utf8_core.c", LG + "/utf8.c"]),
+    Target("qjs_url", QJS, "url", ["wsproto/url_core.c", LG + "/http.c", LG + "/util.c"],
            ["-lcrypto"]),
-    Target("qjs_handshake", QJS, "handshake", [QJS + "/src/handshake_core.c"], ["-lcrypto"]),
-    Target("qjs_close", QJS, "close", [QJS + "/src/wsclose.c", QJS + "/src/utf8_core.c"]),
+    Target("qjs_handshake", QJS, "handshake", ["wsproto/handshake_core.c"], ["-lcrypto"]),
+    Target("qjs_close", QJS, "close", ["wsproto/wsclose.c", "wsproto/utf8_core.c"]),
     Target("loadgen_frames", LG, "frames", [LG + "/frame.c", LG + "/util.c"]),
     Target("loadgen_http", LG, "http",
-           [LG + "/http.c", LG + "/util.c", QJS + "/src/handshake_core.c"], ["-lcrypto"]),
+           [LG + "/http.c", LG + "/util.c", "wsproto/handshake_core.c"], ["-lcrypto"]),
     Target("echo_reqopts", ECHO, "reqopts", [ECHO + "/reqopts.c"]),
 ]
 
@@ -99,7 +99,7 @@ def build(targets: list) -> None:
     (BUILD / "bin").mkdir(parents=True, exist_ok=True)
     for t in targets:
         inputs = [t.main] + [ROOT / s for s in t.sources]
-        headers = [p for d in {i.parent for i in inputs} | {ROOT / QJS / "fuzz", ROOT / QJS / "src"}
+        headers = [p for d in {i.parent for i in inputs} | {ROOT / "scripts", ROOT / "wsproto"}
                    for p in d.glob("*.h")]
         if t.binary.exists() and all(p.stat().st_mtime < t.binary.stat().st_mtime
                                      for p in inputs + headers):

@@ -2,9 +2,9 @@
 #include "tls.h"
 #include "utf8.h"
 #include "util.h"
-/* shared with the QuickJS module (docs/fuzzing.md): the 101 check, the close codes */
-#include "../../quickjs-websocket/src/handshake_core.h"
-#include "../../quickjs-websocket/src/wsclose.h"
+/* the wire protocol's room (wsproto/): the 101 check, the close codes */
+#include "handshake_core.h"
+#include "wsclose.h"
 
 #include <errno.h>
 #include <netinet/in.h>

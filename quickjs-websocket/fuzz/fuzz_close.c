@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/wsclose.h"
+#include "../../wsproto/wsclose.h"
 #include "fuzz_common.h"
 
 /* RFC 6455 7.4.1 (defined codes), 7.4.2 (ranges), and the IANA "WebSocket

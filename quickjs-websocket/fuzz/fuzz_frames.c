@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/utf8_core.h"
-#include "../src/wsproto.h"
+#include "../../wsproto/utf8_core.h"
+#include "../../wsproto/wsproto.h"
 #include "../../clients/loadgen/frame.h"
 #include "fuzz_common.h"
 

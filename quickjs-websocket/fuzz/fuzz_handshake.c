@@ -30,7 +30,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../src/handshake_core.h"
+#include "../../wsproto/handshake_core.h"
 #include "fuzz_common.h"
 
 static const char ACCEPT[] = "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=";

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/wsproto.h"
+#include "../../wsproto/wsproto.h"
 #include "../../clients/loadgen/frame.h"
 #include "fuzz_common.h"
 

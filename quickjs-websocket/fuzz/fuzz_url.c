@@ -21,7 +21,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../src/url_core.h"
+#include "../../wsproto/url_core.h"
 #include "../../clients/loadgen/http.h"
 #include "fuzz_common.h"
 

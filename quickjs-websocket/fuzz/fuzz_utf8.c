@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/utf8_core.h"
+#include "../../wsproto/utf8_core.h"
 #include "../../clients/loadgen/utf8.h"
 #include "fuzz_common.h"
 

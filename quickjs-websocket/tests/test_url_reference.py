@@ -23,7 +23,7 @@ def driver(tmp_path_factory):
     lg = ROOT / "clients" / "loadgen"
     subprocess.run([cc, "-O1", "-g", "-std=gnu11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
                     "-o", str(exe), str(HERE / "c" / "url_table.c"),
-                    str(HERE.parent / "src" / "url_core.c"), str(lg / "http.c"), str(lg / "util.c"),
+                    str(ROOT / "wsproto" / "url_core.c"), str(lg / "http.c"), str(lg / "util.c"),
                     "-lcrypto"], check=True)
     return exe
 

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "../frame.h"
-#include "../../../quickjs-websocket/fuzz/fuzz_common.h"
+#include "fuzz_common.h"
 
 struct lctx {
     struct evlog log, cur;

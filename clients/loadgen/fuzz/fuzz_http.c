@@ -26,8 +26,8 @@
 #include <openssl/evp.h>
 
 #include "../http.h"
-#include "../../../quickjs-websocket/fuzz/fuzz_common.h"
-#include "../../../quickjs-websocket/src/handshake_core.h"
+#include "fuzz_common.h"
+#include "handshake_core.h"
 
 static const char ACCEPT[] = "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=";
 

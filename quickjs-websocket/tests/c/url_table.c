@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/url_core.h"
+#include "../../../wsproto/url_core.h"
 #include "../../../clients/loadgen/http.h"
 
 static void hex(const char *s, size_t n)

@@ -1,10 +1,10 @@
 /*
  * The client side of the WebSocket opening handshake (RFC 6455 section 4.1)
  * with no sockets, JS or libwebsockets (handshake_core.c): the upgrade
- * request, and the check of the server's response head.  upgrade.c uses it
- * for the connections the module sets up itself (opt "connect"), the load
- * generator for its 101 check (clients/loadgen/Makefile compiles this file);
- * the fuzz targets qjs_handshake and loadgen_http call it directly.
+ * request, and the check of the server's response head.  Both native clients
+ * use it: the module for the connections it sets up itself (opt "connect"),
+ * the load generator for every connection; the fuzz target wsproto_handshake
+ * calls it directly.
  */
 #ifndef QJSWS_HANDSHAKE_CORE_H
 #define QJSWS_HANDSHAKE_CORE_H

@@ -1,9 +1,9 @@
 /*
  * Close frames, with no JS, sockets or libwebsockets: which codes a close frame
  * may carry (RFC 6455 7.4.1, 7.4.2) and the check of a received close frame's
- * body (5.5.1, 7.1.6, 8.1).  The module's two receive paths (rx.c for our
- * parser, tp_lws.c for lws') and the load generator (clients/loadgen/conn.c)
- * use these; the fuzz target qjs_close compares them with a reference.
+ * body (5.5.1, 7.1.6, 8.1).  Both native clients use these (the module on its
+ * two receive paths, ours and lws'); the fuzz target wsproto_close compares
+ * them with a reference.
  */
 #ifndef QJSWS_WSCLOSE_H
 #define QJSWS_WSCLOSE_H
@@ -18,8 +18,7 @@
  * RFC 6455, 1012-1014 registered with IANA since, 3000-4999 for libraries and
  * applications.  Never on the wire: 0-999 (not used), 1004 (reserved), 1005,
  * 1006 and 1015 (for reports only), 1016-2999 (reserved for future RFCs),
- * 5000 and up (outside every range).  Header-only: the load generator shares
- * it without linking anything.
+ * 5000 and up (outside every range).  Header-only.
  */
 static inline int wsc_code_ok(int code)
 {

@@ -1,13 +1,14 @@
 /*
  * RFC 6455 framing for a client, with no JS, sockets or libwebsockets: the
  * receive parser (it reports through a table of callbacks), the frame
- * encoder, and the size-limit arithmetic of the receive path.  Used by the
- * module (frame.c, rx.c) and by the fuzz targets (fuzz/).
+ * encoder, and the size-limit arithmetic of the receive path.  Used by both
+ * native clients (the QuickJS module's framing and receive path, the load
+ * generator's connections) and by the fuzz targets (wsproto/fuzz/).
  *
- * Header-only on purpose: the module calls wsp_feed() with a constant
+ * Header-only on purpose: each client calls wsp_feed() with a constant
  * callback table, so the compiler inlines the parser and turns every
  * callback into a direct call -- the receive path costs what it cost when
- * the parser lived inside the connection code (README.md, "Layers").
+ * the parser lived inside the connection code (wsproto/README.md).
  */
 #ifndef QJSWS_WSPROTO_H
 #define QJSWS_WSPROTO_H
