@@ -61,7 +61,7 @@ lint-workflows:
 # test_docker.py builds the server images in a private engine: make test installs Docker
 # (the docker-setup group) so that it runs wherever an engine can be started.
 test: docker-setup
-	@$(PYTEST) -q -rs --timeout=900 harness/tests clients/tests clients/loadgen/tests quickjs-websocket/tests servers/lws/tests servers/tests
+	@$(PYTEST) -q -rs --timeout=900 harness/tests clients/tests clients/loadgen/tests wsproto/tests quickjs-websocket/tests servers/lws/tests servers/tests
 
 # the quickjs-websocket suite on qjs + module built with ASan and UBSan (valgrind tests skip)
 test-asan: setup

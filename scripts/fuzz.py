@@ -12,7 +12,9 @@
     scripts/fuzz.py list
 
 Targets live beside the code they test, in <dir>/fuzz/fuzz_<name>.c, with their seeds in
-<dir>/fuzz/corpus/<name>/ and every crash ever found, minimised, in <dir>/fuzz/regress/<name>/.
+<dir>/fuzz/corpus/<name>/ and every crash ever found, minimised, in <dir>/fuzz/regress/<name>/:
+the wire protocol's pure code once, in wsproto/fuzz/ (both native clients use it); what is a
+client's or a server's own, in its folder.
 Exit status: 0 when every target ran without a crash, leak or UB report, 1 otherwise.
 """
 import argparse
@@ -32,7 +34,7 @@ BUILD = ROOT / "build" / "fuzz"
 CLANG = "clang"
 CFLAGS = ["-g", "-O1", "-std=gnu11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror", "-I", str(ROOT / "wsproto"), "-I", str(ROOT / "scripts"),
           "-fsanitize=fuzzer,address,undefined", "-fno-sanitize-recover=all"]
-QJS, LG, ECHO = "quickjs-websocket", "clients/loadgen", "servers/lws"
+ROOM, LG, ECHO = "wsproto", "clients/loadgen", "servers/lws"
 
 
 @dataclass
@@ -42,6 +44,7 @@ class Target:
     short: str              # fuzz/fuzz_<short>.c, corpus/<short>, regress/<short>
     sources: list
     libs: list = field(default_factory=list)
+    inputs: str = ""        # the folder whose fuzz/corpus and fuzz/regress it shares (default: home)
 
     @property
     def main(self) -> Path:
@@ -49,11 +52,11 @@ class Target:
 
     @property
     def seeds(self) -> Path:
-        return ROOT / self.home / "fuzz" / "corpus" / self.short
+        return ROOT / (self.inputs or self.home) / "fuzz" / "corpus" / self.short
 
     @property
     def regress(self) -> Path:
-        return ROOT / self.home / "fuzz" / "regress" / self.short
+        return ROOT / (self.inputs or self.home) / "fuzz" / "regress" / self.short
 
     @property
     def binary(self) -> Path:
@@ -61,17 +64,16 @@ class Target:
 
 
 TARGETS = [
-    Target("qjs_frames", QJS, "frames",
-           ["wsproto/utf8_core.c", LG + "/frame.c", LG + "/util.c"]),
-    Target("qjs_roundtrip", QJS, "roundtrip", [LG + "/frame.c", LG + "/util.c"]),
-    Target("qjs_utf8", QJS, "utf8", ["wsproto/utf8_core.c", LG + "/utf8.c"]),
-    Target("qjs_url", QJS, "url", ["wsproto/url_core.c", LG + "/http.c", LG + "/util.c"],
-           ["-lcrypto"]),
-    Target("qjs_handshake", QJS, "handshake", ["wsproto/handshake_core.c"], ["-lcrypto"]),
-    Target("qjs_close", QJS, "close", ["wsproto/wsclose.c", "wsproto/utf8_core.c"]),
-    Target("loadgen_frames", LG, "frames", [LG + "/frame.c", LG + "/util.c"]),
-    Target("loadgen_http", LG, "http",
-           [LG + "/http.c", LG + "/util.c", "wsproto/handshake_core.c"], ["-lcrypto"]),
+    Target("wsproto_frames", ROOM, "frames", [ROOM + "/utf8_core.c"]),
+    Target("wsproto_roundtrip", ROOM, "roundtrip", []),
+    Target("wsproto_utf8", ROOM, "utf8", [ROOM + "/utf8_core.c"]),
+    Target("wsproto_url", ROOM, "url", [ROOM + "/url_core.c"]),
+    Target("wsproto_handshake", ROOM, "handshake", [ROOM + "/handshake_core.c"], ["-lcrypto"]),
+    Target("wsproto_upgrade", ROOM, "upgrade", [ROOM + "/handshake_core.c"], ["-lcrypto"]),
+    Target("wsproto_close", ROOM, "close", [ROOM + "/wsclose.c", ROOM + "/utf8_core.c"]),
+    # loadgen's own --url check against the room's parser (seeded with the room's URLs)
+    Target("loadgen_url", LG, "url", [LG + "/http.c", LG + "/util.c", ROOM + "/handshake_core.c",
+                                      ROOM + "/url_core.c"], ["-lcrypto"], inputs=ROOM),
     Target("echo_reqopts", ECHO, "reqopts", [ECHO + "/reqopts.c"]),
 ]
 
@@ -99,7 +101,7 @@ def build(targets: list) -> None:
     (BUILD / "bin").mkdir(parents=True, exist_ok=True)
     for t in targets:
         inputs = [t.main] + [ROOT / s for s in t.sources]
-        headers = [p for d in {i.parent for i in inputs} | {ROOT / "scripts", ROOT / "wsproto"}
+        headers = [p for d in {i.parent for i in inputs} | {ROOT / "scripts", ROOT / ROOM, ROOT / ROOM / "fuzz"}
                    for p in d.glob("*.h")]
         if t.binary.exists() and all(p.stat().st_mtime < t.binary.stat().st_mtime
                                      for p in inputs + headers):

@@ -170,6 +170,15 @@ size_t decode_utf16(const uint8_t *p, size_t n, uint16_t *out)
     return o;
 }
 
+size_t utf16_units(const uint8_t *p, size_t n)
+{
+    size_t i, units = 0;
+    /* a unit per character (every byte but the continuation bytes), two for 4-byte ones */
+    for (i = 0; i < n; i++)
+        units += ((p[i] & 0xc0) != 0x80) + (p[i] >= 0xf0);
+    return units;
+}
+
 /*
  * A long text that arrives in several chunks (opt strrecv) is validated and
  * decoded in the same pass, chunk by chunk as it arrives, while its bytes

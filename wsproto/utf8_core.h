@@ -39,6 +39,9 @@ static inline int utf8_stream_complete(uint32_t st)
 
 /* UTF-16 of valid UTF-8 into out (room for n units); returns the units written */
 size_t decode_utf16(const uint8_t *p, size_t n, uint16_t *out);
+/* how many UTF-16 code units valid UTF-8 makes (what decode_utf16 would write);
+ * any split of a text adds up to its whole count */
+size_t utf16_units(const uint8_t *p, size_t n);
 
 /* Long texts in several chunks, validated and decoded together as they arrive:
  * p holds the message's n bytes so far, in a buffer of cap; 1 ok, 0 invalid

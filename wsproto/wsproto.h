@@ -30,7 +30,32 @@ struct wsp {
     size_t ctllen;
 };
 
-/* What the parser found.  A nonzero return stops parsing (wsp_feed returns it). */
+/* The protocol violations a frame header can have (each one fails the
+ * connection with 1002); a client names them in its own words (wsp_cb.why). */
+enum wsp_violation {
+    WSP_MASKED,          /* the mask bit: a server must not mask */
+    WSP_LENGTH,          /* a 64-bit length with its top bit set */
+    WSP_RESERVED_BITS,   /* RSV1-3: no extension is negotiated */
+    WSP_CONTROL_OPCODE,  /* opcode 11-15 (reserved control frames) */
+    WSP_CONTROL_FRAGMENTED, /* a control frame without FIN */
+    WSP_CONTROL_LONG,    /* a control frame over 125 bytes */
+    WSP_CONTINUATION,    /* a continuation frame with no message begun */
+    WSP_NOT_CONTINUATION, /* a text or binary frame inside a fragmented message */
+    WSP_OPCODE,          /* opcode 3-7 (reserved data frames) */
+    WSP_VIOLATIONS
+};
+
+/* A header with several violations is reported as the first one its client
+ * checks: the module sees the mask bit as soon as the second byte is in, and
+ * the reserved bits after the length (WSP_ORDER_MASK_FIRST); the load
+ * generator checks the whole header, the reserved bits first, then the mask
+ * and the length (WSP_ORDER_RESERVED_FIRST).  Then, for both: the opcode
+ * (11-15, FIN, the length of a control frame; the continuation rules; 3-7). */
+enum wsp_order { WSP_ORDER_MASK_FIRST, WSP_ORDER_RESERVED_FIRST };
+
+/* What the parser found.  A nonzero return stops parsing (wsp_feed returns it).
+ * A client passes one constant table, so that wsp_feed() is inlined with it:
+ * its callbacks become direct calls and `why` and `order` constants. */
 struct wsp_cb {
     /* a frame header passed every protocol check: opcode, FIN, payload length */
     int (*frame)(void *ctx, int op, int fin, uint64_t len);
@@ -40,11 +65,22 @@ struct wsp_cb {
                 size_t remain);
     /* a whole control frame (8 close, 9 ping, 10 pong) and its body */
     int (*control)(void *ctx, int op, const uint8_t *p, size_t n);
-    /* a protocol violation (code 1002): parsing stops for good */
+    /* a protocol violation (code 1002): parsing stops for good; why is the
+     * client's text for it (below) */
     void (*error)(void *ctx, int code, const char *why);
+    /* the client's words for each violation, [enum wsp_violation] */
+    const char *const *why;
+    enum wsp_order order;
 };
 
 #define WSP_STOP_ERROR (-1)
+
+/* a server frame's header length (no mask key) from its second byte */
+static inline size_t wsp_header_len(uint8_t b1)
+{
+    uint8_t l7 = b1 & 0x7f;
+    return l7 < 126 ? 2 : l7 == 126 ? 4 : 10;
+}
 
 /*
  * Parse n bytes from the server (any split).  Returns 0 once they are all
@@ -55,70 +91,92 @@ static inline int wsp_feed(struct wsp *w, const uint8_t *p, size_t n, const stru
                            void *ctx)
 {
     int r;
-#define WSP_FAIL(why)                                                                              \
+#define WSP_FAIL(violation)                                                                        \
     do {                                                                                           \
-        cb->error(ctx, 1002, why);                                                                 \
+        cb->error(ctx, 1002, cb->why[violation]);                                                  \
         return WSP_STOP_ERROR;                                                                     \
     } while (0)
     while (n) {
         if (!w->in_payload) {
-            size_t take;
-            if (!w->hdrneed) {
-                w->hdrneed = 2;
-                w->hdrlen = 0;
-            }
-            take = (size_t)(w->hdrneed - w->hdrlen);
-            if (take > n)
-                take = n;
-            memcpy(w->hdr + w->hdrlen, p, take);
-            w->hdrlen += (int)take;
-            p += take;
-            n -= take;
-            if (w->hdrlen < w->hdrneed)
-                break;
-            if (w->hdrneed == 2) {
-                uint8_t l7 = w->hdr[1] & 0x7f;
-                if (w->hdr[1] & 0x80)
-                    WSP_FAIL("masked frame from server");
-                if (l7 == 126 || l7 == 127) {
-                    w->hdrneed = l7 == 126 ? 4 : 10;
-                    continue;
+            const uint8_t *h; /* the complete header */
+            if (!w->hdrneed && n >= 2 && n >= wsp_header_len(p[1])) {
+                /* the usual case: the whole header is in this chunk, read where it is */
+                h = p;
+                p += wsp_header_len(h[1]);
+                n -= wsp_header_len(h[1]);
+                if (cb->order == WSP_ORDER_MASK_FIRST && (h[1] & 0x80))
+                    WSP_FAIL(WSP_MASKED);
+            } else {
+                /* a header split across chunks: gathered in w->hdr */
+                size_t take;
+                if (!w->hdrneed) {
+                    w->hdrneed = 2;
+                    w->hdrlen = 0;
                 }
+                take = (size_t)(w->hdrneed - w->hdrlen);
+                if (take > n)
+                    take = n;
+                memcpy(w->hdr + w->hdrlen, p, take);
+                w->hdrlen += (int)take;
+                p += take;
+                n -= take;
+                if (w->hdrlen < w->hdrneed)
+                    break;
+                if (w->hdrneed == 2) {
+                    uint8_t l7 = w->hdr[1] & 0x7f;
+                    if (cb->order == WSP_ORDER_MASK_FIRST && (w->hdr[1] & 0x80))
+                        WSP_FAIL(WSP_MASKED);
+                    if (l7 == 126 || l7 == 127) {
+                        w->hdrneed = l7 == 126 ? 4 : 10;
+                        continue;
+                    }
+                }
+                h = w->hdr;
             }
             /* header complete */
             {
-                uint8_t b0 = w->hdr[0], l7 = w->hdr[1] & 0x7f;
+                uint8_t b0 = h[0], l7 = h[1] & 0x7f;
                 uint64_t len = l7;
                 int op = b0 & 0x0f, i;
+                if (cb->order == WSP_ORDER_RESERVED_FIRST) {
+                    if (b0 & 0x70)
+                        WSP_FAIL(WSP_RESERVED_BITS);
+                    if (h[1] & 0x80)
+                        WSP_FAIL(WSP_MASKED);
+                }
                 if (l7 == 126) {
-                    len = ((uint64_t)w->hdr[2] << 8) | w->hdr[3];
+                    len = ((uint64_t)h[2] << 8) | h[3];
                 } else if (l7 == 127) {
                     len = 0;
                     for (i = 0; i < 8; i++)
-                        len = (len << 8) | w->hdr[2 + i];
+                        len = (len << 8) | h[2 + i];
                     if (len >> 63)
-                        WSP_FAIL("bad frame length");
+                        WSP_FAIL(WSP_LENGTH);
                 }
                 w->f_fin = !!(b0 & 0x80);
                 w->f_op = op;
                 w->f_left = len;
                 w->hdrneed = 0;
-                if (b0 & 0x70)
-                    WSP_FAIL("reserved bits set");
+                if (cb->order == WSP_ORDER_MASK_FIRST && (b0 & 0x70))
+                    WSP_FAIL(WSP_RESERVED_BITS);
                 if (op >= 8) {
-                    if (op > 10 || !w->f_fin || len > 125)
-                        WSP_FAIL("bad control frame");
+                    if (op > 10)
+                        WSP_FAIL(WSP_CONTROL_OPCODE);
+                    if (!w->f_fin)
+                        WSP_FAIL(WSP_CONTROL_FRAGMENTED);
+                    if (len > 125)
+                        WSP_FAIL(WSP_CONTROL_LONG);
                     w->ctllen = 0;
                 } else if (op == 0) {
                     if (!w->msg_op)
-                        WSP_FAIL("unexpected continuation");
+                        WSP_FAIL(WSP_CONTINUATION);
                 } else if (op == 1 || op == 2) {
                     if (w->msg_op)
-                        WSP_FAIL("expected continuation");
+                        WSP_FAIL(WSP_NOT_CONTINUATION);
                     w->msg_op = op;
                     w->msg_first = 1;
                 } else {
-                    WSP_FAIL("unknown opcode");
+                    WSP_FAIL(WSP_OPCODE);
                 }
                 if ((r = cb->frame(ctx, op, w->f_fin, len)))
                     return r;

@@ -1,6 +1,5 @@
 #include "conn.h"
 #include "tls.h"
-#include "utf8.h"
 #include "util.h"
 /* the wire protocol's room (wsproto/): the 101 check, the close codes */
 #include "handshake_core.h"
@@ -422,21 +421,52 @@ static void flush(struct conn *c)
 		set_events(c, c->qcount > 0);
 }
 
-static int on_parsed_data(void *ctx, const unsigned char *p, size_t n)
+/* A frame's header passed every check: a text or binary one begins a message. */
+static int on_parsed_frame(void *ctx, int opcode, int fin, uint64_t len)
 {
 	struct conn *c = ctx;
 
-	if (c->want_data && c->ops->on_data && c->state == C_OPEN)
-		c->ops->on_data(c, p, n);
-	return c->failed;	/* stop parsing once failed */
+	(void)fin;
+	(void)len;
+	if (opcode == OP_TEXT || opcode == OP_BINARY) {
+		c->msg_opcode = opcode;
+		c->msg_len = 0;
+	}
+	return 0;
 }
 
-static int on_parsed_message(void *ctx, int opcode, uint64_t len)
+/* A chunk of a data message (empty only for an empty frame); at its end, the message. */
+static int on_parsed_data(void *ctx, const unsigned char *p, size_t n, int first,
+			  int final, int binary, size_t remain)
 {
 	struct conn *c = ctx;
+	int opcode;
 
+	(void)first;
+	(void)binary;
+	(void)remain;
+	if (n) {
+		if (c->msg_len < sizeof(c->msg_head)) {
+			size_t h = sizeof(c->msg_head) - (size_t)c->msg_len;
+
+			if (h == sizeof(c->msg_head) && n >= h)
+				memcpy(c->msg_head, p, sizeof(c->msg_head));
+			else
+				for (h = 0; h < n && c->msg_len + h < sizeof(c->msg_head); h++)
+					c->msg_head[c->msg_len + h] = p[h];
+		}
+		c->msg_len += n;
+		if (c->want_data && c->ops->on_data && c->state == C_OPEN)
+			c->ops->on_data(c, p, n);
+		if (c->failed)	/* stop parsing once failed */
+			return c->failed;
+	}
+	if (!final)
+		return 0;
+	opcode = c->msg_opcode;
+	c->msg_opcode = 0;
 	if (c->ops->on_message && c->state == C_OPEN)
-		c->ops->on_message(c, opcode, len);
+		c->ops->on_message(c, opcode, c->msg_len);
 	return c->state == C_DONE || c->failed;
 }
 
@@ -444,6 +474,7 @@ static int on_parsed_control(void *ctx, int opcode, const unsigned char *p,
 			     size_t n)
 {
 	struct conn *c = ctx;
+	const char *why;
 	int code;
 
 	if (opcode == OP_PING) {
@@ -456,26 +487,16 @@ static int on_parsed_control(void *ctx, int opcode, const unsigned char *p,
 			c->ops->on_pong(c);
 		return 0;
 	}
-	/* close: a 1-byte body, a code no one may send, a reason not UTF-8 */
-	if (n == 1) {
-		conn_fail(c, 1002, "close frame with a 1-byte payload");
+	/* close: a 1-byte body, a code no one may send, a reason not UTF-8 (the
+	 * room's check, in our words) */
+	code = wsc_body_problem(p, n, &why);
+	if (code) {
+		conn_fail(c, code, n == 1 ? "close frame with a 1-byte payload" :
+			  code == 1002 ? "close frame with an invalid code" :
+			  "close reason is not UTF-8");
 		return 1;
 	}
 	code = n >= 2 ? (p[0] << 8 | p[1]) : 1005;
-	if (n >= 2 && !wsc_code_ok(code)) {
-		conn_fail(c, 1002, "close frame with an invalid code");
-		return 1;
-	}
-	if (n > 2) {
-		struct utf8v v;
-
-		memset(&v, 0, sizeof(v));
-		utf8v_feed(&v, p + 2, n - 2);
-		if (!utf8v_ok(&v)) {
-			conn_fail(c, 1007, "close reason is not UTF-8");
-			return 1;
-		}
-	}
 	c->close_code = code;
 	if (!c->close_sent) {
 		unsigned char b[2] = { p[0], p[1] };
@@ -489,18 +510,38 @@ static int on_parsed_control(void *ctx, int opcode, const unsigned char *p,
 	return 0;
 }
 
-static const struct wsparser_cb parser_cb = {
+static void on_parse_error(void *ctx, int code, const char *why)
+{
+	conn_fail(ctx, code, why);
+}
+
+/* our words for a frame header's protocol violations, and the order we check them in */
+static const char *const parse_why[WSP_VIOLATIONS] = {
+	[WSP_MASKED] = "masked frame from server",
+	[WSP_LENGTH] = "frame length has the top bit set",
+	[WSP_RESERVED_BITS] = "reserved bits set (no extension negotiated)",
+	[WSP_CONTROL_OPCODE] = "reserved opcode",
+	[WSP_CONTROL_FRAGMENTED] = "fragmented control frame",
+	[WSP_CONTROL_LONG] = "control frame longer than 125 bytes",
+	[WSP_CONTINUATION] = "continuation frame without a message",
+	[WSP_NOT_CONTINUATION] = "new message inside a fragmented one",
+	[WSP_OPCODE] = "reserved opcode",
+};
+
+static const struct wsp_cb parser_cb = {
+	.frame = on_parsed_frame,
 	.data = on_parsed_data,
-	.message = on_parsed_message,
 	.control = on_parsed_control,
+	.error = on_parse_error,
+	.why = parse_why,
+	.order = WSP_ORDER_RESERVED_FIRST,
 };
 
 static void feed_frames(struct conn *c, const unsigned char *p, size_t n)
 {
 	if (c->failed)	/* after a failure nothing the server sends counts */
 		return;
-	if (wsparser_feed(&c->parser, p, n, &parser_cb, c) < 0)
-		conn_fail(c, 1002, c->parser.error);
+	wsp_feed(&c->parser, p, n, &parser_cb, c);
 }
 
 /* Collect the response head; once complete, check it and go on to frames. */

@@ -9,6 +9,7 @@
 
 #include "frame.h"
 #include "http.h"
+#include "wsproto.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -60,8 +61,11 @@ struct conn {
 	char accept[29];
 	char *head;
 	size_t head_len;
-	/* receive */
-	struct wsparser parser;
+	/* receive: the room's parser (wsproto.h) and what we keep of the message */
+	struct wsp parser;
+	int msg_opcode;		/* OP_TEXT/OP_BINARY from its first frame's header to its end, or 0 */
+	uint64_t msg_len;
+	unsigned char msg_head[8];	/* its first (up to 8) payload bytes, kept after it ends */
 	int want_data;		/* deliver payload chunks to ops->on_data (1 after conn_start) */
 	int close_sent, close_code;
 	int failed;		/* our close code after conn_fail(), else 0 */

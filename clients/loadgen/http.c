@@ -1,15 +1,12 @@
 #include "http.h"
+#include "handshake_core.h"
 #include "util.h"
 
 #include <arpa/inet.h>
-#include <openssl/evp.h>
-#include <openssl/sha.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-static const char GUID[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 
 const char *url_parse_str(struct url *u, const char *s)
 {
@@ -77,26 +74,12 @@ void url_parse(struct url *u, const char *s)
 size_t http_request(const struct url *u, char *out, size_t cap,
 		    char accept[29])
 {
-	unsigned char raw[16], digest[SHA_DIGEST_LENGTH];
-	char key[25], both[64];
-	int n;
+	unsigned char nonce[16];
+	size_t n;
 
-	rand_bytes(raw, sizeof(raw));
-	EVP_EncodeBlock((unsigned char *)key, raw, sizeof(raw));
-	snprintf(both, sizeof(both), "%s%s", key, GUID);
-	SHA1((const unsigned char *)both, strlen(both), digest);
-	EVP_EncodeBlock((unsigned char *)accept, digest, sizeof(digest));
-
-	n = snprintf(out, cap,
-		     "GET %s HTTP/1.1\r\n"
-		     "Host: %s\r\n"
-		     "Upgrade: websocket\r\n"
-		     "Connection: Upgrade\r\n"
-		     "Sec-WebSocket-Key: %s\r\n"
-		     "Sec-WebSocket-Version: 13\r\n"
-		     "\r\n",
-		     u->target, u->host, key);
-	if (n < 0 || (size_t)n >= cap)
+	rand_bytes(nonce, sizeof(nonce));
+	n = hs_request(out, cap, u->target, u->host, NULL, nonce, accept);
+	if (!n)
 		fail("upgrade request too long");
-	return (size_t)n;
+	return n;
 }

@@ -18,14 +18,15 @@ const char *url_parse_str(struct url *u, const char *s);
 void url_parse(struct url *u, const char *s);
 
 /*
- * Write the upgrade request with a fresh random key into `out` (size `cap`);
- * returns its length and stores the expected Sec-WebSocket-Accept (28 chars
+ * Write the upgrade request with a fresh random key into `out` (size `cap`):
+ * the room's hs_request() (wsproto/handshake_core.c), no subprotocol offered.
+ * Returns its length and stores the expected Sec-WebSocket-Accept (28 chars
  * + NUL) in `accept`.
  */
 size_t http_request(const struct url *u, char *out, size_t cap,
 		    char accept[29]);
 
-/* The response is checked by the QuickJS module's hs_check()
- * (quickjs-websocket/src/handshake_core.c), with no subprotocol offered. */
+/* The response is checked by the room's hs_check() (conn.c), with no
+ * subprotocol offered. */
 
 #endif

@@ -40,7 +40,7 @@ static void on_message(struct cap_conn *cc, int opcode, uint64_t len)
 	char n[32];
 
 	if (!I.alive_phase || cc->alive || opcode != OP_TEXT || len != ALIVE_LEN ||
-	    memcmp(cc->c.parser.head, ALIVE, 8)) {
+	    memcmp(cc->c.msg_head, ALIVE, 8)) {
 		if (!*I.unexpected)
 			snprintf(I.unexpected, sizeof(I.unexpected),
 				 "connection %s received an unexpected %s message of %llu bytes",

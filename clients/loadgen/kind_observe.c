@@ -12,6 +12,7 @@
 #include "conn.h"
 #include "kinds.h"
 #include "utf8.h"
+#include "utf8_core.h"
 #include "util.h"
 
 #include <stdarg.h>
@@ -91,7 +92,7 @@ static void sb_string(struct sbuf *b, const char *s, size_t n)
 				sb_printf(b, "\\ufffd");
 				continue;
 			}
-			if (utf8_to_utf16((const unsigned char *)s + i, len, u) == 2)
+			if (decode_utf16((const unsigned char *)s + i, len, u) == 2)
 				sb_printf(b, "\\u%04x\\u%04x", u[0], u[1]);
 			else
 				sb_printf(b, "\\u%04x", u[0]);
@@ -136,7 +137,7 @@ static void digest(int text)
 
 	if (text) {
 		u16 = xmalloc((size_t)O.v.units * sizeof(*u16) + sizeof(*u16));
-		n = utf8_to_utf16(O.msg, O.len, u16);
+		n = decode_utf16(O.msg, O.len, u16);
 	}
 	O.messages++;
 	O.units += n;
@@ -175,7 +176,7 @@ static void on_data(struct conn *c, const unsigned char *p, size_t n)
 	}
 	memcpy(O.msg + O.len, p, n);
 	O.len += n;
-	if (c->parser.msg_opcode == OP_TEXT) {
+	if (c->msg_opcode == OP_TEXT) {
 		utf8v_feed(&O.v, p, n);
 		if (O.v.bad)
 			conn_fail(c, 1007, "invalid UTF-8 in a text message");
@@ -196,11 +197,11 @@ static void on_message(struct conn *c, int opcode, uint64_t len)
 
 static void on_close_frame(struct conn *c, int code)
 {
-	size_t n = c->parser.ctrl_len > 2 ? c->parser.ctrl_len - 2 : 0;
+	size_t n = c->parser.ctllen > 2 ? c->parser.ctllen - 2 : 0;
 
 	if (n >= sizeof(O.reason))
 		n = sizeof(O.reason) - 1;
-	memcpy(O.reason, c->parser.ctrl + 2, n);
+	memcpy(O.reason, c->parser.ctl + 2, n);
 	O.reason[n] = 0;
 	O.got_close = 1;
 	O.server_code = code;

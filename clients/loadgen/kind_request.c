@@ -40,7 +40,7 @@ static void fail_utf8(struct conn *c)
 
 static void on_data(struct conn *c, const unsigned char *p, size_t n)
 {
-	if (c->parser.msg_opcode != OP_TEXT)
+	if (c->msg_opcode != OP_TEXT)
 		return;
 	utf8v_feed(&Q.v, p, n);
 	if (Q.v.bad)
