@@ -33,7 +33,7 @@ static uint64_t armed_at;
 
 /*
  * wss:// (conn_use_tls): every connection's bytes go through tls.c. Writes take
- * the same path as ws:// (flush), with tls_writev for writev; events of a TLS
+ * the same path as ws:// (write_queue), with tls_write_gathered for writev; events of a TLS
  * connection come tagged (the low bit of its pointer in the epoll data) to
  * tls_on_event.
  */
@@ -53,7 +53,7 @@ void conn_use_tls(void)
 	io_tls = 1;
 }
 
-void loop_init(uint64_t timeout)
+void evloop_init(uint64_t timeout)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = TIMER_TAG };
 
@@ -68,13 +68,13 @@ void loop_init(uint64_t timeout)
 	rbuf = xmalloc(RBUF_SIZE);
 }
 
-void loop_set_deadline(uint64_t timeout)
+void evloop_set_deadline(uint64_t timeout)
 {
 	timeout_ms = timeout;
 	deadline = now_ns() + timeout * 1000000u;
 }
 
-void loop_free(void)
+void evloop_free(void)
 {
 	close(tfd);
 	close(epfd);
@@ -82,7 +82,7 @@ void loop_free(void)
 	rbuf = NULL;
 }
 
-void loop_phase(const char *fmt, ...)
+void evloop_phase(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -91,7 +91,7 @@ void loop_phase(const char *fmt, ...)
 	va_end(ap);
 }
 
-void loop_wake_at(uint64_t t)
+void evloop_wake_at(uint64_t t)
 {
 	struct itimerspec its;
 
@@ -126,7 +126,7 @@ static void set_events(struct conn *c, int want_out)
 	epoll_mod(c, want_out);
 }
 
-static void mark_dirty(struct conn *c)
+static void want_flush(struct conn *c)
 {
 	if (c->dirty)
 		return;
@@ -156,7 +156,7 @@ static void queue_push(struct conn *c, const unsigned char *p, size_t len,
 	it->len = len;
 	it->owned = owned;
 	c->qcount++;
-	mark_dirty(c);
+	want_flush(c);
 }
 
 void conn_send_ref(struct conn *c, const unsigned char *p, size_t len)
@@ -243,7 +243,7 @@ void conn_fail(struct conn *c, int code, const char *why)
 /* The server ended the connection (TCP FIN, or TLS close_notify) without a close frame:
  * for a kind that reports events, error and then close 1006 (not clean), as a browser's
  * WebSocket does; after our close frame, or for the other kinds, just the end. */
-static void ended(struct conn *c, const char *how)
+static void server_ended(struct conn *c, const char *how)
 {
 	char why[160];
 
@@ -371,7 +371,7 @@ static void tls_events(struct conn *c)
 }
 
 /* Write as much of the queue as the socket takes. */
-static void flush(struct conn *c)
+static void write_queue(struct conn *c)
 {
 	struct iovec iov[IOV_BATCH];
 
@@ -385,7 +385,7 @@ static void flush(struct conn *c)
 			iov[i].iov_base = (void *)(it->p + (i ? 0 : c->off));
 			iov[i].iov_len = it->len - (i ? 0 : c->off);
 		}
-		w = io_tls ? tls_writev(c->fd, iov, (int)n) : writev(c->fd, iov, (int)n);
+		w = io_tls ? tls_write_gathered(c->fd, iov, (int)n) : writev(c->fd, iov, (int)n);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
@@ -614,7 +614,7 @@ static void on_readable(struct conn *c)
 			return;
 		}
 		if (r == 0) {
-			ended(c, "TCP FIN");
+			server_ended(c, "TCP FIN");
 			return;
 		}
 		feed(c, rbuf, (size_t)r);
@@ -637,7 +637,7 @@ static void tls_handshake_step(struct conn *c)
 		return;
 	}
 	c->state = C_UPGRADING;
-	mark_dirty(c);
+	want_flush(c);
 }
 
 /* Before the upgrade: the TCP connect, then (wss://) the TLS handshake. */
@@ -655,7 +655,7 @@ static void on_connecting(struct conn *c, uint32_t events)
 			return;
 		if (!io_tls) {
 			c->state = C_UPGRADING;
-			mark_dirty(c);
+			want_flush(c);
 			return;
 		}
 		c->state = C_TLS;
@@ -672,12 +672,12 @@ static void on_event(struct conn *c, uint32_t events)
 	if (events & (EPOLLIN | EPOLLERR | EPOLLHUP))
 		on_readable(c);
 	if (c->fd >= 0 && (events & EPOLLOUT))
-		mark_dirty(c);
+		want_flush(c);
 }
 
 /*
  * wss://: read and decrypt until TLS would wait. Nothing decrypted stays
- * inside OpenSSL between calls (tls_read), so the socket's readiness is the
+ * inside OpenSSL between calls (tls_read_records), so the socket's readiness is the
  * whole truth; bytes that came with the end of the session are parsed first.
  */
 static void tls_on_readable(struct conn *c)
@@ -686,7 +686,7 @@ static void tls_on_readable(struct conn *c)
 
 	for (i = 0; i < READS_PER_EVENT && c->fd >= 0; i++) {
 		size_t n;
-		enum tls_status st = tls_read(c->fd, rbuf, RBUF_SIZE, &n);
+		enum tls_status st = tls_read_records(c->fd, rbuf, RBUF_SIZE, &n);
 
 		if (n)
 			feed(c, rbuf, n);
@@ -699,14 +699,14 @@ static void tls_on_readable(struct conn *c)
 		else if (c->state == C_CLOSING)
 			finish(c);
 		else if (st == TLS_CLOSED)
-			ended(c, "TLS close_notify");
+			server_ended(c, "TLS close_notify");
 		else
 			lost(c, "recv", EPROTO);
 		break;
 	}
 	/* a write that waited for the server's bytes may go on now */
 	if (c->fd >= 0 && c->qcount)
-		mark_dirty(c);
+		want_flush(c);
 }
 
 static void tls_on_event(struct conn *c, uint32_t events)
@@ -719,7 +719,7 @@ static void tls_on_event(struct conn *c, uint32_t events)
 	    ((events & EPOLLOUT) && tls_wants_out(c->fd, 0)))
 		tls_on_readable(c);
 	if (c->fd >= 0 && (events & EPOLLOUT) && c->qcount)
-		mark_dirty(c);
+		want_flush(c);
 }
 
 static void flush_dirty(void)
@@ -730,11 +730,11 @@ static void flush_dirty(void)
 		dirty_list = c->next_dirty;
 		c->dirty = 0;
 		if (c->state >= C_UPGRADING && c->fd >= 0)
-			flush(c);
+			write_queue(c);
 	}
 }
 
-void loop_run(int (*done)(void *ctx), void (*tick)(void *ctx), void *ctx)
+void evloop_run(int (*done)(void *ctx), void (*tick)(void *ctx), void *ctx)
 {
 	struct epoll_event ev[MAX_EVENTS];
 

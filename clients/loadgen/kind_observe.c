@@ -253,12 +253,12 @@ void run_observe(const struct opts *o)
 	start_barrier();
 	O.t0 = now_ns();
 	O.deadline = O.t0 + o->timeout_ms * 1000000u;
-	loop_set_deadline(o->timeout_ms + 2000);	/* ours comes first */
-	loop_wake_at(O.deadline);
-	loop_phase("observe");
+	evloop_set_deadline(o->timeout_ms + 2000);	/* ours comes first */
+	evloop_wake_at(O.deadline);
+	evloop_phase("observe");
 	sb_printf(&O.events, "[");
 	conn_start(&O.c, &o->url, &ops, NULL);
-	loop_run(over, NULL, NULL);
+	evloop_run(over, NULL, NULL);
 	timed_out = O.c.state != C_DONE;
 	sb_printf(&O.events, "]");
 	sb_printf(&extra, ", \"timed_out\": %s, \"events\": %s", timed_out ? "true" : "false", O.events.p);
@@ -268,8 +268,8 @@ void run_observe(const struct opts *o)
 	if (timed_out) {	/* close cleanly, briefly, as the other kinds do */
 		conn_close(&O.c, 1000);
 		O.deadline = now_ns() + CLOSE_WAIT_NS;
-		loop_wake_at(O.deadline);
-		loop_run(over, NULL, NULL);
+		evloop_wake_at(O.deadline);
+		evloop_run(over, NULL, NULL);
 	}
 	conn_free(&O.c);
 	free(O.msg);

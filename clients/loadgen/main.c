@@ -261,7 +261,7 @@ int main(int argc, char **argv)
 			     o.connections, (unsigned long long)rl.rlim_cur);
 	}
 
-	loop_init(o.timeout_ms);
+	evloop_init(o.timeout_ms);
 	if (o.tls) {
 		tls_init(o.ca, &o.url, o.tls_resume);
 		conn_use_tls();
@@ -283,7 +283,7 @@ int main(int argc, char **argv)
 		run_fanout(&o);
 	else
 		run_request(&o);
-	loop_free();
+	evloop_free();
 	if (o.tls)
 		tls_cleanup();
 	hold_if_requested();

@@ -34,7 +34,7 @@ static int resume;
 static char server_name[256];	/* SNI, for a host name (not for an IP address) */
 static struct tls_conn **by_fd;
 static size_t nfd;
-static unsigned char *scratch;	/* tls_writev's gathering buffer */
+static unsigned char *scratch;	/* tls_write_gathered's gathering buffer */
 static struct {
 	unsigned long handshakes, resumed;
 	char version[32], cipher[96], group[64];
@@ -111,7 +111,7 @@ void tls_init(const char *ca_file, const struct url *u, int resume_sessions)
 	if (SSL_CTX_load_verify_locations(ctx, ca_file, NULL) != 1)
 		fail("--ca %s: %s", ca_file, queued_reason("cannot load it"));
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
-	/* a retried SSL_write gets the same bytes, gathered again (tls_writev) */
+	/* a retried SSL_write gets the same bytes, gathered again (tls_write_gathered) */
 	SSL_CTX_set_mode(ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
 	set_name(u);
 	resume = resume_sessions;
@@ -260,7 +260,7 @@ int tls_handshake(int fd)
 	}
 }
 
-enum tls_status tls_read(int fd, unsigned char *buf, size_t cap, size_t *got)
+enum tls_status tls_read_records(int fd, unsigned char *buf, size_t cap, size_t *got)
 {
 	struct tls_conn *t = by_fd[fd];
 
@@ -297,7 +297,7 @@ static size_t gather(const struct iovec *iov, int n)
 	return len;
 }
 
-ssize_t tls_writev(int fd, const struct iovec *iov, int n)
+ssize_t tls_write_gathered(int fd, const struct iovec *iov, int n)
 {
 	struct tls_conn *t = by_fd[fd];
 	const void *p = iov[0].iov_base;
