@@ -4,7 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
-int ws_url_parse(const char *s, size_t len, struct ws_url *u)
+enum ws_url_error ws_url_parse(const char *s, size_t len, struct ws_url *u)
 {
     const char *p, *end, *hs, *he, *ps;
     char *hostbuf = u->host, *pathbuf = u->path, *urlbuf = u->url;
@@ -29,10 +29,10 @@ int ws_url_parse(const char *s, size_t len, struct ws_url *u)
         secure = 1;
         p += 8;
     } else {
-        return -1;
+        return WS_URL_SCHEME;
     }
     if (memchr(p, '#', (size_t)(end - p)))
-        return -1;
+        return WS_URL_FRAGMENT;
     /* authority ends at / or ? */
     {
         const char *a = p;
@@ -41,13 +41,13 @@ int ws_url_parse(const char *s, size_t len, struct ws_url *u)
         ps = a;
     }
     if (memchr(p, '@', (size_t)(ps - p)))
-        return -1; /* userinfo not supported */
+        return WS_URL_USERINFO;
     if (p < ps && *p == '[') {
         bracket = 1;
         hs = p + 1;
         he = memchr(hs, ']', (size_t)(ps - hs));
         if (!he || he == hs)
-            return -1;
+            return WS_URL_HOST;
         p = he + 1;
     } else {
         hs = p;
@@ -57,21 +57,21 @@ int ws_url_parse(const char *s, size_t len, struct ws_url *u)
         p = he;
     }
     if (he == hs)
-        return -1;
+        return WS_URL_NO_HOST;
     if (p < ps) {
         long v = 0;
         if (*p != ':')
-            return -1;
+            return WS_URL_HOST; /* "[::1]x" */
         p++;
         if (p == ps) {
             port = -1;
         } else {
             while (p < ps) {
                 if (*p < '0' || *p > '9')
-                    return -1;
+                    return WS_URL_PORT;
                 v = v * 10 + (*p - '0');
                 if (v > 65535)
-                    return -1;
+                    return WS_URL_PORT;
                 p++;
             }
             port = (int)v;
@@ -80,7 +80,7 @@ int ws_url_parse(const char *s, size_t len, struct ws_url *u)
     if (port < 0)
         port = secure ? 443 : 80;
     if ((size_t)(he - hs) >= sizeof(u->host))
-        return -1;
+        return WS_URL_HOST_LONG;
     memcpy(hostbuf, hs, (size_t)(he - hs));
     hostbuf[he - hs] = 0;
     {
@@ -88,7 +88,7 @@ int ws_url_parse(const char *s, size_t len, struct ws_url *u)
          * would be cut there when it is used, fuzz/regress/url/url-nul-host) */
         size_t i;
         if (bracket && !memchr(hs, ':', (size_t)(he - hs)))
-            return -1; /* [name]: not an IPv6 address */
+            return WS_URL_HOST; /* [name]: not an IPv6 address */
         for (i = 0; i < (size_t)(he - hs); i++) {
             unsigned char ch = (unsigned char)hostbuf[i];
             if (bracket) {
@@ -97,10 +97,10 @@ int ws_url_parse(const char *s, size_t len, struct ws_url *u)
                  * fuzz/regress/url/url-bracket-host) */
                 if (!((ch >= '0' && ch <= '9') || ((ch | 32) >= 'a' && (ch | 32) <= 'f') ||
                       ch == ':' || ch == '.'))
-                    return -1;
+                    return WS_URL_HOST;
             } else if (ch <= ' ' || ch == '%' || ch == '<' || ch == '>' || ch == '\\' ||
                        ch == '^' || ch == '|' || ch == '[' || ch == ']') {
-                return -1;
+                return WS_URL_HOST;
             }
             if (ch >= 'A' && ch <= 'Z')
                 hostbuf[i] = (char)(ch + 32);
@@ -114,7 +114,7 @@ int ws_url_parse(const char *s, size_t len, struct ws_url *u)
          * bounding pl alone let "?..." make a url that did not parse back
          * (fuzz/regress/url/url-query-path-length) */
         if (pl + (*ps == '?') + 1 >= sizeof(u->path))
-            return -1;
+            return WS_URL_PATH_LONG;
         if (*ps == '?') {
             pathbuf[0] = '/';
             memcpy(pathbuf + 1, ps, pl);
@@ -127,7 +127,7 @@ int ws_url_parse(const char *s, size_t len, struct ws_url *u)
             size_t i, n = *ps == '?' ? pl + 1 : pl;
             for (i = 0; i < n; i++) /* every byte: a NUL is rejected too */
                 if ((unsigned char)pathbuf[i] <= ' ')
-                    return -1;
+                    return WS_URL_PATH;
         }
     }
     /* what the url attribute reports: IPv6 hosts in brackets, the port
@@ -159,5 +159,5 @@ int ws_url_parse(const char *s, size_t len, struct ws_url *u)
     }
     u->secure = secure;
     u->port = port;
-    return 0;
+    return WS_URL_OK;
 }

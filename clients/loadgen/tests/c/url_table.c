@@ -1,7 +1,7 @@
 /*
  * Drives the wire protocol room's URL parser (wsproto/url_core.c, the
  * module's) and the load generator's --url check (http.c) for
- * tests/test_url_reference.py: one URL per input
+ * tests/test_loadgen_url.py: one URL per input
  * line, hex-encoded; per line out: "<module> | <loadgen>", each "bad" or
  * "ok SECURE PORT HOSTHEX PATHHEX".
  */

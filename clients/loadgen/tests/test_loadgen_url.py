@@ -1,8 +1,6 @@
-"""The wire protocol room's URL parser (the module's) and the load generator's --url check
-against Node's WHATWG URL, on the committed reference table (wsproto/fuzz/url/reference.json,
-written by reference.mjs from cases.jsonl).  (Here, beside loadgen: its driver includes
-loadgen's http.h, and a room includes nothing of another.)  Where the module is known to differ from Node the table
-says why, and the test checks that it still differs (a fix must update the table)."""
+"""The load generator's --url check against Node's WHATWG URL, on the committed reference
+table (wsproto/fuzz/url/reference.json, written by reference.mjs from cases.jsonl; the
+room's URL parser on the same table: wsproto/tests/test_url_reference.py)."""
 import ipaddress
 import json
 import shutil
@@ -45,20 +43,6 @@ def results(driver, inputs):
                          capture_output=True, text=True, check=True).stdout.splitlines()
     assert len(out) == len(inputs)
     return [tuple(parse(side) for side in line.split(" | ")) for line in out]
-
-
-def test_module_agrees_with_node(driver):
-    table = json.loads(TABLE.read_text())["cases"]
-    got = results(driver, [c["input"] for c in table])
-    wrong = []
-    for case, (mod, _) in zip(table, got):
-        same = mod == case["node"]
-        if case["differs"] and same:
-            wrong.append("%r: marked as differing (%s) but agrees now: update the table"
-                         % (case["input"], case["differs"]))
-        elif not case["differs"] and not same:
-            wrong.append("%r: module %s, Node %s" % (case["input"], mod, case["node"]))
-    assert not wrong, "\n".join(wrong)
 
 
 def reachable_by_loadgen(case):
