@@ -282,9 +282,8 @@ def check_rooms(g: Graph, room: Path, loadgen: Path) -> None:
             at = (p.parent / name).resolve()
             if at.exists():
                 inside = at.is_relative_to(loadgen.resolve()) or at.is_relative_to(room.resolve())
-            else:  # found through the room's include path (or, for a fuzz target, the fuzz driver's)
-                inside = "/" not in name and (name in mine or (p.parent.name == "fuzz" and
-                                                               (ROOT / "scripts" / name).exists()))
+            else:  # found through the room's include path
+                inside = "/" not in name and name in mine
             if "quickjs-websocket" in name or at.is_relative_to(ROOT / "quickjs-websocket"):
                 g.problems.append(f"loadgen: {rel} includes \"{name}\": nothing of quickjs-websocket")
             elif not inside:

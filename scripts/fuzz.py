@@ -34,7 +34,7 @@ BUILD = ROOT / "build" / "fuzz"
 CLANG = "clang"
 CFLAGS = ["-g", "-O1", "-std=gnu11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror", "-I", str(ROOT / "wsproto"), "-I", str(ROOT / "scripts"),
           "-fsanitize=fuzzer,address,undefined", "-fno-sanitize-recover=all"]
-ROOM, LG, ECHO = "wsproto", "clients/loadgen", "servers/lws"
+ROOM, ECHO = "wsproto", "servers/lws"
 
 
 @dataclass
@@ -44,7 +44,6 @@ class Target:
     short: str              # fuzz/fuzz_<short>.c, corpus/<short>, regress/<short>
     sources: list
     libs: list = field(default_factory=list)
-    inputs: str = ""        # the folder whose fuzz/corpus and fuzz/regress it shares (default: home)
 
     @property
     def main(self) -> Path:
@@ -52,11 +51,11 @@ class Target:
 
     @property
     def seeds(self) -> Path:
-        return ROOT / (self.inputs or self.home) / "fuzz" / "corpus" / self.short
+        return ROOT / self.home / "fuzz" / "corpus" / self.short
 
     @property
     def regress(self) -> Path:
-        return ROOT / (self.inputs or self.home) / "fuzz" / "regress" / self.short
+        return ROOT / self.home / "fuzz" / "regress" / self.short
 
     @property
     def binary(self) -> Path:
@@ -71,9 +70,6 @@ TARGETS = [
     Target("wsproto_handshake", ROOM, "handshake", [ROOM + "/handshake_core.c"], ["-lcrypto"]),
     Target("wsproto_upgrade", ROOM, "upgrade", [ROOM + "/handshake_core.c"], ["-lcrypto"]),
     Target("wsproto_close", ROOM, "close", [ROOM + "/wsclose.c", ROOM + "/utf8_core.c"]),
-    # loadgen's own --url check against the room's parser (seeded with the room's URLs)
-    Target("loadgen_url", LG, "url", [LG + "/http.c", LG + "/util.c", ROOM + "/handshake_core.c",
-                                      ROOM + "/url_core.c"], ["-lcrypto"], inputs=ROOM),
     Target("echo_reqopts", ECHO, "reqopts", [ECHO + "/reqopts.c"]),
 ]
 

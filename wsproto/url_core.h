@@ -1,4 +1,5 @@
-/* WebSocket URL parsing, pure (url_core.c): the module's parse_url() */
+/* WebSocket URL parsing, pure (url_core.c): the module's parse_url() and the
+ * load generator's --url */
 #ifndef QJSWS_URL_CORE_H
 #define QJSWS_URL_CORE_H
 

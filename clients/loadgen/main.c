@@ -152,9 +152,8 @@ static void parse(int argc, char **argv, struct opts *o)
 		fail_unsupported("--transfer");
 
 	require("url");
-	o->tls = tls_url_parse(&o->url, get("url"));
-	if (!o->tls)
-		url_parse(&o->url, get("url"));
+	url_parse(&o->url, get("url"));
+	o->tls = o->url.secure;
 	o->ca = get("ca");
 	v = get("tls-resume");
 	o->tls_resume = v && strcmp(v, "false") && strcmp(v, "off");

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #define RECORD_MAX 16384		/* plaintext of one TLS record */
 #define GATHER_MAX (256 * 1024)		/* what one SSL_write takes from the queue */
@@ -40,26 +39,6 @@ static struct {
 	char version[32], cipher[96], group[64];
 } seen;
 
-int tls_url_parse(struct url *u, const char *s)
-{
-	const char *why, *colon;
-	char *plain;
-
-	if (strncasecmp(s, "wss://", 6))
-		return 0;
-	/* the rest of the URL is a ws:// URL's */
-	plain = xmalloc(strlen(s));
-	sprintf(plain, "ws://%s", s + 6);
-	why = url_parse_str(u, plain);
-	free(plain);
-	if (why)
-		fail("%s: %s", why, s);
-	colon = strchr(u->host, ':');
-	if (!colon || !colon[1])
-		u->addr.sin_port = htons(443);
-	return 1;
-}
-
 /* What OpenSSL's error queue says, emptied; `dflt` if nothing. */
 static const char *queued_reason(const char *dflt)
 {
@@ -80,16 +59,13 @@ static int keep_session(SSL *ssl, SSL_SESSION *s)
 	return 1;	/* the reference is ours */
 }
 
-/* Check the server's name: the host of the URL (without its port). */
+/* Check the server's name: the host of the URL. */
 static void set_name(const struct url *u)
 {
 	X509_VERIFY_PARAM *param = SSL_CTX_get0_param(ctx);
-	size_t n = strcspn(u->host, ":");
-	char name[256];
+	const char *name = u->host;
 	struct in_addr a;
 
-	memcpy(name, u->host, n);
-	name[n] = 0;
 	if (inet_pton(AF_INET, name, &a) == 1) {
 		if (X509_VERIFY_PARAM_set1_ip_asc(param, name) != 1)
 			fail("wss://: cannot check the IP address %s", name);

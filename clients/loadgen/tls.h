@@ -26,13 +26,6 @@ enum tls_status {
 	TLS_FAILED,	/* an alert, a reset, a truncation... (tls_why) */
 };
 
-/*
- * Parse --url: wss://HOST[:PORT][/path] into `u` (port 443 by default) and
- * return 1, or 0 for any other URL (left to url_parse). Fails the run on a
- * bad wss:// URL.
- */
-int tls_url_parse(struct url *u, const char *s);
-
 /* Set up the client context for the run; `resume`: offer the newest session. */
 void tls_init(const char *ca_file, const struct url *u, int resume);
 

@@ -2,7 +2,7 @@
 table (wsproto/fuzz/url/reference.json, written by reference.mjs from cases.jsonl), and the
 reason it gives for each refusal.  Where it is known to differ from Node the table says why,
 and the test checks that it still differs (a fix must update the table).  The load
-generator's --url on the same table: clients/loadgen/tests/test_url_reference.py."""
+generator's --url on the same table: clients/loadgen/tests/test_loadgen_url.py."""
 import json
 import shutil
 import subprocess
