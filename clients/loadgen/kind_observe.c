@@ -136,7 +136,9 @@ static void digest(int text)
 	size_t n = O.len, at[SAMPLES] = { 0 }, i, k;
 
 	if (text) {
-		u16 = xmalloc((size_t)O.v.units * sizeof(*u16) + sizeof(*u16));
+		/* room for a unit per byte, not just per unit: decode_utf16 widens 16
+		 * bytes at a time and may write past the last unit it keeps */
+		u16 = xmalloc((size_t)O.len * sizeof(*u16) + sizeof(*u16));
 		n = decode_utf16(O.msg, O.len, u16);
 	}
 	O.messages++;
