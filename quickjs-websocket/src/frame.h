@@ -36,7 +36,6 @@ static inline struct fr *fr_of(struct tp *t)
     return container_of(t, struct fr, tp);
 }
 
-/* what our framing reports upward (set at init by service.c) */
 /* The one upward interface of the framing layer (frame.c and upgrade.c): what
  * our framing and the upgrade report (set at init by service.c) */
 struct fr_up {

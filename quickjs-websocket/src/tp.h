@@ -15,7 +15,7 @@
  *
  * Who frames a connection is a second, small table (struct framer): our
  * framing (fr_own, frame.c) over any transport, or libwebsockets' own
- * (fr_lws, tp_lws.c: the lws path, wss:// and "framing" off).  The state
+ * (fr_lws, fr_lws.c: the lws path, wss:// and "framing" off).  The state
  * machine and the binding send, close and fail through it and never ask which.
  *
  * struct tp is a connection's transport part; the layers above embed it

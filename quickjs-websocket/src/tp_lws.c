@@ -1,10 +1,9 @@
 /*
  * The libwebsockets adapter: the context (made at the first connection lws
- * sets up), the poll
- * callbacks that put lws' sockets in our event loop, the protocol callback,
- * the pongs lws answers, and the hand-over of a ws:// connection from lws to
- * our framing.  lws' own framing of the lws path (sends, our close frame) is
- * fr_lws.c.
+ * sets up), the poll callbacks that put lws' sockets in our event loop, the
+ * protocol callback, the pongs lws answers, and the hand-over of a ws://
+ * connection from lws to our framing.  lws' own framing of the lws path
+ * (sends, our close frame) is fr_lws.c.
  */
 #include "tp_lws.h"
 #include "fr_lws.h"

@@ -29,10 +29,10 @@ enum {
     LWS_ST_PEER_CLOSED = 16,    /* the peer's close frame came */
 };
 
-/* what the adapter reports upward (set at init by service.c) */
-
 void tp_lws_log_level(const char *level); /* QJSWS_LWS_LOG, or NULL */
-/* the callback tables (the context is made at the first connection lws sets up) */
+/* the transport layer's upward interface, whose lws part the adapter reports
+ * through (set at init by service.c; the context is made at the first
+ * connection lws sets up) */
 void tp_lws_init(const struct tp_up *up);
 void tp_lws_destroy(void);
 /* the context, once made */

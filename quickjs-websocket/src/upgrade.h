@@ -12,8 +12,8 @@
 
 #pragma GCC visibility push(hidden)
 
-/* what the upgrade reports upward (set at init by service.c) */
-/* what the upgrade reports goes up through the framing layer's struct fr_up */
+/* what the upgrade reports goes up through the framing layer's struct fr_up
+ * (set at init by service.c) */
 void upg_init(const struct fr_up *up);
 
 /* does connect() set this connection up itself (our socket, our handshake)? */
