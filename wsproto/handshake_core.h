@@ -6,8 +6,8 @@
  * the load generator for every connection; the fuzz target wsproto_handshake
  * calls it directly.
  */
-#ifndef QJSWS_HANDSHAKE_CORE_H
-#define QJSWS_HANDSHAKE_CORE_H
+#ifndef WSPROTO_HANDSHAKE_CORE_H
+#define WSPROTO_HANDSHAKE_CORE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* WebSocket URL parsing, pure (url_core.c): the module's parse_url() and the
  * load generator's --url */
-#ifndef QJSWS_URL_CORE_H
-#define QJSWS_URL_CORE_H
+#ifndef WSPROTO_URL_CORE_H
+#define WSPROTO_URL_CORE_H
 
 #include <stddef.h>
 

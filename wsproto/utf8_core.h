@@ -1,9 +1,11 @@
 /*
  * UTF-8 validation and UTF-8 -> UTF-16 decoding with no JS, sockets or
- * libwebsockets (utf8_core.c): the part of utf8.c the fuzz targets call.
+ * libwebsockets (utf8_core.c): the module's receive path and its strings
+ * (quickjs-websocket/src/utf8.c), the load generator's texts
+ * (clients/loadgen/utf8.c, kind_observe.c).
  */
-#ifndef QJSWS_UTF8_CORE_H
-#define QJSWS_UTF8_CORE_H
+#ifndef WSPROTO_UTF8_CORE_H
+#define WSPROTO_UTF8_CORE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -37,7 +39,8 @@ static inline int utf8_stream_complete(uint32_t st)
     return st == 0;
 }
 
-/* UTF-16 of valid UTF-8 into out (room for n units); returns the units written */
+/* UTF-16 of valid UTF-8 into out; returns the units written.  out needs room
+ * for n units, one per byte, however few it keeps: it widens 16 at a time */
 size_t decode_utf16(const uint8_t *p, size_t n, uint16_t *out);
 /* how many UTF-16 code units valid UTF-8 makes (what decode_utf16 would write);
  * any split of a text adds up to its whole count */

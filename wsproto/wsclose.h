@@ -5,8 +5,8 @@
  * two receive paths, ours and lws'); the fuzz target wsproto_close compares
  * them with a reference.
  */
-#ifndef QJSWS_WSCLOSE_H
-#define QJSWS_WSCLOSE_H
+#ifndef WSPROTO_WSCLOSE_H
+#define WSPROTO_WSCLOSE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -10,8 +10,8 @@
  * callback into a direct call -- the receive path costs what it cost when
  * the parser lived inside the connection code (wsproto/README.md).
  */
-#ifndef QJSWS_WSPROTO_H
-#define QJSWS_WSPROTO_H
+#ifndef WSPROTO_WSPROTO_H
+#define WSPROTO_WSPROTO_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
 /*
  * libFuzzer target: close frames (wsclose.c): wsc_code_ok(), the one
  * close-code check of the module's two receive paths and of the load
- * generator, and wsc_body_problem(), the module's check of a received close
- * frame's body.
+ * generator, and wsc_body_problem(), their check of a received close frame's
+ * body.
  *
  * The input is a close frame's body.  Properties:
  *   - wsc_code_ok() equals a reference written here from RFC 6455 7.4.1 and

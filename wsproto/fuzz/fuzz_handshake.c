@@ -1,8 +1,8 @@
 /*
- * libFuzzer target: the opening handshake (handshake_core.c): the
- * module's request and the 101 check both clients use (loadgen calls
- * hs_check() with nothing offered: docs/fuzzing.md says why it is one
- * function; the defect model of a client that offers none is fuzz_upgrade.c).
+ * libFuzzer target: the opening handshake (handshake_core.c): the request
+ * and the 101 check both clients use (loadgen calls them with nothing
+ * offered: docs/fuzzing.md says why they are one function each; the defect
+ * model of a client that offers none is fuzz_upgrade.c).
  *
  * First input byte even: the rest is a response head as it came off the
  * wire.  Properties:
