@@ -59,27 +59,11 @@ static const size_t MAXES[8] = { 0, 1, 125, 126, 65535, 65536, 1 << 20, (size_t)
 struct qctx {
     struct evlog full;   /* with frame headers */
     struct evlog msgs;   /* messages, controls, errors only (to compare with loadgen) */
-    uint8_t *msg;
-    size_t msglen, msgcap;
+    struct evlog msg;    /* the message so far */
     int in_msg, msg_op, cur_fin, chunks;
     uint64_t frame_left;
     int stopped, err;
 };
-
-static void q_append(struct qctx *q, const uint8_t *p, size_t n)
-{
-    if (q->msglen + n > q->msgcap) {
-        size_t c = q->msgcap ? q->msgcap * 2 : 256;
-        while (c < q->msglen + n)
-            c *= 2;
-        q->msg = realloc(q->msg, c);
-        CHECK(q->msg != NULL);
-        q->msgcap = c;
-    }
-    if (n)
-        memcpy(q->msg + q->msglen, p, n);
-    q->msglen += n;
-}
 
 static int q_frame(void *ctx, int op, int fin, uint64_t len)
 {
@@ -111,15 +95,15 @@ static int q_data(void *ctx, const uint8_t *p, size_t n, int first, int final, i
     CHECK(final == (q->cur_fin && remain == 0));
     CHECK(binary == (q->msg_op == 2));
     q->frame_left = remain;
-    q_append(q, p, n);
+    ev_put(&q->msg, p, n);
     if (final) {
         ev_tag(&q->full, 'M', (uint64_t)q->msg_op);
-        ev_u64(&q->full, q->msglen);
-        ev_put(&q->full, q->msg, q->msglen);
+        ev_u64(&q->full, q->msg.n);
+        ev_put(&q->full, q->msg.b, q->msg.n);
         ev_tag(&q->msgs, 'M', (uint64_t)q->msg_op);
-        ev_u64(&q->msgs, q->msglen);
-        ev_put(&q->msgs, q->msg, q->msglen);
-        q->msglen = 0;
+        ev_u64(&q->msgs, q->msg.n);
+        ev_put(&q->msgs, q->msg.b, q->msg.n);
+        q->msg.n = 0;
         q->in_msg = 0;
         q->msg_op = 0;
         q->chunks = 0;
@@ -167,8 +151,8 @@ static void run_q(struct qctx *q, const uint8_t *s, size_t n, const size_t *cuts
             q->stopped = 1;
         at = to;
     }
-    ev_tag(&q->full, 'P', q->msglen);
-    ev_put(&q->full, q->msg, q->msglen);
+    ev_tag(&q->full, 'P', q->msg.n);
+    ev_put(&q->full, q->msg.b, q->msg.n);
 }
 
 /* ------------------------------------------------------------------ */
@@ -287,8 +271,7 @@ static void run_b(struct bctx *b, const uint8_t *s, size_t n, const size_t *cuts
 
 struct lctx {
     struct evlog msgs;
-    uint8_t *msg;
-    size_t msglen, msgcap;
+    struct evlog msg;    /* the message so far */
 };
 
 /* the room's parser with the load generator's table: logged as the reference logs */
@@ -308,7 +291,7 @@ static int g_data(void *ctx, const uint8_t *p, size_t n, int first, int final, i
     struct lctx *l = ctx;
     (void)first, (void)remain;
     l_data(ctx, p, n);
-    return final ? l_message(ctx, binary ? 2 : 1, l->msglen) : 0;
+    return final ? l_message(ctx, binary ? 2 : 1, l->msg.n) : 0;
 }
 
 static void g_error(void *ctx, int code, const char *why)
@@ -322,34 +305,21 @@ static void g_error(void *ctx, int code, const char *why)
 static const struct wsp_cb g_cb = { g_frame, g_data, l_control, g_error, LOADGEN_WHY,
                                     WSP_ORDER_RESERVED_FIRST };
 
-/* both, fed at the same cuts: exactly the same events, the same words */
-static void run_both(const uint8_t *s, size_t n, const size_t *cuts, int k);
-
 static int l_data(void *ctx, const unsigned char *p, size_t n)
 {
     struct lctx *l = ctx;
-    if (l->msglen + n > l->msgcap) {
-        size_t c = l->msgcap ? l->msgcap * 2 : 256;
-        while (c < l->msglen + n)
-            c *= 2;
-        l->msg = realloc(l->msg, c);
-        CHECK(l->msg != NULL);
-        l->msgcap = c;
-    }
-    if (n)
-        memcpy(l->msg + l->msglen, p, n);
-    l->msglen += n;
+    ev_put(&l->msg, p, n);
     return 0;
 }
 
 static int l_message(void *ctx, int opcode, uint64_t len)
 {
     struct lctx *l = ctx;
-    CHECK(len == l->msglen);
+    CHECK(len == l->msg.n);
     ev_tag(&l->msgs, 'M', (uint64_t)opcode);
-    ev_u64(&l->msgs, l->msglen);
-    ev_put(&l->msgs, l->msg, l->msglen);
-    l->msglen = 0;
+    ev_u64(&l->msgs, l->msg.n);
+    ev_put(&l->msgs, l->msg.b, l->msg.n);
+    l->msg.n = 0;
     return 0;
 }
 
@@ -364,6 +334,7 @@ static int l_control(void *ctx, int opcode, const unsigned char *p, size_t n)
 
 static const struct ref_cb l_cb = { l_data, l_message, l_control };
 
+/* both, fed at the same cuts: exactly the same events, the same words */
 static void run_both(const uint8_t *s, size_t n, const size_t *cuts, int k)
 {
     struct lctx ref, room;
@@ -386,11 +357,11 @@ static void run_both(const uint8_t *s, size_t n, const size_t *cuts, int k)
         at = to;
     }
     CHECK(ev_same(&ref.msgs, &room.msgs));
-    CHECK(ref.msglen == room.msglen && (!ref.msglen || !memcmp(ref.msg, room.msg, ref.msglen)));
+    CHECK(ev_same(&ref.msg, &room.msg));
     ev_free(&ref.msgs);
     ev_free(&room.msgs);
-    free(ref.msg);
-    free(room.msg);
+    ev_free(&ref.msg);
+    ev_free(&room.msg);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -450,11 +421,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ev_free(&whole.msgs);
     ev_free(&split.full);
     ev_free(&split.msgs);
-    free(whole.msg);
-    free(split.msg);
+    ev_free(&whole.msg);
+    ev_free(&split.msg);
     ev_free(&bw.log);
     ev_free(&bs.log);
     ev_free(&lg.msgs);
-    free(lg.msg);
+    ev_free(&lg.msg);
     return 0;
 }
