@@ -1,49 +1,37 @@
 """The room's URL parser (url_core.c) against Node's WHATWG URL, on the committed reference
-table (wsproto/fuzz/url/reference.json, written by reference.mjs from cases.jsonl), and the
-reason it gives for each refusal.  Where it is known to differ from Node the table says why,
-and the test checks that it still differs (a fix must update the table).  The load
-generator's --url on the same table: clients/loadgen/tests/test_loadgen_url.py."""
-import json
-import shutil
-import subprocess
+table (scripts/url_testing.py), and the reason it gives for each refusal.  Where it is known
+to differ from Node the table says why, and the test checks that it still differs (a fix
+must update the table).  The load generator's --url on the same table:
+clients/loadgen/tests/test_loadgen_url.py."""
+import sys
 from pathlib import Path
 
 import pytest
 
 HERE = Path(__file__).resolve().parent
 ROOM = HERE.parent
-TABLE = ROOM / "fuzz" / "url" / "reference.json"
+sys.path.insert(0, str(ROOM.parent / "scripts"))
+from url_testing import answers, build_driver, node_cases, unhex  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def driver(tmp_path_factory):
-    cc = shutil.which("cc")
-    if cc is None:
-        pytest.skip("cc missing")
-    exe = tmp_path_factory.mktemp("url") / "url_table"
-    subprocess.run([cc, "-O1", "-g", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-I", str(ROOM),
-                    "-o", str(exe), str(HERE / "c" / "url_table.c"), str(ROOM / "url_core.c")], check=True)
-    return exe
-
-
-def parse(line):
-    f = line.split()
-    if f[0] == "bad":
-        return {"accept": False, "reason": f[1]}
-    unhex = lambda h: "" if h == "-" else bytes.fromhex(h).decode("utf-8", "replace")
-    return {"accept": True, "secure": f[1] == "1", "port": int(f[2]), "host": unhex(f[3]),
-            "path": unhex(f[4])}
+    return build_driver(tmp_path_factory.mktemp("url") / "url_table",
+                        [HERE / "c" / "url_table.c", ROOM / "url_core.c"])
 
 
 def results(driver, inputs):
-    out = subprocess.run([str(driver)], input="".join(s.encode().hex() + "\n" for s in inputs),
-                         capture_output=True, text=True, check=True).stdout.splitlines()
-    assert len(out) == len(inputs)
-    return [parse(line) for line in out]
+    out = []
+    for line in answers(driver, inputs):
+        f = line.split()
+        out.append({"accept": False, "reason": f[1]} if f[0] == "bad" else
+                   {"accept": True, "secure": f[1] == "1", "port": int(f[2]), "host": unhex(f[3]),
+                    "path": unhex(f[4])})
+    return out
 
 
 def test_agrees_with_node(driver):
-    table = json.loads(TABLE.read_text())["cases"]
+    table = node_cases()
     got = results(driver, [c["input"] for c in table])
     wrong = []
     for case, mod in zip(table, got):

@@ -10,20 +10,19 @@ Node refuses (the table's stated differences aside)."""
 from __future__ import annotations
 
 import ipaddress
-import json
-import shutil
 import socket
-import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Iterator
 
 import pytest
-from test_loadgen import LOADGEN, SERVER, loadgen, url  # noqa: F401  (url: the lws-echo fixture)
+from test_loadgen import LOADGEN, ROOT, SERVER, loadgen, url  # noqa: F401  (url: the lws-echo fixture)
+
+sys.path.insert(0, str(ROOT / "scripts"))
+from url_testing import answers, build_driver, node_cases, unhex  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[2]
-TABLE = ROOT / "wsproto" / "fuzz" / "url" / "reference.json"
 built = pytest.mark.skipif(not (LOADGEN.exists() and SERVER.exists()),
                            reason="build/bin/wsbench-loadgen or lws-echo not built (make setup)")
 
@@ -174,32 +173,22 @@ def test_of_a_bad_host_and_a_bad_path_the_path_is_named() -> None:
 
 @pytest.fixture(scope="module")
 def driver(tmp_path_factory):
-    cc = shutil.which("cc")
-    if cc is None:
-        pytest.skip("cc missing")
-    exe = tmp_path_factory.mktemp("url") / "url_check"
     lg = ROOT / "clients" / "loadgen"
-    subprocess.run([cc, "-O1", "-g", "-std=gnu11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
-                    "-I", str(ROOT / "wsproto"), "-o", str(exe), str(HERE / "c" / "url_check.c"),
-                    str(ROOT / "wsproto" / "url_core.c"), str(ROOT / "wsproto" / "handshake_core.c"),
-                    str(lg / "http.c"), str(lg / "util.c"), "-lcrypto"], check=True)
-    return exe
-
-
-def parse(line):
-    f = line.split(" ", 1) if line.startswith("bad ") else line.split()
-    if f[0] == "bad":
-        return {"accept": False, "why": f[1]}
-    unhex = lambda h: "" if h == "-" else bytes.fromhex(h).decode("utf-8", "replace")
-    return {"accept": True, "secure": f[1] == "1", "port": int(f[2]), "host": unhex(f[3]),
-            "path": unhex(f[4]), "host_header": unhex(f[5])}
+    return build_driver(tmp_path_factory.mktemp("url") / "url_check",
+                        [HERE / "c" / "url_check.c", ROOT / "wsproto" / "url_core.c",
+                         ROOT / "wsproto" / "handshake_core.c", lg / "http.c", lg / "util.c"], ("-lcrypto",))
 
 
 def results(driver, inputs):
-    out = subprocess.run([str(driver)], input="".join(s.encode().hex() + "\n" for s in inputs),
-                         capture_output=True, text=True, check=True).stdout.splitlines()
-    assert len(out) == len(inputs)
-    return [parse(line) for line in out]
+    out = []
+    for line in answers(driver, inputs):
+        if line.startswith("bad "):
+            out.append({"accept": False, "why": line[len("bad "):]})
+            continue
+        f = line.split()
+        out.append({"accept": True, "secure": f[1] == "1", "port": int(f[2]), "host": unhex(f[3]),
+                    "path": unhex(f[4]), "host_header": unhex(f[5])})
+    return out
 
 
 def reachable(node):
@@ -219,7 +208,7 @@ def node_host(node):
 
 
 def test_loadgen_agrees_with_node(driver):
-    table = json.loads(TABLE.read_text())["cases"]
+    table = node_cases()
     got = results(driver, [c["input"] for c in table])
     wrong = []
     for case, lg in zip(table, got):

@@ -5,42 +5,26 @@
  * "ok SECURE PORT HOSTHEX PATHHEX HOSTHEADERHEX".
  */
 #include <arpa/inet.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "../../http.h"
-
-static void hex(const char *s, size_t n)
-{
-    size_t i;
-    if (!n)
-        putchar('-');
-    for (i = 0; i < n; i++)
-        printf("%02x", (unsigned char)s[i]);
-}
+#include "../../../../wsproto/tests/c/hexlines.h"
 
 int main(void)
 {
-    static char line[20000], s[10000];
-    while (fgets(line, sizeof(line), stdin)) {
-        size_t n = 0, i;
+    static char s[10000];
+    size_t n;
+    while (read_hex_line(s, sizeof(s), &n)) {
         struct url u;
-        const char *why;
-        for (i = 0; line[i] && line[i + 1] && line[i] != '\n'; i += 2) {
-            unsigned v;
-            sscanf(line + i, "%2x", &v);
-            s[n++] = (char)v;
-        }
-        s[n] = 0;
         /* loadgen reads a C string (an argument): it never sees a NUL */
-        why = memchr(s, 0, n) ? "NUL" : url_check(&u, s);
+        const char *why = memchr(s, 0, n) ? "NUL" : url_check(&u, s);
         if (!why) {
             printf("ok %d %d ", u.secure, ntohs(u.addr.sin_port));
-            hex(u.host, strlen(u.host));
+            put_hex(u.host, strlen(u.host));
             putchar(' ');
-            hex(u.target, strlen(u.target));
+            put_hex(u.target, strlen(u.target));
             putchar(' ');
-            hex(u.host_header, strlen(u.host_header));
+            put_hex(u.host_header, strlen(u.host_header));
         } else {
             printf("bad %s", why);
         }
