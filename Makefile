@@ -61,7 +61,7 @@ lint-workflows:
 # test_docker.py builds the server images in a private engine: make test installs Docker
 # (the docker-setup group) so that it runs wherever an engine can be started.
 test: docker-setup
-	@$(PYTEST) -q -rs --timeout=900 harness/tests clients/tests clients/loadgen/tests quickjs-websocket/tests servers/lws/tests servers/tests
+	@$(PYTEST) -q -rs --timeout=900 harness/tests clients/tests clients/loadgen/tests wsproto/tests quickjs-websocket/tests servers/lws/tests servers/tests
 
 # Not part of make test: the tests that ever flaked (scripts/stress.py's list), N times
 # under a CPU hog on every core; a table of each test's failures out of N (exit 1: any).

@@ -1,19 +1,25 @@
 #!/usr/bin/env python3
-"""Check the layers of the QuickJS module (quickjs-websocket/src): each file calls only
-files of its own layer or below, the calls between files have no cycle, and each file
-includes only the module's headers of its own layer or below.
+"""Check the layers of the QuickJS module (quickjs-websocket/src, and below it the wire
+protocol's room, wsproto/): each file calls only files of its own layer or below, the calls
+between files have no cycle, and each file includes only the module's headers of its own
+layer or below.  And the rooms keep apart: wsproto/ includes only its own headers (it is
+the bottom layer of every program that uses it), and the load generator (clients/loadgen)
+includes nothing of quickjs-websocket, only its own headers and the room's.
 
-    scripts/check_layers.py                  compile src/*.c into a temporary folder, check
-    scripts/check_layers.py --objects DIR    check already built objects (DIR/<name>.o)
-    scripts/check_layers.py --src DIR        another copy of the sources (the tests plant
-                                             violations in one)
+    scripts/check_layers.py                  compile src/*.c and wsproto/*.c into a
+                                             temporary folder, check
+    scripts/check_layers.py --objects DIR    check already built objects (DIR/<name>.o,
+                                             DIR/wsproto/<name>.o)
+    scripts/check_layers.py --src DIR        another copy of the module's sources (the tests
+                                             plant violations in one); --room DIR, --loadgen
+                                             DIR: the same for the room and the load generator
 
 The calls come from the objects' symbols (`nm`): a file that leaves a symbol undefined
 which another file of the module defines calls (or reads) that file.  Static inline
 functions in headers leave no symbol, so the `#include`s of the module's own headers are
 checked as well, and so are the includes each layer must not have (JS below the binding,
 libwebsockets outside its adapter, sockets in pure code).  The layer of every file is
-declared once, in LAYERS below; quickjs-websocket/README.md shows the same table (its
+declared once, in LAYERS below (the room's files are the bottom layer, "pure"); quickjs-websocket/README.md shows the same table (its
 "Layers" table must list the same files, which is checked too).
 
 Exit status 0: no problem; 1: problems, one line each (the files, the symbol or header);
@@ -34,6 +40,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "quickjs-websocket" / "src"
+ROOM = ROOT / "wsproto"
+LOADGEN = ROOT / "clients" / "loadgen"
 README = ROOT / "quickjs-websocket" / "README.md"
 PREFIX = ROOT / "build" / "prefix"
 
@@ -50,7 +58,7 @@ class Layer:
 # before it; within a layer the calls must not form a cycle.
 LAYERS: tuple[Layer, ...] = (
     Layer("pure", "no JS, sockets or libwebsockets: frames, close codes, the handshake's "
-          "request and 101 check, URLs, UTF-8, the switches",
+          "request and 101 check, URLs, UTF-8 (the wire protocol's room, wsproto/), the switches",
           ("wsproto.h", "opts.h", "opts.c", "wsclose.h", "wsclose.c", "handshake_core.h",
            "handshake_core.c", "url_core.h", "url_core.c", "utf8_core.h", "utf8_core.c"),
           ("quickjs", "libwebsockets", "sys/socket.h", "sys/epoll.h", "netdb.h", "poll.h")),
@@ -59,9 +67,9 @@ LAYERS: tuple[Layer, ...] = (
           ("loop.h", "loop.c", "txq.h", "txq.c"),
           ("quickjs", "libwebsockets")),
     Layer("transport", "one struct tp_ops per connection: raw TCP, TLS (OpenSSL) over it, and libwebsockets "
-          "(its adapter, which also frames the lws path: struct framer fr_lws)",
-          ("tp.h", "tp_tcp.h", "tp_tcp.c", "tp_tls.h", "tp_tls.c", "tp_lws.h", "tp_lws.c", "pool.h",
-           "pool.c"),
+          "(its adapter, and lws' framing of the lws path: struct framer fr_lws)",
+          ("tp.h", "tp_tcp.h", "tp_tcp.c", "tp_tls.h", "tp_tls.c", "fr_lws.h", "fr_lws.c", "tp_lws.h",
+           "tp_lws.c", "pool.h", "pool.c"),
           ("quickjs",)),
     Layer("framing", "our framing over any transport (struct framer fr_own) and the HTTP "
           "upgrade over any transport",
@@ -105,15 +113,20 @@ def describe(g: Graph, f: str) -> str:
     return f"{f} ({LAYERS[g.layer_of[f]].name})"
 
 
-def compile_all(src: Path, out: Path, cc: str) -> None:
-    flags = CFLAGS + ["-isystem", str(PREFIX / "include"), "-isystem", str(PREFIX / "include" / "quickjs")]
+def sources(dirs: list[Path], suffixes: tuple[str, ...] = (".c",)) -> list[Path]:
+    return sorted((p for d in dirs for p in d.iterdir() if p.suffix in suffixes), key=lambda p: p.name)
+
+
+def compile_all(dirs: list[Path], out: Path, cc: str) -> None:
+    flags = CFLAGS + [f"-I{d}" for d in dirs] + \
+        ["-isystem", str(PREFIX / "include"), "-isystem", str(PREFIX / "include" / "quickjs")]
 
     def one(c: Path) -> tuple[Path, subprocess.CompletedProcess[str]]:
         return c, subprocess.run([cc, *flags, "-c", "-o", str(out / (c.stem + ".o")), str(c)],
                                  capture_output=True, text=True)
 
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        for c, r in pool.map(one, sorted(src.glob("*.c"))):
+        for c, r in pool.map(one, sources(dirs)):
             if r.returncode:
                 print(f"check_layers: cannot compile {c.name}:\n{r.stderr[-3000:]}", file=sys.stderr)
                 sys.exit(2)
@@ -138,18 +151,26 @@ def symbols(obj: Path) -> tuple[set[str], set[str]]:
     return defined, undefined
 
 
-def check_files(g: Graph, src: Path) -> None:
-    present = {p.name for p in src.iterdir() if p.suffix in (".c", ".h")}
-    for f in sorted(present - g.layer_of.keys()):
+def check_files(g: Graph, dirs: list[Path]) -> None:
+    present = [p.name for p in sources(dirs, (".c", ".h"))]
+    for f in sorted({f for f in present if present.count(f) > 1}):
+        g.problems.append(f"{f}: in both {dirs[0]} and {dirs[1]}")
+    for f in sorted(set(present) - g.layer_of.keys()):
         g.problems.append(f"{f}: no layer declared (scripts/check_layers.py, LAYERS)")
-    for f in sorted(g.layer_of.keys() - present):
-        g.problems.append(f"{f}: declared in LAYERS but not in {src}")
+    for f in sorted(g.layer_of.keys() - set(present)):
+        g.problems.append(f"{f}: declared in LAYERS but not in {' or '.join(map(str, dirs))}")
+    for p in sources(dirs[1:], (".c", ".h")):
+        if p.name in g.layer_of and g.layer_of[p.name] != 0:
+            g.problems.append(f"{p.name}: in {p.parent}, the room of the bottom layer, but declared in "
+                              f"layer {LAYERS[g.layer_of[p.name]].name}")
 
 
-def check_calls(g: Graph, objdir: Path, src: Path) -> None:
+def check_calls(g: Graph, objdir: Path, dirs: list[Path]) -> None:
     undefined: dict[str, set[str]] = {}
-    for c in sorted(src.glob("*.c")):
+    for c in sources(dirs):
         obj = objdir / (c.stem + ".o")
+        if not obj.exists():  # the Makefiles keep the room's objects in a folder of their own
+            obj = objdir / c.parent.name / (c.stem + ".o")
         if not obj.exists():
             g.problems.append(f"{c.name}: no object {obj}")
             continue
@@ -226,21 +247,48 @@ def check_cycles(g: Graph) -> None:
         g.problems.append(f"cycle among {', '.join(sorted(comp))}: " + "; ".join(edges))
 
 
-def check_includes(g: Graph, src: Path) -> None:
-    for p in sorted(src.iterdir()):
-        if p.suffix not in (".c", ".h") or p.name not in g.layer_of:
+def check_includes(g: Graph, dirs: list[Path]) -> None:
+    for p in sources(dirs, (".c", ".h")):
+        if p.name not in g.layer_of:
             continue
         mine = g.layer_of[p.name]
         for kind, name in INCLUDE.findall(p.read_text(errors="replace")):
             if kind == '"' and name in g.layer_of:
                 if g.layer_of[name] > mine:
                     g.problems.append(f"upward include: {describe(g, p.name)} includes {describe(g, name)}")
-            elif kind == '"' and (src / name).exists():
+            elif kind == '"' and any((d / name).exists() for d in dirs):
                 g.problems.append(f"{p.name} includes {name}, which has no layer")
             for banned in LAYERS[mine].forbid:
                 if name.startswith(banned):
                     g.problems.append(f"{describe(g, p.name)} includes <{name}>: not in layer "
                                       f"{LAYERS[mine].name} ({LAYERS[mine].what.split(':')[0]})")
+
+
+def check_rooms(g: Graph, room: Path, loadgen: Path) -> None:
+    """The room includes only its own headers; the load generator its own and the room's,
+    nothing of the module (by path or by a name only the module has)."""
+    mine = {p.name for p in room.iterdir() if p.suffix == ".h"}
+    for p in sources([room], (".c", ".h")):
+        for kind, name in INCLUDE.findall(p.read_text(errors="replace")):
+            if kind == '"' and name not in mine:
+                g.problems.append(f"{room.name}/{p.name} includes \"{name}\": the room includes only its own headers")
+    if not loadgen.is_dir():
+        return
+    for p in sorted(loadgen.rglob("*.[ch]")):
+        rel = p.relative_to(loadgen)
+        for kind, name in INCLUDE.findall(p.read_text(errors="replace")):
+            if kind != '"':
+                continue
+            at = (p.parent / name).resolve()
+            if at.exists():
+                inside = at.is_relative_to(loadgen.resolve()) or at.is_relative_to(room.resolve())
+            else:  # found through the room's include path
+                inside = "/" not in name and name in mine
+            if "quickjs-websocket" in name or at.is_relative_to(ROOT / "quickjs-websocket"):
+                g.problems.append(f"loadgen: {rel} includes \"{name}\": nothing of quickjs-websocket")
+            elif not inside:
+                g.problems.append(f"loadgen: {rel} includes \"{name}\": neither its own header nor "
+                                  f"the room's ({room.name}/)")
 
 
 def check_readme(g: Graph, readme: Path) -> None:
@@ -283,6 +331,8 @@ def check_readme(g: Graph, readme: Path) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--src", type=Path, default=SRC)
+    ap.add_argument("--room", type=Path, default=ROOM)
+    ap.add_argument("--loadgen", type=Path, default=LOADGEN)
     ap.add_argument("--objects", type=Path, help="built objects (DIR/<name>.o) instead of compiling")
     ap.add_argument("--readme", type=Path, default=README)
     ap.add_argument("--no-readme", action="store_true", help="skip the README table check")
@@ -293,15 +343,17 @@ def main() -> int:
         print("check_layers: nm not found (binutils)", file=sys.stderr)
         return 2
     g = Graph(layer_of=layer_table())
-    check_files(g, a.src)
+    dirs = [a.src, a.room]
+    check_files(g, dirs)
     with tempfile.TemporaryDirectory(prefix="check_layers.") as tmp:
         objdir = a.objects
         if objdir is None:
             objdir = Path(tmp)
-            compile_all(a.src, objdir, a.cc)
-        check_calls(g, objdir, a.src)
+            compile_all(dirs, objdir, a.cc)
+        check_calls(g, objdir, dirs)
     check_cycles(g)
-    check_includes(g, a.src)
+    check_includes(g, dirs)
+    check_rooms(g, a.room, a.loadgen)
     if not a.no_readme:
         check_readme(g, a.readme)
     if a.graph:
@@ -313,7 +365,7 @@ def main() -> int:
         return 1
     nfiles = sum(len(layer.files) for layer in LAYERS)
     print(f"check_layers: {nfiles} files in {len(LAYERS)} layers, {len(g.calls)} calls between "
-          f"files: no cycle, no upward call or include")
+          f"files: no cycle, no upward call or include; {a.room.name}/ and loadgen keep to their rooms")
     return 0
 
 

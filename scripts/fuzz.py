@@ -12,7 +12,9 @@
     scripts/fuzz.py list
 
 Targets live beside the code they test, in <dir>/fuzz/fuzz_<name>.c, with their seeds in
-<dir>/fuzz/corpus/<name>/ and every crash ever found, minimised, in <dir>/fuzz/regress/<name>/.
+<dir>/fuzz/corpus/<name>/ and every crash ever found, minimised, in <dir>/fuzz/regress/<name>/:
+the wire protocol's pure code once, in wsproto/fuzz/ (both native clients use it); what is a
+client's or a server's own, in its folder.
 Exit status: 0 when every target ran without a crash, leak or UB report, 1 otherwise.
 """
 import argparse
@@ -30,9 +32,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build" / "fuzz"
 CLANG = "clang"
-CFLAGS = ["-g", "-O1", "-std=gnu11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
+CFLAGS = ["-g", "-O1", "-std=gnu11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror", "-I", str(ROOT / "wsproto"), "-I", str(ROOT / "scripts"),
           "-fsanitize=fuzzer,address,undefined", "-fno-sanitize-recover=all"]
-QJS, LG, ECHO = "quickjs-websocket", "clients/loadgen", "servers/lws"
+ROOM, ECHO = "wsproto", "servers/lws"
 
 
 @dataclass
@@ -61,17 +63,13 @@ class Target:
 
 
 TARGETS = [
-    Target("qjs_frames", QJS, "frames",
-           [QJS + "/src/utf8_core.c", LG + "/frame.c", LG + "/util.c"]),
-    Target("qjs_roundtrip", QJS, "roundtrip", [LG + "/frame.c", LG + "/util.c"]),
-    Target("qjs_utf8", QJS, "utf8", [QJS + "/src/utf8_core.c", LG + "/utf8.c"]),
-    Target("qjs_url", QJS, "url", [QJS + "/src/url_core.c", LG + "/http.c", LG + "/util.c"],
-           ["-lcrypto"]),
-    Target("qjs_handshake", QJS, "handshake", [QJS + "/src/handshake_core.c"], ["-lcrypto"]),
-    Target("qjs_close", QJS, "close", [QJS + "/src/wsclose.c", QJS + "/src/utf8_core.c"]),
-    Target("loadgen_frames", LG, "frames", [LG + "/frame.c", LG + "/util.c"]),
-    Target("loadgen_http", LG, "http",
-           [LG + "/http.c", LG + "/util.c", QJS + "/src/handshake_core.c"], ["-lcrypto"]),
+    Target("wsproto_frames", ROOM, "frames", [ROOM + "/utf8_core.c"]),
+    Target("wsproto_roundtrip", ROOM, "roundtrip", []),
+    Target("wsproto_utf8", ROOM, "utf8", [ROOM + "/utf8_core.c"]),
+    Target("wsproto_url", ROOM, "url", [ROOM + "/url_core.c"]),
+    Target("wsproto_handshake", ROOM, "handshake", [ROOM + "/handshake_core.c"], ["-lcrypto"]),
+    Target("wsproto_upgrade", ROOM, "upgrade", [ROOM + "/handshake_core.c"], ["-lcrypto"]),
+    Target("wsproto_close", ROOM, "close", [ROOM + "/wsclose.c", ROOM + "/utf8_core.c"]),
     Target("echo_reqopts", ECHO, "reqopts", [ECHO + "/reqopts.c"]),
 ]
 
@@ -99,7 +97,7 @@ def build(targets: list) -> None:
     (BUILD / "bin").mkdir(parents=True, exist_ok=True)
     for t in targets:
         inputs = [t.main] + [ROOT / s for s in t.sources]
-        headers = [p for d in {i.parent for i in inputs} | {ROOT / QJS / "fuzz", ROOT / QJS / "src"}
+        headers = [p for d in {i.parent for i in inputs} | {ROOT / "scripts", ROOT / ROOM, ROOT / ROOM / "fuzz"}
                    for p in d.glob("*.h")]
         if t.binary.exists() and all(p.stat().st_mtime < t.binary.stat().st_mtime
                                      for p in inputs + headers):

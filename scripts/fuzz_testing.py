@@ -1,4 +1,4 @@
-"""The one check behind every package's fuzz test (quickjs-websocket, loadgen, lws-echo):
+"""The one check behind every package's fuzz test (wsproto, loadgen, lws-echo):
 replay a target's committed inputs (seeds and regression inputs), then a short fresh run
 from its seeds (WSBENCH_FUZZ_TEST_SECONDS, default 10), through scripts/fuzz.py check.
 Long runs: make fuzz."""

@@ -232,7 +232,7 @@ static void open_tick(void *x)
 		      thousands(K.pending, n), thousands(K.opened, s));
 		K.pending = 0;	/* those are given up */
 	}
-	loop_wake_at(K.pending ? K.last_progress + K.stall_ns : 0);
+	evloop_wake_at(K.pending ? K.last_progress + K.stall_ns : 0);
 }
 
 static int open_done(void *x)
@@ -275,11 +275,11 @@ struct cap_conn **cap_open(const struct opts *o, unsigned want, const struct cap
 	K.stall_ns = o->stall_ms * 1000000u;
 	make_sources(o);
 
-	loop_phase("open");
+	evloop_phase("open");
 	K.t_first = K.t_last = now_ns();
 	progress();
-	loop_run(open_done, open_tick, NULL);
-	loop_wake_at(0);
+	evloop_run(open_done, open_tick, NULL);
+	evloop_wake_at(0);
 	/* handshakes given up at a stall */
 	for (i = 0; i < K.started; i++)
 		if (!K.all[i].opened && !K.all[i].failed) {
@@ -312,7 +312,7 @@ void cap_close_all(void)
 	unsigned i;
 
 	K.closing = 1;
-	loop_phase("close");
+	evloop_phase("close");
 	for (i = 0; i < K.nlive; i++) {
 		if (K.live[i]->c.state == C_DONE)
 			K.closed++;
@@ -320,9 +320,9 @@ void cap_close_all(void)
 			conn_close(&K.live[i]->c, 1000);
 	}
 	close_deadline = now_ns() + CLOSE_WAIT_NS;
-	loop_wake_at(close_deadline);
-	loop_run(all_closed, NULL, NULL);
-	loop_wake_at(0);
+	evloop_wake_at(close_deadline);
+	evloop_run(all_closed, NULL, NULL);
+	evloop_wake_at(0);
 	for (i = 0; i < K.started; i++)
 		conn_free(&K.all[i].c);
 	free(K.all);

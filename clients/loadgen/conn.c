@@ -1,10 +1,9 @@
 #include "conn.h"
 #include "tls.h"
-#include "utf8.h"
 #include "util.h"
-/* shared with the QuickJS module (docs/fuzzing.md): the 101 check, the close codes */
-#include "../../quickjs-websocket/src/handshake_core.h"
-#include "../../quickjs-websocket/src/wsclose.h"
+/* the wire protocol's room (wsproto/): the 101 check, the close codes */
+#include "handshake_core.h"
+#include "wsclose.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -34,7 +33,7 @@ static uint64_t armed_at;
 
 /*
  * wss:// (conn_use_tls): every connection's bytes go through tls.c. Writes take
- * the same path as ws:// (flush), with tls_writev for writev; events of a TLS
+ * the same path as ws:// (write_queue), with tls_write_gathered for writev; events of a TLS
  * connection come tagged (the low bit of its pointer in the epoll data) to
  * tls_on_event.
  */
@@ -54,7 +53,7 @@ void conn_use_tls(void)
 	io_tls = 1;
 }
 
-void loop_init(uint64_t timeout)
+void evloop_init(uint64_t timeout)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = TIMER_TAG };
 
@@ -69,13 +68,13 @@ void loop_init(uint64_t timeout)
 	rbuf = xmalloc(RBUF_SIZE);
 }
 
-void loop_set_deadline(uint64_t timeout)
+void evloop_set_deadline(uint64_t timeout)
 {
 	timeout_ms = timeout;
 	deadline = now_ns() + timeout * 1000000u;
 }
 
-void loop_free(void)
+void evloop_free(void)
 {
 	close(tfd);
 	close(epfd);
@@ -83,7 +82,7 @@ void loop_free(void)
 	rbuf = NULL;
 }
 
-void loop_phase(const char *fmt, ...)
+void evloop_phase(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -92,7 +91,7 @@ void loop_phase(const char *fmt, ...)
 	va_end(ap);
 }
 
-void loop_wake_at(uint64_t t)
+void evloop_wake_at(uint64_t t)
 {
 	struct itimerspec its;
 
@@ -127,7 +126,7 @@ static void set_events(struct conn *c, int want_out)
 	epoll_mod(c, want_out);
 }
 
-static void mark_dirty(struct conn *c)
+static void want_flush(struct conn *c)
 {
 	if (c->dirty)
 		return;
@@ -157,7 +156,7 @@ static void queue_push(struct conn *c, const unsigned char *p, size_t len,
 	it->len = len;
 	it->owned = owned;
 	c->qcount++;
-	mark_dirty(c);
+	want_flush(c);
 }
 
 void conn_send_ref(struct conn *c, const unsigned char *p, size_t len)
@@ -244,7 +243,7 @@ void conn_fail(struct conn *c, int code, const char *why)
 /* The server ended the connection (TCP FIN, or TLS close_notify) without a close frame:
  * for a kind that reports events, error and then close 1006 (not clean), as a browser's
  * WebSocket does; after our close frame, or for the other kinds, just the end. */
-static void ended(struct conn *c, const char *how)
+static void server_ended(struct conn *c, const char *how)
 {
 	char why[160];
 
@@ -372,7 +371,7 @@ static void tls_events(struct conn *c)
 }
 
 /* Write as much of the queue as the socket takes. */
-static void flush(struct conn *c)
+static void write_queue(struct conn *c)
 {
 	struct iovec iov[IOV_BATCH];
 
@@ -386,7 +385,7 @@ static void flush(struct conn *c)
 			iov[i].iov_base = (void *)(it->p + (i ? 0 : c->off));
 			iov[i].iov_len = it->len - (i ? 0 : c->off);
 		}
-		w = io_tls ? tls_writev(c->fd, iov, (int)n) : writev(c->fd, iov, (int)n);
+		w = io_tls ? tls_write_gathered(c->fd, iov, (int)n) : writev(c->fd, iov, (int)n);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
@@ -422,21 +421,52 @@ static void flush(struct conn *c)
 		set_events(c, c->qcount > 0);
 }
 
-static int on_parsed_data(void *ctx, const unsigned char *p, size_t n)
+/* A frame's header passed every check: a text or binary one begins a message. */
+static int on_parsed_frame(void *ctx, int opcode, int fin, uint64_t len)
 {
 	struct conn *c = ctx;
 
-	if (c->want_data && c->ops->on_data && c->state == C_OPEN)
-		c->ops->on_data(c, p, n);
-	return c->failed;	/* stop parsing once failed */
+	(void)fin;
+	(void)len;
+	if (opcode == OP_TEXT || opcode == OP_BINARY) {
+		c->msg_opcode = opcode;
+		c->msg_len = 0;
+	}
+	return 0;
 }
 
-static int on_parsed_message(void *ctx, int opcode, uint64_t len)
+/* A chunk of a data message (empty only for an empty frame); at its end, the message. */
+static int on_parsed_data(void *ctx, const unsigned char *p, size_t n, int first,
+			  int final, int binary, size_t remain)
 {
 	struct conn *c = ctx;
+	int opcode;
 
+	(void)first;
+	(void)binary;
+	(void)remain;
+	if (n) {
+		if (c->msg_len < sizeof(c->msg_head)) {
+			size_t h = sizeof(c->msg_head) - (size_t)c->msg_len;
+
+			if (h == sizeof(c->msg_head) && n >= h)
+				memcpy(c->msg_head, p, sizeof(c->msg_head));
+			else
+				for (h = 0; h < n && c->msg_len + h < sizeof(c->msg_head); h++)
+					c->msg_head[c->msg_len + h] = p[h];
+		}
+		c->msg_len += n;
+		if (c->want_data && c->ops->on_data && c->state == C_OPEN)
+			c->ops->on_data(c, p, n);
+		if (c->failed)	/* stop parsing once failed */
+			return c->failed;
+	}
+	if (!final)
+		return 0;
+	opcode = c->msg_opcode;
+	c->msg_opcode = 0;
 	if (c->ops->on_message && c->state == C_OPEN)
-		c->ops->on_message(c, opcode, len);
+		c->ops->on_message(c, opcode, c->msg_len);
 	return c->state == C_DONE || c->failed;
 }
 
@@ -444,6 +474,7 @@ static int on_parsed_control(void *ctx, int opcode, const unsigned char *p,
 			     size_t n)
 {
 	struct conn *c = ctx;
+	const char *why;
 	int code;
 
 	if (opcode == OP_PING) {
@@ -456,26 +487,16 @@ static int on_parsed_control(void *ctx, int opcode, const unsigned char *p,
 			c->ops->on_pong(c);
 		return 0;
 	}
-	/* close: a 1-byte body, a code no one may send, a reason not UTF-8 */
-	if (n == 1) {
-		conn_fail(c, 1002, "close frame with a 1-byte payload");
+	/* close: a 1-byte body, a code no one may send, a reason not UTF-8 (the
+	 * room's check, in our words) */
+	code = wsc_body_problem(p, n, &why);
+	if (code) {
+		conn_fail(c, code, n == 1 ? "close frame with a 1-byte payload" :
+			  code == 1002 ? "close frame with an invalid code" :
+			  "close reason is not UTF-8");
 		return 1;
 	}
 	code = n >= 2 ? (p[0] << 8 | p[1]) : 1005;
-	if (n >= 2 && !wsc_code_ok(code)) {
-		conn_fail(c, 1002, "close frame with an invalid code");
-		return 1;
-	}
-	if (n > 2) {
-		struct utf8v v;
-
-		memset(&v, 0, sizeof(v));
-		utf8v_feed(&v, p + 2, n - 2);
-		if (!utf8v_ok(&v)) {
-			conn_fail(c, 1007, "close reason is not UTF-8");
-			return 1;
-		}
-	}
 	c->close_code = code;
 	if (!c->close_sent) {
 		unsigned char b[2] = { p[0], p[1] };
@@ -489,18 +510,38 @@ static int on_parsed_control(void *ctx, int opcode, const unsigned char *p,
 	return 0;
 }
 
-static const struct wsparser_cb parser_cb = {
+static void on_parse_error(void *ctx, int code, const char *why)
+{
+	conn_fail(ctx, code, why);
+}
+
+/* our words for a frame header's protocol violations, and the order we check them in */
+static const char *const parse_why[WSP_VIOLATIONS] = {
+	[WSP_MASKED] = "masked frame from server",
+	[WSP_LENGTH] = "frame length has the top bit set",
+	[WSP_RESERVED_BITS] = "reserved bits set (no extension negotiated)",
+	[WSP_CONTROL_OPCODE] = "reserved opcode",
+	[WSP_CONTROL_FRAGMENTED] = "fragmented control frame",
+	[WSP_CONTROL_LONG] = "control frame longer than 125 bytes",
+	[WSP_CONTINUATION] = "continuation frame without a message",
+	[WSP_NOT_CONTINUATION] = "new message inside a fragmented one",
+	[WSP_OPCODE] = "reserved opcode",
+};
+
+static const struct wsp_cb parser_cb = {
+	.frame = on_parsed_frame,
 	.data = on_parsed_data,
-	.message = on_parsed_message,
 	.control = on_parsed_control,
+	.error = on_parse_error,
+	.why = parse_why,
+	.order = WSP_ORDER_RESERVED_FIRST,
 };
 
 static void feed_frames(struct conn *c, const unsigned char *p, size_t n)
 {
 	if (c->failed)	/* after a failure nothing the server sends counts */
 		return;
-	if (wsparser_feed(&c->parser, p, n, &parser_cb, c) < 0)
-		conn_fail(c, 1002, c->parser.error);
+	wsp_feed(&c->parser, p, n, &parser_cb, c);
 }
 
 /* Collect the response head; once complete, check it and go on to frames. */
@@ -573,7 +614,7 @@ static void on_readable(struct conn *c)
 			return;
 		}
 		if (r == 0) {
-			ended(c, "TCP FIN");
+			server_ended(c, "TCP FIN");
 			return;
 		}
 		feed(c, rbuf, (size_t)r);
@@ -596,7 +637,7 @@ static void tls_handshake_step(struct conn *c)
 		return;
 	}
 	c->state = C_UPGRADING;
-	mark_dirty(c);
+	want_flush(c);
 }
 
 /* Before the upgrade: the TCP connect, then (wss://) the TLS handshake. */
@@ -614,7 +655,7 @@ static void on_connecting(struct conn *c, uint32_t events)
 			return;
 		if (!io_tls) {
 			c->state = C_UPGRADING;
-			mark_dirty(c);
+			want_flush(c);
 			return;
 		}
 		c->state = C_TLS;
@@ -631,12 +672,12 @@ static void on_event(struct conn *c, uint32_t events)
 	if (events & (EPOLLIN | EPOLLERR | EPOLLHUP))
 		on_readable(c);
 	if (c->fd >= 0 && (events & EPOLLOUT))
-		mark_dirty(c);
+		want_flush(c);
 }
 
 /*
  * wss://: read and decrypt until TLS would wait. Nothing decrypted stays
- * inside OpenSSL between calls (tls_read), so the socket's readiness is the
+ * inside OpenSSL between calls (tls_read_records), so the socket's readiness is the
  * whole truth; bytes that came with the end of the session are parsed first.
  */
 static void tls_on_readable(struct conn *c)
@@ -645,7 +686,7 @@ static void tls_on_readable(struct conn *c)
 
 	for (i = 0; i < READS_PER_EVENT && c->fd >= 0; i++) {
 		size_t n;
-		enum tls_status st = tls_read(c->fd, rbuf, RBUF_SIZE, &n);
+		enum tls_status st = tls_read_records(c->fd, rbuf, RBUF_SIZE, &n);
 
 		if (n)
 			feed(c, rbuf, n);
@@ -658,14 +699,14 @@ static void tls_on_readable(struct conn *c)
 		else if (c->state == C_CLOSING)
 			finish(c);
 		else if (st == TLS_CLOSED)
-			ended(c, "TLS close_notify");
+			server_ended(c, "TLS close_notify");
 		else
 			lost(c, "recv", EPROTO);
 		break;
 	}
 	/* a write that waited for the server's bytes may go on now */
 	if (c->fd >= 0 && c->qcount)
-		mark_dirty(c);
+		want_flush(c);
 }
 
 static void tls_on_event(struct conn *c, uint32_t events)
@@ -678,7 +719,7 @@ static void tls_on_event(struct conn *c, uint32_t events)
 	    ((events & EPOLLOUT) && tls_wants_out(c->fd, 0)))
 		tls_on_readable(c);
 	if (c->fd >= 0 && (events & EPOLLOUT) && c->qcount)
-		mark_dirty(c);
+		want_flush(c);
 }
 
 static void flush_dirty(void)
@@ -689,11 +730,11 @@ static void flush_dirty(void)
 		dirty_list = c->next_dirty;
 		c->dirty = 0;
 		if (c->state >= C_UPGRADING && c->fd >= 0)
-			flush(c);
+			write_queue(c);
 	}
 }
 
-void loop_run(int (*done)(void *ctx), void (*tick)(void *ctx), void *ctx)
+void evloop_run(int (*done)(void *ctx), void (*tick)(void *ctx), void *ctx)
 {
 	struct epoll_event ev[MAX_EVENTS];
 

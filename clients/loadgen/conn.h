@@ -9,6 +9,7 @@
 
 #include "frame.h"
 #include "http.h"
+#include "wsproto.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -60,34 +61,37 @@ struct conn {
 	char accept[29];
 	char *head;
 	size_t head_len;
-	/* receive */
-	struct wsparser parser;
+	/* receive: the room's parser (wsproto.h) and what we keep of the message */
+	struct wsp parser;
+	int msg_opcode;		/* OP_TEXT/OP_BINARY from its first frame's header to its end, or 0 */
+	uint64_t msg_len;
+	unsigned char msg_head[8];	/* its first (up to 8) payload bytes, kept after it ends */
 	int want_data;		/* deliver payload chunks to ops->on_data (1 after conn_start) */
 	int close_sent, close_code;
 	int failed;		/* our close code after conn_fail(), else 0 */
 };
 
 /* Set up the loop (epoll, timer); the deadline fails the run when passed. */
-void loop_init(uint64_t timeout_ms);
+void evloop_init(uint64_t timeout_ms);
 
 /* Every connection from now on speaks TLS (tls_init done): wss://. */
 void conn_use_tls(void);
 
 /* Move that deadline to `timeout_ms` from now. */
-void loop_set_deadline(uint64_t timeout_ms);
-void loop_free(void);
+void evloop_set_deadline(uint64_t timeout_ms);
+void evloop_free(void);
 
 /* Describe the current phase (for the timeout message). */
-void loop_phase(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void evloop_phase(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
  * Run until done(ctx) is true. tick(ctx), if given, runs every iteration
  * (after events, before sends are flushed).
  */
-void loop_run(int (*done)(void *ctx), void (*tick)(void *ctx), void *ctx);
+void evloop_run(int (*done)(void *ctx), void (*tick)(void *ctx), void *ctx);
 
 /* Wake the loop at this CLOCK_MONOTONIC time (0: no wake-up). */
-void loop_wake_at(uint64_t t_ns);
+void evloop_wake_at(uint64_t t_ns);
 
 /* Start connecting; ops->on_open is called once the upgrade succeeded. */
 void conn_start(struct conn *c, const struct url *u,

@@ -1,6 +1,7 @@
 /*
- * WebSocket framing (RFC 6455): masked client frames, built once and reused,
- * and an incremental parser for the server's (unmasked) frames.
+ * WebSocket frames to send (RFC 6455): masked client frames, built once and
+ * reused.  The encoding is the wire protocol room's (wsproto.h), and so is the
+ * parser of the server's frames (conn.c calls it).
  */
 #ifndef LG_FRAME_H
 #define LG_FRAME_H
@@ -41,36 +42,5 @@ void frameset_init(struct frameset *fs, int opcode, const void *payload,
 		   size_t len);
 const unsigned char *frameset_next(struct frameset *fs);
 void frameset_free(struct frameset *fs);
-
-/* What the parser reports; a nonzero return stops parsing and is returned. */
-struct wsparser_cb {
-	/* a chunk of a data message's payload (every frame, in order) */
-	int (*data)(void *ctx, const unsigned char *p, size_t n);
-	/* a whole data message has arrived: its first frame's opcode, length */
-	int (*message)(void *ctx, int opcode, uint64_t len);
-	/* a whole control frame (close, ping, pong) */
-	int (*control)(void *ctx, int opcode, const unsigned char *p, size_t n);
-};
-
-struct wsparser {
-	unsigned char hdr[10];	/* header bytes of the frame being read */
-	unsigned have, need;
-	int in_payload;		/* header done, reading payload */
-	int opcode, fin;
-	uint64_t left;		/* payload bytes of this frame still to come */
-	int msg_opcode;		/* opcode of the message in progress, or 0 */
-	uint64_t msg_len;
-	unsigned char head[8];	/* its first (up to 8) payload bytes, kept after it ends */
-	unsigned char ctrl[125];
-	unsigned ctrl_len;
-	const char *error;	/* set when wsparser_feed() returns -1 */
-};
-
-/*
- * Feed received bytes (any split). Returns 0, -1 on a protocol violation
- * (ps->error says which), or the first nonzero callback return value.
- */
-int wsparser_feed(struct wsparser *ps, const unsigned char *p, size_t n,
-		  const struct wsparser_cb *cb, void *ctx);
 
 #endif

@@ -1,74 +1,58 @@
 #include "http.h"
+#include "handshake_core.h"
+#include "url_core.h"
 #include "util.h"
 
 #include <arpa/inet.h>
-#include <openssl/evp.h>
-#include <openssl/sha.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
-static const char GUID[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
+/* our words for each refusal of the room's parser (the texts loadgen printed before it used it) */
+static const char *const refusal[WS_URL_ERRORS] = {
+	[WS_URL_SCHEME] = "--url must start with ws://",
+	[WS_URL_FRAGMENT] = "bad character in the --url path",
+	[WS_URL_USERINFO] = "--url host must be an IPv4 address or localhost",
+	[WS_URL_NO_HOST] = "bad host in --url",
+	[WS_URL_HOST] = "--url host must be an IPv4 address or localhost",
+	[WS_URL_HOST_LONG] = "bad host in --url",
+	[WS_URL_PORT] = "bad port in --url",
+	[WS_URL_PATH] = "bad character in the --url path",
+	[WS_URL_PATH_LONG] = "--url path too long",
+};
 
-const char *url_parse_str(struct url *u, const char *s)
+_Static_assert(sizeof(((struct url *)0)->host) == sizeof(((struct ws_url *)0)->host) &&
+	       sizeof(((struct url *)0)->target) == sizeof(((struct ws_url *)0)->path),
+	       "struct url holds what struct ws_url does");
+
+const char *url_check(struct url *u, const char *s)
 {
-	const char *host, *end, *colon, *q;
-	size_t hlen;
-	long port = 80;
-	char hostbuf[256];
+	struct ws_url w;
+	enum ws_url_error e;
+	size_t at, n;
 
 	memset(u, 0, sizeof(*u));
-	/* schemes and "localhost" in any case, as URL parsers take them */
-	if (!strncasecmp(s, "wss://", 6))
-		return "wss:// is not supported (plain ws:// only)";
-	if (strncasecmp(s, "ws://", 5))
-		return "--url must start with ws://";
-	host = s + 5;
-	end = host + strcspn(host, "/?");
-	hlen = (size_t)(end - host);
-	if (!hlen || hlen >= sizeof(u->host))
-		return "bad host in --url";
-	memcpy(u->host, host, hlen);
-	colon = memchr(host, ':', hlen);
-	if (colon) {
-		/* digits only (no sign, no blanks); empty: the default */
-		for (q = colon + 1, port = 0; q < end; q++) {
-			if (*q < '0' || *q > '9' || port > 65535)
-				return "bad port in --url";
-			port = port * 10 + (*q - '0');
-		}
-		if (q == colon + 1)
-			port = 80;
-		if (port < 1 || port > 65535)
-			return "bad port in --url";
-		hlen = (size_t)(colon - host);
-	}
-	memcpy(hostbuf, host, hlen);
-	hostbuf[hlen] = 0;
-	if (!strcasecmp(hostbuf, "localhost"))
-		strcpy(hostbuf, "127.0.0.1");
+	e = ws_url_parse(s, strlen(s), &w);
+	if (e != WS_URL_OK)
+		return refusal[e];
 	u->addr.sin_family = AF_INET;
-	u->addr.sin_port = htons((uint16_t)port);
-	if (inet_pton(AF_INET, hostbuf, &u->addr.sin_addr) != 1)
+	u->addr.sin_port = htons((uint16_t)w.port);
+	/* the host is lower case: "localhost" in any case */
+	if (inet_pton(AF_INET, strcmp(w.host, "localhost") ? w.host : "127.0.0.1",
+		      &u->addr.sin_addr) != 1)
 		return "--url host must be an IPv4 address or localhost";
-	/* the request line carries the path as it is: no blanks or controls,
-	 * and a fragment is never sent (WebSocket URLs have none) */
-	for (q = end; *q; q++)
-		if ((unsigned char)*q <= ' ' || *q == '#')
-			return "bad character in the --url path";
-	/* the same bound as the QuickJS client's parser (fuzz: qjs_url agreement) */
-	if (strlen(end) + (*end == '?') + 1 >= sizeof(u->target))
-		return "--url path too long";
-	if (snprintf(u->target, sizeof(u->target), "%s%s", *end == '?' ? "/" : "",
-		     *end ? end : "/") >= (int)sizeof(u->target))
-		return "--url path too long";
+	u->secure = w.secure;
+	memcpy(u->host, w.host, sizeof(u->host));
+	/* the Host header: the url as the room writes it, between its scheme and its path */
+	at = w.secure ? strlen("wss://") : strlen("ws://");
+	n = strlen(w.url) - at - strlen(w.path);
+	memcpy(u->host_header, w.url + at, n);
+	u->host_header[n] = 0;
+	memcpy(u->target, w.path, sizeof(u->target));
 	return NULL;
 }
 
 void url_parse(struct url *u, const char *s)
 {
-	const char *why = url_parse_str(u, s);
+	const char *why = url_check(u, s);
 
 	if (why)
 		fail("%s: %s", why, s);
@@ -77,26 +61,12 @@ void url_parse(struct url *u, const char *s)
 size_t http_request(const struct url *u, char *out, size_t cap,
 		    char accept[29])
 {
-	unsigned char raw[16], digest[SHA_DIGEST_LENGTH];
-	char key[25], both[64];
-	int n;
+	unsigned char nonce[16];
+	size_t n;
 
-	rand_bytes(raw, sizeof(raw));
-	EVP_EncodeBlock((unsigned char *)key, raw, sizeof(raw));
-	snprintf(both, sizeof(both), "%s%s", key, GUID);
-	SHA1((const unsigned char *)both, strlen(both), digest);
-	EVP_EncodeBlock((unsigned char *)accept, digest, sizeof(digest));
-
-	n = snprintf(out, cap,
-		     "GET %s HTTP/1.1\r\n"
-		     "Host: %s\r\n"
-		     "Upgrade: websocket\r\n"
-		     "Connection: Upgrade\r\n"
-		     "Sec-WebSocket-Key: %s\r\n"
-		     "Sec-WebSocket-Version: 13\r\n"
-		     "\r\n",
-		     u->target, u->host, key);
-	if (n < 0 || (size_t)n >= cap)
+	rand_bytes(nonce, sizeof(nonce));
+	n = hs_request(out, cap, u->target, u->host_header, NULL, nonce, accept);
+	if (!n)
 		fail("upgrade request too long");
-	return (size_t)n;
+	return n;
 }

@@ -139,7 +139,7 @@ static void round_all(uint64_t total)
 	R.done = 0;
 	for (i = 0; i < R.n; i++)
 		start_round(&R.ec[i], part(total, R.n, i));
-	loop_run(all_done, NULL, NULL);
+	evloop_run(all_done, NULL, NULL);
 }
 
 void run_echo(const struct opts *o, int latency)
@@ -168,13 +168,13 @@ void run_echo(const struct opts *o, int latency)
 	}
 
 	R.phase = "connect";
-	loop_phase("connect");
+	evloop_phase("connect");
 	for (i = 0; i < R.n; i++)
 		conn_start(&R.ec[i].c, &o->url, &ops, &R.ec[i]);
-	loop_run(all_open, NULL, NULL);
+	evloop_run(all_open, NULL, NULL);
 
 	R.phase = "warmup";
-	loop_phase("warmup");
+	evloop_phase("warmup");
 	round_all(o->warmup);
 
 	start_barrier();
@@ -185,7 +185,7 @@ void run_echo(const struct opts *o, int latency)
 	t0 = now_ns();
 	R.t_last = t0;
 	do {
-		loop_phase("measured, round %" PRIu64, rounds + 1);
+		evloop_phase("measured, round %" PRIu64, rounds + 1);
 		round_all(o->count);
 		rounds++;
 	} while (!latency && R.t_last - t0 < o->min_ms * 1000000u);
@@ -210,8 +210,8 @@ void run_echo(const struct opts *o, int latency)
 	for (i = 0; i < R.n; i++)
 		conn_close(&R.ec[i].c, 1000);
 	close_deadline = now_ns() + 500000000u;
-	loop_wake_at(close_deadline);
-	loop_run(all_closed, NULL, NULL);
+	evloop_wake_at(close_deadline);
+	evloop_run(all_closed, NULL, NULL);
 	for (i = 0; i < R.n; i++) {
 		conn_free(&R.ec[i].c);
 		msgs_conn_free(&R.ec[i].mc);

@@ -151,7 +151,7 @@ static void publish_tick(void *x)
 
 	(void)x;
 	if (!F.publish) {
-		loop_wake_at(F.known_t0 ? F.deadline : 0);
+		evloop_wake_at(F.known_t0 ? F.deadline : 0);
 		return;
 	}
 	while (F.sent < F.count && due(F.sent) <= now) {
@@ -160,7 +160,7 @@ static void publish_tick(void *x)
 		conn_send_frame(&F.live[0]->c, OP_BINARY, F.payload, F.size);
 		F.sent++;
 	}
-	loop_wake_at(F.sent < F.count ? due(F.sent) : F.deadline);
+	evloop_wake_at(F.sent < F.count ? due(F.sent) : F.deadline);
 }
 
 static int over(void *x)
@@ -235,14 +235,14 @@ void run_fanout(const struct opts *o)
 	}
 
 	start_barrier();
-	loop_phase("fan-out, %s subscribers", thousands(F.n, a));
+	evloop_phase("fan-out, %s subscribers", thousands(F.n, a));
 	if (F.publish) {
 		F.t0 = now_ns();
 		F.known_t0 = 1;
 		F.deadline = due(F.count - 1) + F.drain_ns;
 	}
-	loop_run(over, publish_tick, NULL);
-	loop_wake_at(0);
+	evloop_run(over, publish_tick, NULL);
+	evloop_wake_at(0);
 	count_missing();
 
 	expected = (uint64_t)F.n * F.count;

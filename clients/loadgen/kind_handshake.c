@@ -43,13 +43,13 @@ void run_handshake(const struct opts *o)
 	t0 = t1 = now_ns();
 	/* --count handshakes, and more until --min-ms has passed */
 	for (i = 0; i < o->count || t1 - t0 < o->min_ms * 1000000u; i++) {
-		loop_phase("handshake %llu", (unsigned long long)i);
+		evloop_phase("handshake %llu", (unsigned long long)i);
 		closing = 0;
 		conn_start(&C, &o->url, &ops, NULL);
-		loop_run(is_open, NULL, NULL);
+		evloop_run(is_open, NULL, NULL);
 		closing = 1;
 		conn_close(&C, 1000);
-		loop_run(is_done, NULL, NULL);
+		evloop_run(is_done, NULL, NULL);
 		if (C.close_code != 1000)
 			errors++;
 		conn_free(&C);

@@ -40,7 +40,7 @@ static void on_message(struct cap_conn *cc, int opcode, uint64_t len)
 	char n[32];
 
 	if (!I.alive_phase || cc->alive || opcode != OP_TEXT || len != ALIVE_LEN ||
-	    memcmp(cc->c.parser.head, ALIVE, 8)) {
+	    memcmp(cc->c.msg_head, ALIVE, 8)) {
 		if (!*I.unexpected)
 			snprintf(I.unexpected, sizeof(I.unexpected),
 				 "connection %s received an unexpected %s message of %llu bytes",
@@ -71,7 +71,7 @@ static void ping_tick(void *x)
 
 	(void)x;
 	if (!I.ping_ns || !I.n || now - I.t0 >= I.hold_ns) {
-		loop_wake_at(I.t0 + I.hold_ns);
+		evloop_wake_at(I.t0 + I.hold_ns);
 		return;
 	}
 	due = (uint64_t)(((unsigned __int128)(now - I.t0) * I.n) / I.ping_ns) + 1;
@@ -88,7 +88,7 @@ static void ping_tick(void *x)
 		next = now + MIN_WAKE_NS;
 	if (next > I.t0 + I.hold_ns)
 		next = I.t0 + I.hold_ns;
-	loop_wake_at(next);
+	evloop_wake_at(next);
 }
 
 static int hold_over(void *x)
@@ -127,28 +127,28 @@ void run_idle(const struct opts *o)
 		fail("no connection opened: %s", *res.limit ? res.limit : "?");
 
 	start_barrier();
-	loop_phase("hold, %s connections", thousands(I.n, n));
+	evloop_phase("hold, %s connections", thousands(I.n, n));
 	I.t0 = now_ns();
-	loop_run(hold_over, ping_tick, NULL);
-	loop_phase("hold, waiting for the last pongs");
+	evloop_run(hold_over, ping_tick, NULL);
+	evloop_phase("hold, waiting for the last pongs");
 	I.deadline = now_ns() + PONG_WAIT_NS;
-	loop_wake_at(I.deadline);
-	loop_run(pongs_in, NULL, NULL);
-	loop_wake_at(0);
+	evloop_wake_at(I.deadline);
+	evloop_run(pongs_in, NULL, NULL);
+	evloop_wake_at(0);
 	hold_s = (double)(now_ns() - I.t0) / 1e9;
 
 	mark("held");
 
-	loop_phase("alive check");
+	evloop_phase("alive check");
 	I.alive_phase = 1;
 	flen = frame_build(frame, OP_TEXT, ALIVE, ALIVE_LEN);
 	for (i = 0; i < I.n; i++)
 		if (!I.live[i]->gone)
 			conn_send_ref(&I.live[i]->c, frame, flen);
 	I.deadline = now_ns() + ALIVE_WAIT_NS;
-	loop_wake_at(I.deadline);
-	loop_run(echoes_in, NULL, NULL);
-	loop_wake_at(0);
+	evloop_wake_at(I.deadline);
+	evloop_run(echoes_in, NULL, NULL);
+	evloop_wake_at(0);
 	if (*I.unexpected)
 		fail("%s", I.unexpected);
 

@@ -12,6 +12,7 @@
 #include "conn.h"
 #include "kinds.h"
 #include "utf8.h"
+#include "utf8_core.h"
 #include "util.h"
 
 #include <stdarg.h>
@@ -91,7 +92,7 @@ static void sb_string(struct sbuf *b, const char *s, size_t n)
 				sb_printf(b, "\\ufffd");
 				continue;
 			}
-			if (utf8_to_utf16((const unsigned char *)s + i, len, u) == 2)
+			if (decode_utf16((const unsigned char *)s + i, len, u) == 2)
 				sb_printf(b, "\\u%04x\\u%04x", u[0], u[1]);
 			else
 				sb_printf(b, "\\u%04x", u[0]);
@@ -135,8 +136,10 @@ static void digest(int text)
 	size_t n = O.len, at[SAMPLES] = { 0 }, i, k;
 
 	if (text) {
-		u16 = xmalloc((size_t)O.v.units * sizeof(*u16) + sizeof(*u16));
-		n = utf8_to_utf16(O.msg, O.len, u16);
+		/* room for a unit per byte, not just per unit: decode_utf16 widens 16
+		 * bytes at a time and may write past the last unit it keeps */
+		u16 = xmalloc((size_t)O.len * sizeof(*u16) + sizeof(*u16));
+		n = decode_utf16(O.msg, O.len, u16);
 	}
 	O.messages++;
 	O.units += n;
@@ -175,7 +178,7 @@ static void on_data(struct conn *c, const unsigned char *p, size_t n)
 	}
 	memcpy(O.msg + O.len, p, n);
 	O.len += n;
-	if (c->parser.msg_opcode == OP_TEXT) {
+	if (c->msg_opcode == OP_TEXT) {
 		utf8v_feed(&O.v, p, n);
 		if (O.v.bad)
 			conn_fail(c, 1007, "invalid UTF-8 in a text message");
@@ -196,11 +199,11 @@ static void on_message(struct conn *c, int opcode, uint64_t len)
 
 static void on_close_frame(struct conn *c, int code)
 {
-	size_t n = c->parser.ctrl_len > 2 ? c->parser.ctrl_len - 2 : 0;
+	size_t n = c->parser.ctllen > 2 ? c->parser.ctllen - 2 : 0;
 
 	if (n >= sizeof(O.reason))
 		n = sizeof(O.reason) - 1;
-	memcpy(O.reason, c->parser.ctrl + 2, n);
+	memcpy(O.reason, c->parser.ctl + 2, n);
 	O.reason[n] = 0;
 	O.got_close = 1;
 	O.server_code = code;
@@ -252,12 +255,12 @@ void run_observe(const struct opts *o)
 	start_barrier();
 	O.t0 = now_ns();
 	O.deadline = O.t0 + o->timeout_ms * 1000000u;
-	loop_set_deadline(o->timeout_ms + 2000);	/* ours comes first */
-	loop_wake_at(O.deadline);
-	loop_phase("observe");
+	evloop_set_deadline(o->timeout_ms + 2000);	/* ours comes first */
+	evloop_wake_at(O.deadline);
+	evloop_phase("observe");
 	sb_printf(&O.events, "[");
 	conn_start(&O.c, &o->url, &ops, NULL);
-	loop_run(over, NULL, NULL);
+	evloop_run(over, NULL, NULL);
 	timed_out = O.c.state != C_DONE;
 	sb_printf(&O.events, "]");
 	sb_printf(&extra, ", \"timed_out\": %s, \"events\": %s", timed_out ? "true" : "false", O.events.p);
@@ -267,8 +270,8 @@ void run_observe(const struct opts *o)
 	if (timed_out) {	/* close cleanly, briefly, as the other kinds do */
 		conn_close(&O.c, 1000);
 		O.deadline = now_ns() + CLOSE_WAIT_NS;
-		loop_wake_at(O.deadline);
-		loop_run(over, NULL, NULL);
+		evloop_wake_at(O.deadline);
+		evloop_run(over, NULL, NULL);
 	}
 	conn_free(&O.c);
 	free(O.msg);

@@ -88,7 +88,7 @@ static void tick(void *x)
 		msgs_send(&L.msgs, &L.mc);
 		L.sent++;
 	}
-	loop_wake_at(L.sent < L.total ? due(L.sent) : 0);
+	evloop_wake_at(L.sent < L.total ? due(L.sent) : 0);
 }
 
 static int is_open(void *x)
@@ -129,27 +129,27 @@ void run_openloop(const struct opts *o)
 	msgs_conn_init(&L.msgs, &L.mc, &L.c, L.total > o->warmup ? L.total : o->warmup);
 	hist_init(&L.hist);
 
-	loop_phase("connect");
+	evloop_phase("connect");
 	conn_start(&L.c, &o->url, &ops, NULL);
-	loop_run(is_open, NULL, NULL);
+	evloop_run(is_open, NULL, NULL);
 
-	loop_phase("warmup");
+	evloop_phase("warmup");
 	L.warm_target = o->warmup;
 	msgs_round(&L.msgs, &L.mc, o->warmup);
 	if (L.warm_target) {
 		msgs_send(&L.msgs, &L.mc);
 		L.warm_sent = 1;
-		loop_run(warm_done, NULL, NULL);
+		evloop_run(warm_done, NULL, NULL);
 	}
 
 	start_barrier();
-	loop_phase("measured");
+	evloop_phase("measured");
 	L.measuring = 1;
 	msgs_phase(&L.msgs, &L.mc, 1);
 	msgs_round(&L.msgs, &L.mc, L.total);
 	L.t0 = L.t_last = now_ns();
-	loop_run(all_back, tick, NULL);
-	loop_wake_at(0);
+	evloop_run(all_back, tick, NULL);
+	evloop_wake_at(0);
 
 	{
 		double seconds = (double)(L.t_last - L.t0) / 1e9;
@@ -171,8 +171,8 @@ void run_openloop(const struct opts *o)
 	L.closing = 1;
 	conn_close(&L.c, 1000);
 	close_deadline = now_ns() + 500000000u;
-	loop_wake_at(close_deadline);
-	loop_run(closed, NULL, NULL);
+	evloop_wake_at(close_deadline);
+	evloop_run(closed, NULL, NULL);
 	conn_free(&L.c);
 	msgs_conn_free(&L.mc);
 	msgs_free(&L.msgs);

@@ -40,7 +40,7 @@ static void fail_utf8(struct conn *c)
 
 static void on_data(struct conn *c, const unsigned char *p, size_t n)
 {
-	if (c->parser.msg_opcode != OP_TEXT)
+	if (c->msg_opcode != OP_TEXT)
 		return;
 	utf8v_feed(&Q.v, p, n);
 	if (Q.v.bad)
@@ -133,9 +133,9 @@ void run_request(const struct opts *o)
 	Q.expect_len = o->expect_length;
 	req_len = frame_build(req, OP_TEXT, "x", 1);
 
-	loop_phase("connect");
+	evloop_phase("connect");
 	conn_start(&Q.c, &o->url, &ops, NULL);
-	loop_run(is_open, NULL, NULL);
+	evloop_run(is_open, NULL, NULL);
 	if (!Q.open)
 		fail("connection closed during the upgrade");
 
@@ -151,14 +151,14 @@ void run_request(const struct opts *o)
 			fail("connection closed after %llu of %llu replies (code %d)",
 			     (unsigned long long)i, (unsigned long long)n,
 			     Q.close_code);
-		loop_phase("request %llu", (unsigned long long)i);
+		evloop_phase("request %llu", (unsigned long long)i);
 		memset(&Q.v, 0, sizeof(Q.v));
 		Q.got = 0;
 		/* a fresh mask for every request */
 		req_len = frame_build(req, OP_TEXT, "x", 1);
 		conn_send_ref(&Q.c, req, req_len);
 		t0 = now_ns();
-		loop_run(got_reply, NULL, NULL);
+		evloop_run(got_reply, NULL, NULL);
 		ms[i] = (double)(Q.t_end - t0) / 1e6;
 	}
 	if (!o->expect_close && Q.close_code)
@@ -183,8 +183,8 @@ void run_request(const struct opts *o)
 
 	conn_close(&Q.c, 1000);
 	close_deadline = now_ns() + 500000000u;
-	loop_wake_at(close_deadline);
-	loop_run(closed, NULL, NULL);
+	evloop_wake_at(close_deadline);
+	evloop_run(closed, NULL, NULL);
 	conn_free(&Q.c);
 	free(ms);
 }

@@ -152,9 +152,8 @@ static void parse(int argc, char **argv, struct opts *o)
 		fail_unsupported("--transfer");
 
 	require("url");
-	o->tls = tls_url_parse(&o->url, get("url"));
-	if (!o->tls)
-		url_parse(&o->url, get("url"));
+	url_parse(&o->url, get("url"));
+	o->tls = o->url.secure;
 	o->ca = get("ca");
 	v = get("tls-resume");
 	o->tls_resume = v && strcmp(v, "false") && strcmp(v, "off");
@@ -261,7 +260,7 @@ int main(int argc, char **argv)
 			     o.connections, (unsigned long long)rl.rlim_cur);
 	}
 
-	loop_init(o.timeout_ms);
+	evloop_init(o.timeout_ms);
 	if (o.tls) {
 		tls_init(o.ca, &o.url, o.tls_resume);
 		conn_use_tls();
@@ -283,7 +282,7 @@ int main(int argc, char **argv)
 		run_fanout(&o);
 	else
 		run_request(&o);
-	loop_free();
+	evloop_free();
 	if (o.tls)
 		tls_cleanup();
 	hold_if_requested();

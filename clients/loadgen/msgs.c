@@ -286,7 +286,7 @@ void msgs_echo_slow(const struct msgs *m, struct msgs_conn *mc, int conn, int op
 	unsigned char want[8];
 	uint64_t w, got;
 
-	memcpy(&got, mc->c->parser.head, sizeof(got));
+	memcpy(&got, mc->c->msg_head, sizeof(got));
 	got &= m->field_mask;
 	if (m->head_mode) {
 		field_of(m, mc->kr, want);

@@ -53,7 +53,7 @@ struct msgs_conn {
 	/* head mode: one head per message in flight */
 	unsigned char *heads;
 	uint64_t nheads;
-	/* the echo arriving (its sequence field is in c->parser.head) */
+	/* the echo arriving (its sequence field is in c->msg_head) */
 	uint64_t off;		/* its bytes so far, when compared whole */
 	int whole;		/* compare it */
 	int64_t diff;		/* first differing byte, -1 */
@@ -97,7 +97,7 @@ static inline void msgs_on_message(const struct msgs *m, struct msgs_conn *mc, i
 		mc->kr++;
 		return;
 	}
-	memcpy(&got, mc->c->parser.head, sizeof(got));
+	memcpy(&got, mc->c->msg_head, sizeof(got));
 	if (__builtin_expect(m->head_mode || mc->whole ||
 			     (((unsigned)opcode ^ (unsigned)m->opcode) | (len ^ m->size) |
 			      ((got & m->field_mask) ^ m->fields[mc->kr & m->ring_mask])), 0)) {

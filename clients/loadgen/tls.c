@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #define RECORD_MAX 16384		/* plaintext of one TLS record */
 #define GATHER_MAX (256 * 1024)		/* what one SSL_write takes from the queue */
@@ -34,31 +33,11 @@ static int resume;
 static char server_name[256];	/* SNI, for a host name (not for an IP address) */
 static struct tls_conn **by_fd;
 static size_t nfd;
-static unsigned char *scratch;	/* tls_writev's gathering buffer */
+static unsigned char *scratch;	/* tls_write_gathered's gathering buffer */
 static struct {
 	unsigned long handshakes, resumed;
 	char version[32], cipher[96], group[64];
 } seen;
-
-int tls_url_parse(struct url *u, const char *s)
-{
-	const char *why, *colon;
-	char *plain;
-
-	if (strncasecmp(s, "wss://", 6))
-		return 0;
-	/* the rest of the URL is a ws:// URL's */
-	plain = xmalloc(strlen(s));
-	sprintf(plain, "ws://%s", s + 6);
-	why = url_parse_str(u, plain);
-	free(plain);
-	if (why)
-		fail("%s: %s", why, s);
-	colon = strchr(u->host, ':');
-	if (!colon || !colon[1])
-		u->addr.sin_port = htons(443);
-	return 1;
-}
 
 /* What OpenSSL's error queue says, emptied; `dflt` if nothing. */
 static const char *queued_reason(const char *dflt)
@@ -80,16 +59,13 @@ static int keep_session(SSL *ssl, SSL_SESSION *s)
 	return 1;	/* the reference is ours */
 }
 
-/* Check the server's name: the host of the URL (without its port). */
+/* Check the server's name: the host of the URL. */
 static void set_name(const struct url *u)
 {
 	X509_VERIFY_PARAM *param = SSL_CTX_get0_param(ctx);
-	size_t n = strcspn(u->host, ":");
-	char name[256];
+	const char *name = u->host;
 	struct in_addr a;
 
-	memcpy(name, u->host, n);
-	name[n] = 0;
 	if (inet_pton(AF_INET, name, &a) == 1) {
 		if (X509_VERIFY_PARAM_set1_ip_asc(param, name) != 1)
 			fail("wss://: cannot check the IP address %s", name);
@@ -111,7 +87,7 @@ void tls_init(const char *ca_file, const struct url *u, int resume_sessions)
 	if (SSL_CTX_load_verify_locations(ctx, ca_file, NULL) != 1)
 		fail("--ca %s: %s", ca_file, queued_reason("cannot load it"));
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
-	/* a retried SSL_write gets the same bytes, gathered again (tls_writev) */
+	/* a retried SSL_write gets the same bytes, gathered again (tls_write_gathered) */
 	SSL_CTX_set_mode(ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
 	set_name(u);
 	resume = resume_sessions;
@@ -260,7 +236,7 @@ int tls_handshake(int fd)
 	}
 }
 
-enum tls_status tls_read(int fd, unsigned char *buf, size_t cap, size_t *got)
+enum tls_status tls_read_records(int fd, unsigned char *buf, size_t cap, size_t *got)
 {
 	struct tls_conn *t = by_fd[fd];
 
@@ -297,7 +273,7 @@ static size_t gather(const struct iovec *iov, int n)
 	return len;
 }
 
-ssize_t tls_writev(int fd, const struct iovec *iov, int n)
+ssize_t tls_write_gathered(int fd, const struct iovec *iov, int n)
 {
 	struct tls_conn *t = by_fd[fd];
 	const void *p = iov[0].iov_base;

@@ -18,20 +18,13 @@
 
 struct url;
 
-/* tls_read's outcomes */
+/* tls_read_records's outcomes */
 enum tls_status {
 	TLS_MORE,	/* the buffer is (nearly) full: read again */
 	TLS_BLOCKED,	/* wait for the socket (tls_wants_out tells in which direction) */
 	TLS_CLOSED,	/* the server's close_notify */
 	TLS_FAILED,	/* an alert, a reset, a truncation... (tls_why) */
 };
-
-/*
- * Parse --url: wss://HOST[:PORT][/path] into `u` (port 443 by default) and
- * return 1, or 0 for any other URL (left to url_parse). Fails the run on a
- * bad wss:// URL.
- */
-int tls_url_parse(struct url *u, const char *s);
 
 /* Set up the client context for the run; `resume`: offer the newest session. */
 void tls_init(const char *ca_file, const struct url *u, int resume);
@@ -53,14 +46,14 @@ int tls_handshake(int fd);
  * (*got, possibly with a status other than TLS_MORE) and what comes next.
  * No decrypted byte is left inside OpenSSL when it returns.
  */
-enum tls_status tls_read(int fd, unsigned char *buf, size_t cap, size_t *got);
+enum tls_status tls_read_records(int fd, unsigned char *buf, size_t cap, size_t *got);
 
 /*
  * Like writev(2), one SSL_write (the vector is gathered into one buffer up to
  * 256 KiB, a larger first item written as it is): the bytes written, or -1
  * with errno EAGAIN (wait: tls_wants_out) or the failure's (tls_why).
  */
-ssize_t tls_writev(int fd, const struct iovec *iov, int n);
+ssize_t tls_write_gathered(int fd, const struct iovec *iov, int n);
 
 /*
  * Should the connection wait for writability? Yes when TLS must write to go

@@ -77,7 +77,7 @@ void *xrealloc(void *p, size_t n)
 	return p;
 }
 
-static int held(void)
+static int hold_wanted(void)
 {
 	const char *h = getenv("WSBENCH_HOLD");
 
@@ -88,7 +88,7 @@ void hold_if_requested(void)
 {
 	char buf[4096];
 
-	if (!held())
+	if (!hold_wanted())
 		return;
 	for (;;) {
 		ssize_t r = read(0, buf, sizeof(buf));
@@ -200,7 +200,7 @@ void start_barrier(void)
 
 	fputs("WSBENCH-START\n", stdout);
 	fflush(stdout);
-	if (!held())
+	if (!hold_wanted())
 		return;
 	/* byte by byte: nothing after the line is ours to consume */
 	for (;;) {
@@ -228,7 +228,7 @@ void mark(const char *name)
 
 	printf("WSBENCH-MARK %s\n", name);
 	fflush(stdout);
-	if (!held())
+	if (!hold_wanted())
 		return;
 	/* one line, byte by byte (nothing after it is ours) */
 	for (;;) {

@@ -104,7 +104,7 @@ def test_a_refused_connection_while_opening_is_the_limit() -> None:
 
 
 def test_quickjs_holds_more_connections_than_its_old_fd_table(lws: int) -> None:
-    """The module's fd tables (quickjs-websocket/src/loop.h, LOOP_FD_MAX) once stopped it at
+    """The module's fd tables (the module's loop.h, LOOP_FD_MAX) once stopped it at
     4,089 connections ("too many open sockets"); 5,000 are held and each echoes."""
     import resource
     raise_fd_limit()  # the children (lws-echo already started, qjs) inherit this process's

@@ -36,10 +36,14 @@ static inline struct fr *fr_of(struct tp *t)
     return container_of(t, struct fr, tp);
 }
 
-/* what our framing reports upward (set at init by service.c) */
+/* The one upward interface of the framing layer (frame.c and upgrade.c): what
+ * our framing and the upgrade report (set at init by service.c) */
 struct fr_up {
-    /* bytes read from the socket: parse and deliver (the binding's receive path) */
+    /* bytes read from the socket, and the frames that came with the 101: parse
+     * and deliver (the binding's receive path) */
     void (*rx)(struct fr *f, const uint8_t *p, size_t n);
+    /* the 101 is in: the connection is open (the state machine; upgrade.c) */
+    void (*opened)(struct fr *f);
 };
 
 extern const struct framer fr_own;

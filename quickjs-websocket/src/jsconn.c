@@ -4,6 +4,7 @@
  * machine and the framer.
  */
 #include "jsconn.h"
+#include "fr_lws.h"
 #include "jsev.h"
 #include "rx.h"
 #include "tp_lws.h"

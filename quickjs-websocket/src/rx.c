@@ -242,7 +242,22 @@ static void rx_error(void *ctx, int code, const char *why)
     sm_fail(&c->sm, code, why);
 }
 
-static const struct wsp_cb rx_cb = { rx_frame, rx_data, rx_control, rx_error };
+/* our words for a frame header's protocol violations (the reason of our close
+ * frame and the message of the error event) */
+static const char *const rx_why[WSP_VIOLATIONS] = {
+    [WSP_MASKED] = "masked frame from server",
+    [WSP_LENGTH] = "bad frame length",
+    [WSP_RESERVED_BITS] = "reserved bits set",
+    [WSP_CONTROL_OPCODE] = "bad control frame",
+    [WSP_CONTROL_FRAGMENTED] = "bad control frame",
+    [WSP_CONTROL_LONG] = "bad control frame",
+    [WSP_CONTINUATION] = "unexpected continuation",
+    [WSP_NOT_CONTINUATION] = "expected continuation",
+    [WSP_OPCODE] = "unknown opcode",
+};
+
+static const struct wsp_cb rx_cb = { rx_frame, rx_data, rx_control, rx_error, rx_why,
+                                     WSP_ORDER_MASK_FIRST };
 
 void conn_rx(struct fr *f, const uint8_t *p, size_t n)
 {

@@ -6,9 +6,9 @@
 
 #pragma GCC visibility push(hidden)
 
-/* bytes our framing read (fr_up.rx, upg_up.rx): parse and deliver */
+/* bytes our framing read (fr_up.rx): parse and deliver */
 void conn_rx(struct fr *f, const uint8_t *p, size_t n);
-/* a chunk of a data message lws parsed (lws_up.receive): < 0 failed */
+/* a chunk of a data message lws parsed (tp_up.lws.receive): < 0 failed */
 int rx_lws_receive(struct tp *t, const uint8_t *p, size_t n, int first, int final, int binary,
                    size_t remain);
 /* the receive buffers, freed */

@@ -1,8 +1,20 @@
 /*
  * The JS "handle" object made by init() (it owns the event loop, and the lws
  * and TLS contexts once they are made) and the service entry points the qjs event loop calls.  The
- * one place that knows every layer: service_init() fills the callback tables
- * through which the lower layers report upward.
+ * one place that knows every layer: service_init() fills the upward interfaces,
+ * one per layer boundary (loop_up, tp_up, fr_up, sm_up), through which the
+ * lower layers report upward.
+ *
+ * The route of received bytes, our framing (ws://, and wss:// on our TLS):
+ *   fd ready (epoll, service()/service_fd())  -> loop.c: the fd's handler
+ *   -> the transport (tp_tcp.c / tp_tls.c)     -> tp_up.io = own_io (upgrade.c)
+ *   -> the framer's read loop (frame.c)        -> fr_up.rx = conn_rx (rx.c)
+ *   -> the parser (wsp_feed, wsproto.h, inlined with rx.c's table) -> rx.c's callbacks
+ *   -> the state machine (sm.c: close frames, failures) and the message (rx.c)
+ *   -> JS (jsev.c: onmessage and listeners; sm_up for open, error, close).
+ * The lws path: fd ready -> loop.c -> tp_lws.c's poll handler -> lws_service_fd()
+ *   -> lws' protocol callback (tp_lws.c) -> tp_up.lws.receive = rx_lws_receive (rx.c)
+ *   and tp_up.lws.* (sm.c) -> JS as above; lws' framing of our sends: fr_lws.c.
  */
 #include "service.h"
 #include "frame.h"
@@ -51,20 +63,19 @@ static void poll_notify(int fd, int mask)
 
 static const struct loop_up loop_up = { .notify = poll_notify };
 
-static const struct tp_up tp_up = { .io = own_io, .gone = sm_tp_gone };
-
-static const struct lws_up lws_up = {
-    /* the state machine */
-    .status = sm_tp_status, .close_body = sm_tp_close_body, .established = sm_tp_established,
-    .opened = sm_tp_opened, .peer_close = sm_tp_peer_close, .error = sm_tp_error,
-    .closed = sm_tp_closed, .destroyed = sm_tp_destroyed,
-    /* the receive path, our framing */
-    .receive = rx_lws_receive, .writable = fr_writable, .take = fr_take,
+static const struct tp_up tp_up = {
+    .io = own_io, .gone = sm_tp_gone,
+    .lws = {
+        /* the state machine */
+        .status = sm_tp_status, .close_body = sm_tp_close_body, .established = sm_tp_established,
+        .opened = sm_tp_opened, .peer_close = sm_tp_peer_close, .error = sm_tp_error,
+        .closed = sm_tp_closed, .destroyed = sm_tp_destroyed,
+        /* the receive path, our framing */
+        .receive = rx_lws_receive, .writable = fr_writable, .take = fr_take,
+    },
 };
 
-static const struct fr_up fr_up = { .rx = conn_rx };
-
-static const struct upg_up upg_up = { .opened = sm_fr_opened, .rx = conn_rx };
+static const struct fr_up fr_up = { .rx = conn_rx, .opened = sm_fr_opened };
 
 static const struct sm_up sm_up = {
     .open = ev_sm_open, .error = ev_sm_error, .close = ev_sm_close, .detach = conn_detach_sm,
@@ -75,7 +86,7 @@ void service_init(void)
     tp_tcp_init(&tp_up);
     tp_tls_init(&tp_up);
     fr_init(&fr_up);
-    upg_init(&upg_up);
+    upg_init(&fr_up);
     sm_init(&sm_up);
 }
 
@@ -142,7 +153,7 @@ JSValue js_init(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *a
     jsb_init(ctx, argv[1], argv[2], argv[3], argv[4]);
     JS_SetOpaque(obj, hd);
     g_handle = obj;
-    tp_lws_init(&tp_up, &lws_up); /* its context: at the first connection lws sets up */
+    tp_lws_init(&tp_up); /* its context: at the first connection lws sets up */
     return obj;
 }
 

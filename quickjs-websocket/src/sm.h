@@ -98,15 +98,15 @@ void sm_release(struct sm *s);
 
 /* the targets of the callback tables below the state machine */
 void sm_tp_gone(struct tp *t, const char *why);            /* tp_up.gone */
-void sm_fr_opened(struct fr *f);                            /* upg_up.opened */
-unsigned sm_tp_status(struct tp *t);                        /* lws_up.status */
-size_t sm_tp_close_body(struct tp *t, uint8_t out[125]);   /* lws_up.close_body */
-void sm_tp_established(struct tp *t);                       /* lws_up.established */
-void sm_tp_opened(struct tp *t);                            /* lws_up.opened */
-int sm_tp_peer_close(struct tp *t, const uint8_t *p, size_t n); /* lws_up.peer_close */
-void sm_tp_error(struct tp *t, const char *why);            /* lws_up.error */
-void sm_tp_closed(struct tp *t);                            /* lws_up.closed */
-void sm_tp_destroyed(struct tp *t);                         /* lws_up.destroyed */
+void sm_fr_opened(struct fr *f);                            /* fr_up.opened */
+unsigned sm_tp_status(struct tp *t);                        /* tp_up.lws.status */
+size_t sm_tp_close_body(struct tp *t, uint8_t out[125]);   /* tp_up.lws.close_body */
+void sm_tp_established(struct tp *t);                       /* tp_up.lws.established */
+void sm_tp_opened(struct tp *t);                            /* tp_up.lws.opened */
+int sm_tp_peer_close(struct tp *t, const uint8_t *p, size_t n); /* tp_up.lws.peer_close */
+void sm_tp_error(struct tp *t, const char *why);            /* tp_up.lws.error */
+void sm_tp_closed(struct tp *t);                            /* tp_up.lws.closed */
+void sm_tp_destroyed(struct tp *t);                         /* tp_up.lws.destroyed */
 
 #pragma GCC visibility pop
 

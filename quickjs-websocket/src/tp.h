@@ -15,7 +15,7 @@
  *
  * Who frames a connection is a second, small table (struct framer): our
  * framing (fr_own, frame.c) over any transport, or libwebsockets' own
- * (fr_lws, tp_lws.c: the lws path, wss:// and "framing" off).  The state
+ * (fr_lws, fr_lws.c: the lws path, wss:// and "framing" off).  The state
  * machine and the binding send, close and fail through it and never ask which.
  *
  * struct tp is a connection's transport part; the layers above embed it
@@ -135,7 +135,8 @@ static inline int tp_live(const struct tp *t)
     return t->sock || t->wsi != NULL;
 }
 
-/* what transports report upward (set at init by service.c) */
+/* The one upward interface of the transport layer: what transports report to
+ * the layers above (set at init by service.c, the route in its header). */
 struct tp_up {
     /* the socket is ready for the side that frames it (upgrade.c: the upgrade
      * while it runs, then our framing) */
@@ -143,6 +144,27 @@ struct tp_up {
     /* our socket is closed (tp_tcp): report, let go of JS (the state
      * machine); may free t.  why: a connection that never opened, why not */
     void (*gone)(struct tp *t, const char *why);
+    /* what libwebsockets reports of the connections it sets up or frames (tp_lws.c, fr_lws.c) */
+    struct {
+        unsigned (*status)(struct tp *t);                      /* LWS_ST_* (state machine) */
+        size_t (*close_body)(struct tp *t, uint8_t out[125]); /* our close frame's body (state machine) */
+        void (*established)(struct tp *t);                     /* the handshake succeeded: state open, no event yet */
+        void (*opened)(struct tp *t);                          /* ... then the open event */
+        /* a chunk of a data message lws parsed (as struct wsp_cb's data); < 0:
+         * the connection was failed (the binding's receive path) */
+        int (*receive)(struct tp *t, const uint8_t *p, size_t n, int first, int final, int binary,
+                       size_t remain);
+        /* the peer's close frame: 0 recorded, or the code the connection was
+         * failed with (state machine) */
+        int (*peer_close)(struct tp *t, const uint8_t *p, size_t n);
+        void (*error)(struct tp *t, const char *why); /* the connection could not be set up */
+        void (*closed)(struct tp *t);                 /* the TCP connection ended */
+        void (*destroyed)(struct tp *t);              /* the wsi is gone: let go (may free t) */
+        /* our framing, once handed over (frame.c): lws' writable callback (0, or
+         * -1: close), and the hand-over itself */
+        int (*writable)(struct tp *t);
+        void (*take)(struct tp *t);
+    } lws;
 };
 
 /* read, write, writev of the transports whose bytes go straight to the socket t->fd */

@@ -1,11 +1,12 @@
 /*
  * The libwebsockets adapter: the context (made at the first connection lws
- * sets up), the poll
- * callbacks that put lws' sockets in our event loop, the protocol callback,
- * lws' own framing (the lws path: sends, our close frame, the pongs lws
- * answers), and the hand-over of a ws:// connection from lws to our framing.
+ * sets up), the poll callbacks that put lws' sockets in our event loop, the
+ * protocol callback, the pongs lws answers, and the hand-over of a ws://
+ * connection from lws to our framing.  lws' own framing of the lws path
+ * (sends, our close frame) is fr_lws.c.
  */
 #include "tp_lws.h"
+#include "fr_lws.h"
 #include "loop.h"
 #include "opts.h"
 #include "pool.h"
@@ -24,7 +25,6 @@ int tp_lws_connected_;
 
 static struct {
     struct tp_up up;
-    struct lws_up lup;
     int destroying;
     int lws_in;       /* inside an lws service call and not in our callback: what
                        * asks for POLLOUT now is lws itself (pings, below) */
@@ -78,161 +78,6 @@ static void lws_fd_ready(void *opaque, int fd, short events, short revents)
 }
 
 /* ------------------------------------------------------------------ */
-/* lws' framing: sending                                                 */
-
-/* 0 ok, -1 connection broken */
-static int write_sbuf(struct tp *t, sbuf *b)
-{
-    int n = lws_write(t->wsi, b->data + LWS_PRE, b->len,
-                      b->text ? LWS_WRITE_TEXT : LWS_WRITE_BINARY);
-    return n < 0 ? -1 : 0;
-}
-
-static int lws_drain(struct tp *t)
-{
-    while (t->q.head) {
-        sbuf *b;
-        if (lws_partial_buffered(t->wsi))
-            break;
-        b = (sbuf *)(void *)txq_shift(&t->q);
-        t->q.bytes -= b->len;
-        txq_touch(&t->q);
-        if (write_sbuf(t, b) < 0) {
-            sbuf_free(b);
-            return -1;
-        }
-        sbuf_free(b);
-    }
-    return 0;
-}
-
-static void lws_kill_async(struct tp *t)
-{
-    if (t->wsi)
-        lws_set_timeout(t->wsi, PENDING_TIMEOUT_KILLED_BY_PARENT, LWS_TO_KILL_ASYNC);
-}
-
-/* a send buffer holding a copy of the message; NULL on OOM */
-static sbuf *sbuf_copy(const uint8_t *p, size_t len, int text)
-{
-    sbuf *b = sbuf_alloc(len);
-    if (!b)
-        return NULL;
-    if (len)
-        memcpy(b->data + LWS_PRE, p, len);
-    b->text = (uint8_t)text;
-    return b;
-}
-
-/* Queue or directly write one message. */
-static int fr_lws_send(struct tp *t, int text, const uint8_t *p, size_t len)
-{
-    /* fast path: nothing queued and socket not backed up -> write now */
-    if (!t->q.head && !lws_partial_buffered(t->wsi)) {
-        int n;
-        if (OPT(OPT_POOL) && len <= STACK_SEND_MAX) {
-            uint8_t stackbuf[LWS_PRE + STACK_SEND_MAX + 1];
-            if (len)
-                memcpy(stackbuf + LWS_PRE, p, len);
-            n = lws_write(t->wsi, stackbuf + LWS_PRE, len,
-                          text ? LWS_WRITE_TEXT : LWS_WRITE_BINARY);
-        } else {
-            sbuf *b = sbuf_copy(p, len, text);
-            if (!b)
-                return -1;
-            n = write_sbuf(t, b);
-            sbuf_free(b);
-        }
-        if (n < 0)
-            lws_kill_async(t);
-        else if (lws_partial_buffered(t->wsi))
-            lws_callback_on_writable(t->wsi);
-        return 0;
-    }
-
-    {
-        sbuf *b = sbuf_copy(p, len, text);
-        if (!b)
-            return -1;
-        txq_push(&t->q, &b->link);
-        t->q.bytes += len;
-        txq_touch(&t->q);
-        lws_callback_on_writable(t->wsi);
-    }
-    return 0;
-}
-
-/*
- * Our close frame.  We write it ourselves instead of returning -1 with
- * lws_close_reason(): lws' own close flow swallows the peer's answer, so a
- * TCP drop could not be told from a completed handshake.  This way lws stays
- * established and reports the answer (PEER_INITIATED_CLOSE).  lws_write()
- * frames and masks opcode 8 for LWS_WRITE_CLOSE, whose value (4) lws 4.3.5
- * keeps in a private header (lib/roles/ws/private-lib-roles-ws.h; the public
- * enum leaves 4 free for it).
- */
-#define QJSWS_LWS_WRITE_CLOSE ((enum lws_write_protocol)4)
-
-static int lws_path_send_close(struct tp *t)
-{
-    uint8_t b[LWS_PRE + 125];
-    size_t n = S.lup.close_body(t, b + LWS_PRE);
-    if (lws_write(t->wsi, b + LWS_PRE, n, QJSWS_LWS_WRITE_CLOSE) < 0)
-        return -1;
-    t->lws.close_sent = 1;
-    lws_set_timeout(t->wsi, PENDING_TIMEOUT_CLOSE_ACK, 5);
-    return 0;
-}
-
-/* close(): the writable callback writes our close frame */
-static void fr_lws_close(struct tp *t, int code, const char *reason, size_t rlen)
-{
-    UNUSED(code);
-    UNUSED(reason);
-    UNUSED(rlen);
-    lws_callback_on_writable(t->wsi);
-}
-
-/*
- * Fail: lws' parser is paused (nothing more is parsed, however much a
- * hostile server sends) and the writable callback writes the close frame and
- * returns -1.  The rx callback itself must not return nonzero: lws 4.3.5 then
- * skips resetting its frame buffer, and if it was full (a 64 KiB piece of a
- * longer frame) lws' close flow keeps parsing into it past its end.
- */
-static void fr_lws_fail(struct tp *t, int code, const char *reason, size_t rlen)
-{
-    UNUSED(code);
-    UNUSED(reason);
-    UNUSED(rlen);
-    lws_rx_flow_control(t->wsi, 0);
-    lws_callback_on_writable(t->wsi);
-}
-
-static int fr_lws_clean(struct tp *t)
-{
-    UNUSED(t);
-    return 1; /* ours was written by us, or lws answers the peer's */
-}
-
-static size_t fr_lws_buffered(struct tp *t)
-{
-    size_t total = 0;
-    struct txq_blk *b;
-    if (OPT(OPT_BUFFERED))
-        return t->q.bytes;
-    /* naive: walk the queue every time */
-    for (b = t->q.head; b; b = b->next)
-        total += ((sbuf *)(void *)b)->len;
-    return total;
-}
-
-const struct framer fr_lws = {
-    .send = fr_lws_send, .close = fr_lws_close, .abort = lws_kill_async,
-    .fail = fr_lws_fail, .clean = fr_lws_clean, .buffered = fr_lws_buffered,
-};
-
-/* ------------------------------------------------------------------ */
 /* pings that lws answers                                                */
 
 /*
@@ -266,7 +111,7 @@ static void pong_watch(struct tp *t, struct lws *wsi)
     if (t->wsi != wsi || t->fr != &fr_lws || t->lws.pong_wait || t->lws.hpaused ||
         t->lws.close_sent)
         return;
-    st = S.lup.status(t);
+    st = S.up.lws.status(t);
     if ((st & (LWS_ST_OPEN | LWS_ST_CLOSING)) && !(st & (LWS_ST_FAILED | LWS_ST_PEER_CLOSED)))
         S.pong_c = t;
 }
@@ -319,7 +164,7 @@ static void pong_resume(struct tp *t, struct lws *wsi)
 static int lws_idle(struct tp *t)
 {
     return lws_service_adjust_timeout(tp_lws_context, 1, 0) && !lws_partial_buffered(t->wsi) &&
-           !t->q.head && S.lup.status(t) == LWS_ST_OPEN && !t->lws.pong_wait &&
+           !t->q.head && S.up.lws.status(t) == LWS_ST_OPEN && !t->lws.pong_wait &&
            !loop_fd_data(t->fd);
 }
 
@@ -327,7 +172,7 @@ static int lws_idle(struct tp *t)
 static void own_take(struct tp *t)
 {
     t->lws.hwait = 0;
-    S.lup.take(t);
+    S.up.lws.take(t);
     loop_fd_set_data(t->fd, t); /* its readiness goes to our framing first */
     /* lws must never read this socket again (its own poll() in lws_service
      * would): rx flow control drops its POLLIN, while our registration
@@ -383,7 +228,7 @@ static void own_handover(void)
     while (S.handover) {
         struct tp *t = S.handover;
         own_unlink_handover(t);
-        if (!t->wsi || (S.lup.status(t) & LWS_ST_FAILED))
+        if (!t->wsi || (S.up.lws.status(t) & LWS_ST_FAILED))
             continue;
         lws_rx_flow_control(t->wsi, 1);
         if (lws_idle(t))
@@ -456,14 +301,14 @@ static int conn_callback(struct tp *t, struct lws *wsi, enum lws_callback_reason
         return 0;
 
     case LWS_CALLBACK_CLIENT_ESTABLISHED:
-        S.lup.established(t);
+        S.up.lws.established(t);
         if (OPT(OPT_FRAMING) && !t->lws.secure)
             own_established(t);
-        S.lup.opened(t);
+        S.up.lws.opened(t);
         /* the lws path writes queued messages and our close frame when
          * writable; with own framing, close() queued the frame and the end
          * of this service call writes it */
-        if (t->fr == &fr_lws && (t->q.head || (S.lup.status(t) & LWS_ST_CLOSE_REQUESTED)))
+        if (t->fr == &fr_lws && (t->q.head || (S.up.lws.status(t) & LWS_ST_CLOSE_REQUESTED)))
             lws_callback_on_writable(wsi);
         return 0;
 
@@ -473,7 +318,7 @@ static int conn_callback(struct tp *t, struct lws *wsi, enum lws_callback_reason
         int binary = lws_frame_is_binary(wsi);
         size_t remain = (size_t)lws_remaining_packet_payload(wsi);
         /* always 0: a failed connection closes in the writable callback (fr_lws_fail) */
-        if (S.lup.receive(t, in, len, first, final, binary, remain) < 0)
+        if (S.up.lws.receive(t, in, len, first, final, binary, remain) < 0)
             return 0;
         /* lws_is_final_fragment(): FIN set and no payload left in the frame,
          * so lws' parser is between frames and no message is unfinished */
@@ -486,30 +331,30 @@ static int conn_callback(struct tp *t, struct lws *wsi, enum lws_callback_reason
         if (t->lws.pong_wait)
             pong_resume(t, wsi);
         if (t->fr != &fr_lws)
-            return S.lup.writable(t); /* our framing */
-        if (S.lup.status(t) & LWS_ST_FAILED) {
+            return S.up.lws.writable(t); /* our framing */
+        if (S.up.lws.status(t) & LWS_ST_FAILED) {
             /* failed: our close frame (with the failure's code), then drop TCP */
             if (!t->lws.close_sent)
-                lws_path_send_close(t);
+                fr_lws_send_close(t);
             return -1;
         }
-        if (lws_drain(t) < 0)
+        if (fr_lws_drain(t) < 0)
             return -1;
         if (t->q.head) {
             lws_callback_on_writable(wsi);
             return 0;
         }
-        if ((S.lup.status(t) & LWS_ST_CLOSE_REQUESTED) && !t->lws.close_sent &&
+        if ((S.up.lws.status(t) & LWS_ST_CLOSE_REQUESTED) && !t->lws.close_sent &&
             !lws_partial_buffered(wsi))
-            return lws_path_send_close(t);
+            return fr_lws_send_close(t);
         return 0;
 
     case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
-        if (S.lup.peer_close(t, in, len)) {
+        if (S.up.lws.peer_close(t, in, len)) {
             /* lws would echo it (rewriting only some bad codes): failed
              * instead, with our close frame written now, then drop TCP */
             if (!t->lws.close_sent)
-                lws_path_send_close(t);
+                fr_lws_send_close(t);
             return -1;
         }
         /* the answer to our close frame: handshake complete, drop TCP (lws
@@ -517,15 +362,15 @@ static int conn_callback(struct tp *t, struct lws *wsi, enum lws_callback_reason
         return t->lws.close_sent ? -1 : 0;
 
     case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
-        S.lup.error(t, in ? (const char *)in : "connection error");
+        S.up.lws.error(t, in ? (const char *)in : "connection error");
         return 0;
 
     case LWS_CALLBACK_CLIENT_CLOSED:
-        S.lup.closed(t);
+        S.up.lws.closed(t);
         return 0;
 
     case LWS_CALLBACK_WSI_DESTROY:
-        S.lup.destroyed(t); /* may free t */
+        S.up.lws.destroyed(t); /* may free t */
         return 0;
 
     default:
@@ -630,10 +475,10 @@ static unsigned lws_fd_limit(void)
     return open_max > 0 && open_max <= 65536 ? 0 : 1024;
 }
 
-void tp_lws_init(const struct tp_up *up, const struct lws_up *lup)
+void tp_lws_init(const struct tp_up *up)
 {
     S.up = *up;
-    S.lup = *lup;
+    fr_lws_init(&S.up);
     S.destroying = 0;
 }
 

@@ -1,13 +1,13 @@
 /*
  * The libwebsockets adapter (tp_lws.c): the process-wide lws context, its
  * protocol and poll callbacks, and what it offers a connection:
- *   fr_lws  lws frames the connection (the lws path: wss://, "framing" off, and
- *           ws:// until the hand-over): sends through lws_write() and our
- *           queue, our close frame, the pongs lws answers;
+ *   fr_lws  lws frames the connection (fr_lws.h: the lws path, wss://,
+ *           "framing" off, and ws:// until the hand-over); here, the pongs
+ *           lws answers;
  *   tp_lws  a transport for our framing over lws' socket once it is handed
  *           over (lws keeps the wsi: writable notifications, timeouts, the
  *           final close).
- * What lws reports goes up through struct lws_up, set at init.
+ * What lws reports goes up through struct tp_up's lws part, set at init.
  */
 #ifndef QJSWS_TP_LWS_H
 #define QJSWS_TP_LWS_H
@@ -19,9 +19,8 @@
 struct lws_context;
 
 extern const struct tp_ops tp_lws;
-extern const struct framer fr_lws;
 
-/* lws_up.status(): the connection as the state machine sees it */
+/* tp_up.lws.status(): the connection as the state machine sees it */
 enum {
     LWS_ST_OPEN = 1,            /* open (not closing) */
     LWS_ST_CLOSING = 2,
@@ -30,31 +29,11 @@ enum {
     LWS_ST_PEER_CLOSED = 16,    /* the peer's close frame came */
 };
 
-/* what the adapter reports upward (set at init by service.c) */
-struct lws_up {
-    unsigned (*status)(struct tp *t);                      /* LWS_ST_* (state machine) */
-    size_t (*close_body)(struct tp *t, uint8_t out[125]); /* our close frame's body (state machine) */
-    void (*established)(struct tp *t);                     /* the handshake succeeded: state open, no event yet */
-    void (*opened)(struct tp *t);                          /* ... then the open event */
-    /* a chunk of a data message lws parsed (as struct wsp_cb's data); < 0:
-     * the connection was failed (the binding's receive path) */
-    int (*receive)(struct tp *t, const uint8_t *p, size_t n, int first, int final, int binary,
-                   size_t remain);
-    /* the peer's close frame: 0 recorded, or the code the connection was
-     * failed with (state machine) */
-    int (*peer_close)(struct tp *t, const uint8_t *p, size_t n);
-    void (*error)(struct tp *t, const char *why); /* the connection could not be set up */
-    void (*closed)(struct tp *t);                 /* the TCP connection ended */
-    void (*destroyed)(struct tp *t);              /* the wsi is gone: let go (may free t) */
-    /* our framing, once handed over (frame.c): lws' writable callback (0, or
-     * -1: close), and the hand-over itself */
-    int (*writable)(struct tp *t);
-    void (*take)(struct tp *t);
-};
-
 void tp_lws_log_level(const char *level); /* QJSWS_LWS_LOG, or NULL */
-/* the callback tables (the context is made at the first connection lws sets up) */
-void tp_lws_init(const struct tp_up *up, const struct lws_up *lup);
+/* the transport layer's upward interface, whose lws part the adapter reports
+ * through (set at init by service.c; the context is made at the first
+ * connection lws sets up) */
+void tp_lws_init(const struct tp_up *up);
 void tp_lws_destroy(void);
 /* the context, once made */
 extern struct lws_context *tp_lws_context;

@@ -38,9 +38,9 @@ struct upg {
     char tail[];
 };
 
-static struct upg_up up;
+static struct fr_up up;
 
-void upg_init(const struct upg_up *u)
+void upg_init(const struct fr_up *u)
 {
     up = *u;
 }

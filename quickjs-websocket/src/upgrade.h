@@ -12,15 +12,9 @@
 
 #pragma GCC visibility push(hidden)
 
-/* what the upgrade reports upward (set at init by service.c) */
-struct upg_up {
-    /* the 101 is in: the connection is open (the state machine) */
-    void (*opened)(struct fr *f);
-    /* frames that came with the 101 (the binding's receive path) */
-    void (*rx)(struct fr *f, const uint8_t *p, size_t n);
-};
-
-void upg_init(const struct upg_up *up);
+/* what the upgrade reports goes up through the framing layer's struct fr_up
+ * (set at init by service.c) */
+void upg_init(const struct fr_up *up);
 
 /* does connect() set this connection up itself (our socket, our handshake)? */
 int upg_wanted(int secure);

@@ -10,14 +10,14 @@ JSValue js_parse_url(JSContext *ctx, JSValueConst this_val, int argc, JSValueCon
     const char *s = JS_ToCStringLen(ctx, &len, argv[0]);
     struct ws_url u;
     JSValue obj;
-    int r;
+    enum ws_url_error r;
     UNUSED(this_val);
     UNUSED(argc);
     if (!s)
         return JS_EXCEPTION;
     r = ws_url_parse(s, len, &u);
     JS_FreeCString(ctx, s);
-    if (r < 0)
+    if (r != WS_URL_OK) /* a SyntaxError whatever the reason (README.md, "Errors follow browsers") */
         return JS_ThrowSyntaxError(ctx, "Invalid WebSocket URL");
     /* an array: cheaper to make than an object with four named properties */
     obj = JS_NewArray(ctx);

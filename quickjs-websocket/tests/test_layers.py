@@ -1,4 +1,5 @@
-"""scripts/check_layers.py: the module's layers (README.md, "Layers") hold, and the check
+"""scripts/check_layers.py: the module's layers (README.md, "Layers") hold, the rooms keep apart
+(wsproto/ includes only itself, loadgen nothing of the module), and the check
 finds what breaks them: an upward call, an upward include, a cycle within a layer, a file
 with no declared layer."""
 import shutil
@@ -66,3 +67,31 @@ def test_readme_lists_the_same_files(tmp_path):
     readme.write_text(text.replace("`loop.c`, `txq.c`", "`loop.c`", 1))
     r = check("--readme", str(readme))
     assert r.returncode == 1 and "layer loop lists missing txq.c" in r.stdout, r.stdout + r.stderr
+
+
+def test_rooms_keep_apart(tmp_path):
+    """The wire protocol's room includes only its own headers; the load generator includes
+    nothing of the module, by path or by a name only the module has."""
+    room = tmp_path / "wsproto"
+    shutil.copytree(ROOT / "wsproto", room, ignore=shutil.ignore_patterns("fuzz", "tests"))
+    loadgen = tmp_path / "loadgen"
+    shutil.copytree(ROOT / "clients" / "loadgen", loadgen, ignore=shutil.ignore_patterns("tests"))
+    # a room file that reaches into the module (a header of the transport layer)
+    text = (room / "wsclose.c").read_text()
+    (room / "wsclose.c").write_text(text.replace('#include "wsclose.h"', '#include "wsclose.h"\n#include "tp.h"', 1))
+    # loadgen through a path into the module, and by a name only the module has
+    text = (loadgen / "conn.c").read_text()
+    (loadgen / "conn.c").write_text(text.replace(
+        '#include "conn.h"', '#include "conn.h"\n#include "../../quickjs-websocket/src/txq.h"\n#include "sm.h"', 1))
+
+    r = check("--room", str(room), "--loadgen", str(loadgen), "--no-readme")
+    out = r.stdout
+    assert r.returncode == 1, out + r.stderr
+    lines = out.splitlines()
+    assert any(l.startswith("wsproto/wsclose.c includes \"tp.h\"") for l in lines), out
+    assert any(l.startswith("loadgen: conn.c includes \"../../quickjs-websocket/src/txq.h\": nothing of "
+                            "quickjs-websocket") for l in lines), out
+    assert any(l.startswith("loadgen: conn.c includes \"sm.h\": neither its own header nor the room's")
+               for l in lines), out
+    # (the module's tp.h as a room header: also an upward include of the pure layer)
+    assert len(lines) == 4, out

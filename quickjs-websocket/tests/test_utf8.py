@@ -13,15 +13,15 @@ PREFIX = ROOT / "build" / "prefix"
 
 
 def build(tmp_path_factory, name):
-    """tests/c/NAME.c compiled against src/utf8.c, src/utf8_core.c and QuickJS"""
+    """tests/c/NAME.c compiled against src/utf8.c, wsproto/utf8_core.c and QuickJS"""
     cc = shutil.which("cc")
     if cc is None or not (PREFIX / "lib" / "libquickjs.a").exists():
         pytest.skip("cc or build/prefix/lib/libquickjs.a missing")
     exe = tmp_path_factory.mktemp("utf8") / name
     subprocess.run([cc, "-O2", "-g", "-std=gnu11", "-Wall", "-Wextra", "-Werror",
-                    "-isystem", str(PREFIX / "include"), "-isystem", str(PREFIX / "include" / "quickjs"),
+                    "-I", str(ROOT / "wsproto"), "-isystem", str(PREFIX / "include"), "-isystem", str(PREFIX / "include" / "quickjs"),
                     "-o", str(exe), str(HERE / "c" / f"{name}.c"),
-                    str(HERE.parent / "src" / "utf8.c"), str(HERE.parent / "src" / "utf8_core.c"),
+                    str(HERE.parent / "src" / "utf8.c"), str(ROOT / "wsproto" / "utf8_core.c"),
                     str(PREFIX / "lib" / "libquickjs.a"),
                     "-lm", "-ldl", "-lpthread"], check=True)
     return exe

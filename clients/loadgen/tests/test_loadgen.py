@@ -274,6 +274,7 @@ def test_observe_reports_what_it_saw_at_its_timeout(peer: Any) -> None:
 
 @pytest.mark.skipif(not shutil.which("valgrind"), reason="valgrind not installed")
 @pytest.mark.parametrize("case_id, timeout_ms", [("text-16mib", 60000), ("fragments-1000", 5000), ("utf8-split-invalid", 5000),
+                                                 ("utf8-4-byte", 5000),  # decoded to UTF-16: 20 bytes, 13 units
                                                  ("close-reason-invalid", 5000), ("length-top-bit", 5000),
                                                  ("accept-wrong", 5000), ("ping-125", 100)])
 def test_observe_no_leaks_under_valgrind(peer: Any, tmp_path: Path, case_id: str, timeout_ms: int) -> None:

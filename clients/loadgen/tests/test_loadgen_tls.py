@@ -110,6 +110,13 @@ def test_resumed_handshakes_resume_every_session_after_the_first(lws: Server) ->
     assert [m.group(4) for m in lines].count("yes") == 29  # the server agrees
 
 
+def test_an_https_url_is_wss(lws: Server) -> None:
+    """(README, "--url": it was "--url must start with ws://")"""
+    code, res, _ = loadgen("https" + lws.url()[len("wss"):], "--type", "text", "--size", "11", "--count", "100")
+    assert code == 0 and res["messages"] == 100, res
+    assert_tls_field(res["tls"])
+
+
 def test_localhost_is_checked_as_a_name(lws: Server) -> None:
     code, res, _ = loadgen(f"wss://localhost:{lws.port}/", "--type", "text", "--size", "11", "--count", "100")
     assert code == 0, res

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "../reqopts.h"
-#include "../../../quickjs-websocket/fuzz/fuzz_common.h"
+#include "fuzz_common.h"
 
 #define MAXB ((size_t)64 << 20)
 
