@@ -12,7 +12,8 @@ import pytest
 
 from wsbench import report
 from wsbench.gate import baseline
-from wsbench.model import HISTORY, GateBaseline, GateReport, READABLE_VERSIONS, Run, SCHEMA_VERSION, read_json, write_json
+from wsbench.model import (HISTORY, GateBaseline, GateReport, READABLE_VERSIONS, Run, SCHEMA_VERSION, read_json,
+                           write_json)
 from wsbench.report import printed
 from wsbench_testkit import FIXTURES, ROOT
 

@@ -101,7 +101,8 @@ def test_server_lines_parse() -> None:
     assert parse_tls_line(line) == {"version": "TLSv1.3", "cipher": "TLS_AES_128_GCM_SHA256", "group": None,
                                     "resumed": True, "library": "OpenSSL 3.0.19 x"}
     assert parse_tls_line("WSBENCH-TLS version=TLSv1.3") is None
-    assert certificates.tls_summary([parse_tls_line(line), {**parse_tls_line(line), "resumed": False, "group": "x25519"}]) == {
+    lines = [parse_tls_line(line), {**parse_tls_line(line), "resumed": False, "group": "x25519"}]
+    assert certificates.tls_summary(lines) == {
         "connections": 2, "resumed": 1, "version": "TLSv1.3", "cipher": "TLS_AES_128_GCM_SHA256",
         "group": "x25519", "library": "OpenSSL 3.0.19 x"}
 
@@ -142,7 +143,8 @@ def test_an_upgrade_not_answered_after_tls_is_named() -> None:
                     pass
 
         threading.Thread(target=take_and_say_nothing, daemon=True).start()
-        result = verify_echo(f"wss://127.0.0.1:{listener.getsockname()[1]}/", certificates.client_context(certs), timeout_s=1)
+        result = verify_echo(f"wss://127.0.0.1:{listener.getsockname()[1]}/", certificates.client_context(certs),
+                             timeout_s=1)
     assert not result.ok and (result.error or "").startswith(
         "TimeoutError: upgrade not answered after TLS within 1 s: the server took the connection"), result.error
 

@@ -19,9 +19,10 @@ Every figure of a repetition declares how shards combine (``RULES``, ``EXTRA_RUL
   cluster run, cluster/).
 
 A figure without a rule is left out of the merge, and the merged repetition says so in
-its ``reading_errors``: nothing is added because it happens to be a number. Repetition k of the merge is made of the shards' repetitions k,
-and repetitions stay the unit of spread: a repetition that some shards have and others
-lack fails the merge, naming the shard. ``UNSHARDED`` names the kinds whose ranking figure
+its ``reading_errors``: nothing is added because it happens to be a number. Repetition k
+of the merge is made of the shards' repetitions k, and repetitions stay the unit of
+spread: a repetition that some shards have and others lack fails the merge, naming the
+shard. ``UNSHARDED`` names the kinds whose ranking figure
 does not merge; ``wsbench run --shard`` and ``--cluster`` refuse them before measuring.
 
 ``wsbench merge`` (files) and ``wsbench run --cluster`` (shards in memory) share

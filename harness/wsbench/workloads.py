@@ -202,7 +202,7 @@ class Suite:
     extends: tuple[str, ...] = key(())
     servers: tuple[str, ...] | None = key(None)  # the suite's own choice of programs, used when
     clients: tuple[str, ...] | None = key(None)  # the command line names none
-    min_seconds: float | None = key(None, check=_not_negative)  # the suite's floor on measured phases (None: the default)
+    min_seconds: float | None = key(None, check=_not_negative)  # the floor on measured phases (None: the default)
     tls: str | None = key(None, choices=TLS_MODES)  # the suite's TLS axis (None: off unless --tls says otherwise)
     # clients the suite adds to its matrix, each against the reference server only (when the
     # command line names no client): a slow client gets its rows without a cell per server

@@ -98,7 +98,8 @@ class ClusterRun:
                            dask_engine.LOCAL.match(self.request.address) else
                            f"wsbench: cluster {self.request.address}: connecting")
         self.engine = dask_engine.connect(self.request.address, self.log_dir, self.target.host)
-        self.server_worker, self.load = dask_engine.roles(self.engine.workers, self.target.host, self.request.server_worker)
+        self.server_worker, self.load = dask_engine.roles(self.engine.workers, self.target.host,
+                                                          self.request.server_worker)
         dask_engine.check_reach(self.target.host, self.load)
         self.offsets = self.engine.clock_offsets()
         hosts = ", ".join(f"{w.name} ({w.host})" for w in self.load)

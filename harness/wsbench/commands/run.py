@@ -34,8 +34,8 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     progress = Progress(total=0, quiet=args.quiet)
     progress.note(f"wsbench: {len(plan.servers)} servers x {len(plan.clients)} clients x {len(plan.workloads)} "
                   f"workloads, {plan.repetitions} repetitions; results: {relative(files.json)}")
-    measure_and_record(run, files, lambda: runner.execute(plan, run, args.out / "logs" / files.stamp, files.json, progress),
-                       printed)
+    log_dir = args.out / "logs" / files.stamp
+    measure_and_record(run, files, lambda: runner.execute(plan, run, log_dir, files.json, progress), printed)
     for record in run.servers.values():
         if record.target and record.status == "failed":
             print(f"wsbench: target {record.target} {record.error}", file=sys.stderr)
@@ -53,9 +53,8 @@ def _cluster(args: argparse.Namespace, argv: list[str], request: runner.Request)
     coordinator.check(request, args.cluster, plan.workloads)
     files = report_files(args.out, "run")
     progress = Progress(total=0, quiet=args.quiet)
-    cluster = coordinator.ClusterRun(plan, catalog, argv, coordinator.Request(args.cluster, args.server_worker,
-                                                                      args.cluster_timeout, args.target_pid),
-                                 files, args.out / "logs" / files.stamp, progress)
+    request_ = coordinator.Request(args.cluster, args.server_worker, args.cluster_timeout, args.target_pid)
+    cluster = coordinator.ClusterRun(plan, catalog, argv, request_, files, args.out / "logs" / files.stamp, progress)
     try:
         cluster.open()
         progress.note(f"wsbench: {len(plan.clients)} clients x {len(plan.workloads)} workloads, {plan.repetitions} "

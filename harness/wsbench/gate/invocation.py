@@ -227,7 +227,8 @@ def _pair(opts: Options, catalog: Catalog, workloads: WorkloadSet, argv: list[st
                                       if not opts.head else {})}}
     against = f"base {base.commit[:12]} ({opts.base})" if base and base.commit else f"base {opts.base}"
     # what the verdicts were judged with, for the history page's threshold bands
-    settings = {**(wall_run.settings if wall_run else {}), "gate": {"rise": deterministic.RISE, "fall": deterministic.FALL,
+    settings = {**(wall_run.settings if wall_run else {}),
+                "gate": {"rise": deterministic.RISE, "fall": deterministic.FALL,
                          "min_effect": thresholds.get("min_effect"), "wall_spec": spec.to_json()}}
     report = carrying(wall_run, argv, env, settings,
                       gate=GateReport(against, "quick" if opts.quick else "full", outcomes, code))

@@ -36,7 +36,8 @@ DEFAULT_RUNS = 20
 TIMEOUT_S = 600.0
 WHAT = ("Clients: the whole process — start the runtime, connect to the native echo server (lws), echo one "
         "11-byte text message, close, exit. Servers: from exec to the readiness line. hyperfine, {warmup} "
-        "warm-up runs then {runs} runs each; peak RSS (VmHWM) of one more client run, held after its result. Ranked by mean.")
+        "warm-up runs then {runs} runs each; peak RSS (VmHWM) of one more client run, held after its result. "
+        "Ranked by mean.")
 
 
 def client_argv(client: Program, server: RunningServer) -> list[str]:
