@@ -32,6 +32,7 @@
 #include "loop.h"
 #include "opts.h"
 #include "tls_bio.h"
+#include "tls_resume.h"
 #include "tp_tcp.h"
 
 #include <arpa/inet.h>
@@ -64,16 +65,6 @@ struct tls {
     char host[]; /* for the next address's attempt */
 };
 
-/* g_tls_resume: the newest resumable session per host and port, the least
- * recently used replaced when every slot is taken */
-#define RESUME_SLOTS 64
-struct resume_slot {
-    SSL_SESSION *sess; /* our reference; NULL: a free slot */
-    uint64_t used;
-    int port;
-    char host[256];
-};
-
 static struct {
     struct tp_up up;
     SSL_CTX *ctx;
@@ -81,51 +72,14 @@ static struct {
     char why[256];    /* a failure's text (reported at once) */
     struct tls_stats st;
     uint8_t stage[TLS_RECORD];
-    struct resume_slot resume[RESUME_SLOTS];
-    uint64_t resume_tick;
 } T;
 
-static void resume_clear(void)
-{
-    int i;
-    for (i = 0; i < RESUME_SLOTS; i++) {
-        SSL_SESSION_free(T.resume[i].sess);
-        T.resume[i].sess = NULL;
-    }
-}
-
-static struct resume_slot *resume_find(const char *host, int port)
-{
-    int i;
-    for (i = 0; i < RESUME_SLOTS; i++)
-        if (T.resume[i].sess && T.resume[i].port == port && !strcmp(T.resume[i].host, host))
-            return &T.resume[i];
-    return NULL;
-}
-
-/* OpenSSL's new-session callback (a TLS 1.3 ticket, or a TLS 1.2 session at
- * the handshake's end): keep it for the next connection to this host and
- * port.  1: the reference is ours now */
-static int resume_keep(SSL *ssl, SSL_SESSION *sess)
+/* OpenSSL's new-session callback: the session kept for the next connection to
+ * this host and port (tls_resume.c).  1: the reference is ours now */
+static int new_session(SSL *ssl, SSL_SESSION *sess)
 {
     struct tls *s = SSL_get_app_data(ssl);
-    struct resume_slot *slot;
-    int i;
-    if (!g_tls_resume || !s || strlen(s->host) >= sizeof(slot->host) || !SSL_SESSION_is_resumable(sess))
-        return 0;
-    slot = resume_find(s->host, s->port);
-    if (!slot) { /* a free slot, else the least recently used */
-        slot = &T.resume[0];
-        for (i = 0; i < RESUME_SLOTS && slot->sess; i++)
-            if (!T.resume[i].sess || T.resume[i].used < slot->used)
-                slot = &T.resume[i];
-    }
-    SSL_SESSION_free(slot->sess);
-    slot->sess = sess;
-    slot->used = ++T.resume_tick;
-    slot->port = s->port;
-    strcpy(slot->host, s->host);
-    return 1;
+    return s && tls_resume_keep(s->host, s->port, sess);
 }
 
 /* the BIO lost bytes of the session (tls_bio_init): its end, an error */
@@ -145,7 +99,7 @@ void tp_tls_init(const struct tp_up *up)
 
 void tp_tls_destroy(void)
 {
-    resume_clear();
+    tls_resume_clear();
     SSL_CTX_free(T.ctx);
     T.ctx = NULL;
     tls_bio_destroy();
@@ -199,10 +153,10 @@ static SSL_CTX *tls_ctx(const char **why)
 #ifndef QJSWS_TLS_KEEP_BUFFERS /* (only to measure what it saves: bench/tls_idle_memory.py) */
     SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
 #endif
-    /* sessions to resume are kept by host and port (resume_keep), never in
-     * OpenSSL's own cache, which a client does not look up */
+    /* sessions to resume are kept by host and port (new_session, tls_resume.c),
+     * never in OpenSSL's own cache, which a client does not look up */
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
-    SSL_CTX_sess_set_new_cb(ctx, resume_keep);
+    SSL_CTX_sess_set_new_cb(ctx, new_session);
     if (g_ca_file ? SSL_CTX_load_verify_locations(ctx, g_ca_file, NULL) != 1
                   : SSL_CTX_set_default_verify_paths(ctx) != 1) {
         snprintf(T.why, sizeof(T.why), "TLS: cannot load the CA certificates of %s",
@@ -212,7 +166,7 @@ static SSL_CTX *tls_ctx(const char **why)
         *why = T.why;
         return NULL;
     }
-    resume_clear(); /* (verified against the former CA file) */
+    tls_resume_clear(); /* (verified against the former CA file) */
     SSL_CTX_free(T.ctx);
     T.ctx = ctx;
     T.ctx_gen = g_ca_gen;
@@ -268,11 +222,7 @@ static int session(struct tp *t, const char **why)
         return -1;
     }
     SSL_set_app_data(s->ssl, s);
-    if (g_tls_resume) {
-        struct resume_slot *slot = resume_find(s->host, s->port);
-        if (slot && SSL_set_session(s->ssl, slot->sess) == 1)
-            slot->used = ++T.resume_tick;
-    }
+    tls_resume_offer(s->ssl, s->host, s->port);
     SSL_set_connect_state(s->ssl);
     s->hs = POLLOUT;
     s->rd = POLLIN;
