@@ -65,7 +65,8 @@ static int bio_write(BIO *b, const char *p, int n)
 }
 
 /* the shared buffer's unread bytes into a buffer of their owner's own; out of
- * memory, they are lost and the owner's session fails (B.lost) */
+ * memory, they are lost and the owner's session fails at its next read
+ * (B.lost) */
 static void keep_unread(void)
 {
     struct tls_bio *o = B.in_owner;

@@ -70,7 +70,7 @@ static struct {
     SSL_CTX *ctx;
     unsigned ctx_gen; /* the g_ca_gen it was made with */
     char why[256];    /* a failure's text (reported at once) */
-    struct tls_stats st;
+    struct tls_stats st; /* (but kept: tls_bio.c counts it) */
     uint8_t stage[TLS_RECORD];
 } T;
 
