@@ -66,10 +66,11 @@ LAYERS: tuple[Layer, ...] = (
           "send queue; knows nothing of connections",
           ("loop.h", "loop.c", "txq.h", "txq.c"),
           ("quickjs", "libwebsockets")),
-    Layer("transport", "one struct tp_ops per connection: raw TCP, TLS (OpenSSL) over it, and libwebsockets "
-          "(its adapter, and lws' framing of the lws path: struct framer fr_lws)",
-          ("tp.h", "tp_tcp.h", "tp_tcp.c", "tp_tls.h", "tp_tls.c", "fr_lws.h", "fr_lws.c", "tp_lws.h",
-           "tp_lws.c", "pool.h", "pool.c"),
+    Layer("transport", "one struct tp_ops per connection: raw TCP, TLS (OpenSSL) over it (with its "
+          "socket BIO and the sessions it resumes), and libwebsockets (its adapter, and lws' framing of "
+          "the lws path: struct framer fr_lws)",
+          ("tp.h", "tp_tcp.h", "tp_tcp.c", "tls_bio.h", "tls_bio.c", "tls_resume.h", "tls_resume.c",
+           "tp_tls.h", "tp_tls.c", "fr_lws.h", "fr_lws.c", "tp_lws.h", "tp_lws.c", "pool.h", "pool.c"),
           ("quickjs",)),
     Layer("framing", "our framing over any transport (struct framer fr_own) and the HTTP "
           "upgrade over any transport",

@@ -8,7 +8,9 @@
  * The route of received bytes, our framing (ws://, and wss:// on our TLS):
  *   fd ready (epoll, service()/service_fd())  -> loop.c: the fd's handler
  *   -> the transport (tp_tcp.c / tp_tls.c)     -> tp_up.io = own_io (upgrade.c)
- *   -> the framer's read loop (frame.c)        -> fr_up.rx = conn_rx (rx.c)
+ *   -> the framer's read loop (frame.c)        -> the transport's read (tp_tcp.c:
+ *      recv(); tp_tls.c: SSL_read, its socket BIO's recv() in tls_bio.c)
+ *   -> fr_up.rx = conn_rx (rx.c)
  *   -> the parser (wsp_feed, wsproto.h, inlined with rx.c's table) -> rx.c's callbacks
  *   -> the state machine (sm.c: close frames, failures) and the message (rx.c)
  *   -> JS (jsev.c: onmessage and listeners; sm_up for open, error, close).

@@ -10,22 +10,14 @@
  * reported as the layer above asked for it (POLLIN: read now, POLLOUT: write
  * now), whatever the socket's was.
  *
- * OpenSSL reads and writes the socket itself, through a socket BIO of ours (a
- * buffered recv, and a send with MSG_NOSIGNAL: OpenSSL's own socket BIO
- * write()s, and a peer gone would kill the process with SIGPIPE); its
- * non-blocking retries map straight onto poll events.  Reads: the BIO takes
- * what the socket holds into a 256 KiB buffer with one recv(), as a ws:// read
- * does, and hands OpenSSL each record's header and body from there (one copy).
- * Not OpenSSL's read_ahead: before each record it moves every unread byte of
- * its buffer to the front, so a full 256 KiB buffer is copied about 8 times
- * over (half the instructions of a 64 KiB echo).  The buffer is one for the
- * process (reads are one at a time); bytes a connection leaves in it are moved
- * to a buffer of their own when another connection reads, so an idle
- * connection holds none.  read() loops SSL_read until the caller's buffer is
- * full or the BIO meets an empty socket.  Writes: our framing's coalesced
- * blocks, each in records of up to 16 KiB written at once (partial writes);
- * a block's tail shorter than a record is joined with the next block's head
- * in a staging buffer, so a burst makes no short record in its middle.
+ * OpenSSL reads and writes the socket itself, through a socket BIO of ours
+ * (tls_bio.c: one recv() into a 256 KiB buffer shared by the sessions, a
+ * send() without SIGPIPE); its non-blocking retries map straight onto poll
+ * events.  read() loops SSL_read until the caller's buffer is full or the BIO
+ * meets an empty socket.  Writes: our framing's coalesced blocks, each in
+ * records of up to 16 KiB written at once (partial writes); a block's tail
+ * shorter than a record is joined with the next block's head in a staging
+ * buffer, so a burst makes no short record in its middle.
  * SSL_MODE_RELEASE_BUFFERS: an idle connection holds neither buffer (OpenSSL
  * frees them when they are empty).
  *
@@ -39,6 +31,8 @@
 #include "tp_tls.h"
 #include "loop.h"
 #include "opts.h"
+#include "tls_bio.h"
+#include "tls_resume.h"
 #include "tp_tcp.h"
 
 #include <arpa/inet.h>
@@ -53,8 +47,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
-#define TLS_RBUF (256 * 1024) /* the socket BIO's read buffer while data flows */
-#define TLS_RECORD 16384      /* the largest record's plaintext */
+#define TLS_RECORD 16384 /* the largest record's plaintext */
 
 struct tls {
     SSL *ssl;
@@ -67,240 +60,55 @@ struct tls {
     short end;   /* a read met the end: 1 close_notify, -1 an error (errno: err) */
     int err;
     int fatal;   /* no close_notify of ours may follow (an error) */
-    int fd;        /* the socket the session's BIO reads and writes */
-    uint8_t *kept; /* unread bytes moved out of the shared buffer, or NULL */
-    size_t kept_off, kept_len;
-    int port;      /* with host: which sessions it may resume (g_tls_resume) */
-    char host[];   /* for the next address's attempt */
-};
-
-/* g_tls_resume: the newest resumable session per host and port, the least
- * recently used replaced when every slot is taken */
-#define RESUME_SLOTS 64
-struct resume_slot {
-    SSL_SESSION *sess; /* our reference; NULL: a free slot */
-    uint64_t used;
-    int port;
-    char host[256];
+    int port;    /* with host: which sessions it may resume (g_tls_resume) */
+    struct tls_bio sock; /* the socket as the session's BIO reads and writes it */
+    char host[]; /* for the next address's attempt */
 };
 
 static struct {
     struct tp_up up;
     SSL_CTX *ctx;
-    BIO_METHOD *bio;  /* our socket BIO's */
     unsigned ctx_gen; /* the g_ca_gen it was made with */
     char why[256];    /* a failure's text (reported at once) */
-    struct tls_stats st;
+    struct tls_stats st; /* (but kept: tls_bio.c counts it) */
     uint8_t stage[TLS_RECORD];
-    uint8_t *in;          /* the BIO's read buffer (TLS_RBUF), made at the first read */
-    size_t in_off, in_len; /* its unread bytes, in[in_off, in_len), are in_owner's */
-    struct tls *in_owner;
-    struct resume_slot resume[RESUME_SLOTS];
-    uint64_t resume_tick;
 } T;
 
-static void resume_clear(void)
-{
-    int i;
-    for (i = 0; i < RESUME_SLOTS; i++) {
-        SSL_SESSION_free(T.resume[i].sess);
-        T.resume[i].sess = NULL;
-    }
-}
-
-static struct resume_slot *resume_find(const char *host, int port)
-{
-    int i;
-    for (i = 0; i < RESUME_SLOTS; i++)
-        if (T.resume[i].sess && T.resume[i].port == port && !strcmp(T.resume[i].host, host))
-            return &T.resume[i];
-    return NULL;
-}
-
-/* OpenSSL's new-session callback (a TLS 1.3 ticket, or a TLS 1.2 session at
- * the handshake's end): keep it for the next connection to this host and
- * port.  1: the reference is ours now */
-static int resume_keep(SSL *ssl, SSL_SESSION *sess)
+/* OpenSSL's new-session callback: the session kept for the next connection to
+ * this host and port (tls_resume.c).  1: the reference is ours now */
+static int new_session(SSL *ssl, SSL_SESSION *sess)
 {
     struct tls *s = SSL_get_app_data(ssl);
-    struct resume_slot *slot;
-    int i;
-    if (!g_tls_resume || !s || strlen(s->host) >= sizeof(slot->host) || !SSL_SESSION_is_resumable(sess))
-        return 0;
-    slot = resume_find(s->host, s->port);
-    if (!slot) { /* a free slot, else the least recently used */
-        slot = &T.resume[0];
-        for (i = 0; i < RESUME_SLOTS && slot->sess; i++)
-            if (!T.resume[i].sess || T.resume[i].used < slot->used)
-                slot = &T.resume[i];
-    }
-    SSL_SESSION_free(slot->sess);
-    slot->sess = sess;
-    slot->used = ++T.resume_tick;
-    slot->port = s->port;
-    strcpy(slot->host, s->host);
-    return 1;
+    return s && tls_resume_keep(s->host, s->port, sess);
+}
+
+/* the BIO lost bytes of the session (tls_bio_init): its end, an error */
+static void bytes_lost(struct tls_bio *b, int err)
+{
+    struct tls *s = container_of(b, struct tls, sock);
+    s->end = -1;
+    s->err = err;
+    s->fatal = 1;
 }
 
 void tp_tls_init(const struct tp_up *up)
 {
     T.up = *up;
+    tls_bio_init(bytes_lost);
 }
 
 void tp_tls_destroy(void)
 {
-    resume_clear();
+    tls_resume_clear();
     SSL_CTX_free(T.ctx);
     T.ctx = NULL;
-    BIO_meth_free(T.bio);
-    T.bio = NULL;
-    free(T.in);
-    T.in = NULL;
-    T.in_owner = NULL;
-    T.in_off = T.in_len = 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* the socket BIO: buffered recv, and send without SIGPIPE               */
-
-static int bio_write(BIO *b, const char *p, int n)
-{
-    struct tls *s = BIO_get_data(b);
-    ssize_t r = send(s->fd, p, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
-    BIO_clear_retry_flags(b);
-    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-        BIO_set_retry_write(b);
-    return (int)r;
-}
-
-/* the shared buffer's unread bytes into a buffer of their owner's own; out of
- * memory, they are lost and the owner's session fails at its next read */
-static void keep_unread(void)
-{
-    struct tls *o = T.in_owner;
-    size_t k = T.in_len - T.in_off;
-    T.in_owner = NULL;
-    if (!k)
-        return;
-    o->kept = malloc(k);
-    if (!o->kept) {
-        o->kept_off = o->kept_len = 0;
-        o->end = -1;
-        o->err = ENOMEM;
-        o->fatal = 1;
-        return;
-    }
-    memcpy(o->kept, T.in + T.in_off, k);
-    o->kept_off = 0;
-    o->kept_len = k;
-    T.st.kept++;
-}
-
-/* the session's unread bytes (its own first, then the shared buffer's); the
- * socket only when there are none (so the end of the stream, or an error,
- * comes after every byte before it) */
-static int bio_read(BIO *b, char *p, int n)
-{
-    struct tls *s = BIO_get_data(b);
-    const uint8_t *from;
-    size_t have;
-    BIO_clear_retry_flags(b);
-    if (n <= 0)
-        return 0;
-    if (s->kept) {
-        from = s->kept + s->kept_off;
-        have = s->kept_len - s->kept_off;
-    } else {
-        if (T.in_owner != s || T.in_off == T.in_len) {
-            ssize_t r;
-            if (T.in_owner && T.in_owner != s)
-                keep_unread();
-            if (!T.in && !(T.in = malloc(TLS_RBUF))) {
-                errno = ENOMEM;
-                return -1;
-            }
-            T.in_owner = NULL;
-            r = recv(s->fd, T.in, TLS_RBUF, MSG_DONTWAIT);
-            if (r <= 0) {
-                if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-                    BIO_set_retry_read(b);
-                return (int)r;
-            }
-            T.in_owner = s;
-            T.in_off = 0;
-            T.in_len = (size_t)r;
-        }
-        from = T.in + T.in_off;
-        have = T.in_len - T.in_off;
-    }
-    if (have > (size_t)n)
-        have = (size_t)n;
-    memcpy(p, from, have);
-    if (s->kept) {
-        s->kept_off += have;
-        if (s->kept_off == s->kept_len) {
-            free(s->kept);
-            s->kept = NULL;
-        }
-    } else {
-        T.in_off += have;
-    }
-    return (int)have;
-}
-
-/* bytes the BIO holds for the session that no POLLIN will announce */
-static int held(const struct tls *s)
-{
-    return s->kept || (T.in_owner == s && T.in_off < T.in_len);
-}
-
-/* the session's bytes, wherever they are, dropped (its end) */
-static void drop_unread(struct tls *s)
-{
-    if (T.in_owner == s) {
-        T.in_owner = NULL;
-        T.in_off = T.in_len = 0;
-    }
-    free(s->kept);
-    s->kept = NULL;
-    s->kept_off = s->kept_len = 0;
-}
-
-static long bio_ctrl(BIO *b, int cmd, long num, void *ptr)
-{
-    UNUSED(b);
-    UNUSED(num);
-    UNUSED(ptr);
-    return cmd == BIO_CTRL_FLUSH; /* nothing is buffered here */
-}
-
-static int bio_create(BIO *b)
-{
-    BIO_set_init(b, 1);
-    return 1;
-}
-
-static BIO *socket_bio(struct tls *s)
-{
-    BIO *b;
-    if (!T.bio) {
-        T.bio = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "qjsws socket");
-        if (!T.bio || !BIO_meth_set_write(T.bio, bio_write) || !BIO_meth_set_read(T.bio, bio_read) ||
-            !BIO_meth_set_ctrl(T.bio, bio_ctrl) || !BIO_meth_set_create(T.bio, bio_create)) {
-            BIO_meth_free(T.bio);
-            T.bio = NULL;
-            return NULL;
-        }
-    }
-    b = BIO_new(T.bio);
-    if (b)
-        BIO_set_data(b, s);
-    return b;
+    tls_bio_destroy();
 }
 
 void tp_tls_stats(struct tls_stats *st)
 {
     *st = T.st;
+    st->kept = tls_bio_kept();
 }
 
 /* what failed, for the error event: the certificate check's verdict, else
@@ -345,10 +153,10 @@ static SSL_CTX *tls_ctx(const char **why)
 #ifndef QJSWS_TLS_KEEP_BUFFERS /* (only to measure what it saves: bench/tls_idle_memory.py) */
     SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
 #endif
-    /* sessions to resume are kept by host and port (resume_keep), never in
-     * OpenSSL's own cache, which a client does not look up */
+    /* sessions to resume are kept by host and port (new_session, tls_resume.c),
+     * never in OpenSSL's own cache, which a client does not look up */
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
-    SSL_CTX_sess_set_new_cb(ctx, resume_keep);
+    SSL_CTX_sess_set_new_cb(ctx, new_session);
     if (g_ca_file ? SSL_CTX_load_verify_locations(ctx, g_ca_file, NULL) != 1
                   : SSL_CTX_set_default_verify_paths(ctx) != 1) {
         snprintf(T.why, sizeof(T.why), "TLS: cannot load the CA certificates of %s",
@@ -358,7 +166,7 @@ static SSL_CTX *tls_ctx(const char **why)
         *why = T.why;
         return NULL;
     }
-    resume_clear(); /* (verified against the former CA file) */
+    tls_resume_clear(); /* (verified against the former CA file) */
     SSL_CTX_free(T.ctx);
     T.ctx = ctx;
     T.ctx_gen = g_ca_gen;
@@ -391,12 +199,12 @@ static int session(struct tp *t, const char **why)
     BIO *bio;
     SSL_free(s->ssl);
     s->ssl = NULL;
-    drop_unread(s); /* (a former socket's) */
-    s->fd = t->fd;
+    tls_bio_drop(&s->sock); /* (a former socket's) */
+    s->sock.fd = t->fd;
     if (!ctx)
         return -1;
     s->ssl = SSL_new(ctx);
-    bio = s->ssl ? socket_bio(s) : NULL;
+    bio = s->ssl ? tls_bio_new(&s->sock) : NULL;
     if (!bio) {
         *why = failure(s, "TLS: cannot make a session", 0);
         return -1;
@@ -414,11 +222,7 @@ static int session(struct tp *t, const char **why)
         return -1;
     }
     SSL_set_app_data(s->ssl, s);
-    if (g_tls_resume) {
-        struct resume_slot *slot = resume_find(s->host, s->port);
-        if (slot && SSL_set_session(s->ssl, slot->sess) == 1)
-            slot->used = ++T.resume_tick;
-    }
+    tls_resume_offer(s->ssl, s->host, s->port);
     SSL_set_connect_state(s->ssl);
     s->hs = POLLOUT;
     s->rd = POLLIN;
@@ -486,7 +290,7 @@ static void tls_free(struct tp *t, int notify)
         ERR_clear_error();
         SSL_free(s->ssl);
     }
-    drop_unread(s);
+    tls_bio_drop(&s->sock);
     free(s);
     t->tls = NULL;
 }
@@ -643,7 +447,7 @@ static ssize_t tls_read(struct tp *t, void *buf, size_t n)
      * no POLLIN will announce.  The reader reads on; should it stop at its
      * bound, POLLOUT (ready unless the peer stops reading us) re-drives the
      * read, and so does POLLIN, as ever */
-    if (held(s) || SSL_has_pending(s->ssl)) {
+    if (tls_bio_held(&s->sock) || SSL_has_pending(s->ssl)) {
         s->more = 1;
         if (s->rd != (POLLIN | POLLOUT)) {
             s->rd = POLLIN | POLLOUT;
