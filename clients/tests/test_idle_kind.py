@@ -9,7 +9,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -21,8 +20,7 @@ from wsbench.procs import raise_fd_limit
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG = load_catalog()
 SERVER = ROOT / "build/bin/lws-echo"
-sys.path.insert(0, str(ROOT / "scripts"))
-from tls_testing import Server  # noqa: E402
+from testkit.wss import Server
 
 
 @pytest.fixture(scope="module")

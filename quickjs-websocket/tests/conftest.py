@@ -1,7 +1,7 @@
-"""pytest fixtures for the quickjs-websocket tests (helpers live in qjsws_testkit)."""
+"""pytest fixtures for the quickjs-websocket tests (helpers live in qjs_runs)."""
 import pytest
 
-from qjsws_testkit import Peer, peer_argv
+from qjs_runs import Peer, peer_argv
 
 
 @pytest.fixture(params=["ws", "wss"])

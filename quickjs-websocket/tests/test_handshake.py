@@ -10,7 +10,7 @@ import time
 import pytest
 
 from peer_raw import frame, response
-from qjsws_testkit import TLS_DIR, run_qjs
+from qjs_runs import TLS_DIR, run_qjs
 
 # (case, offered subprotocols, the one the server names, what the client reports)
 TAKEN = [

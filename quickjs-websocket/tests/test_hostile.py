@@ -1,7 +1,7 @@
 """Unusual and hostile servers (raw-socket peer, tests/peer_raw.py)."""
 import pytest
 
-from qjsws_testkit import ASAN_ROOT, run_qjs
+from qjs_runs import ASAN_ROOT, run_qjs
 
 
 @pytest.mark.parametrize("cut", ["none", "hdr1", "hdr3", "payload", "frag", "fraghdr"])

@@ -1,7 +1,7 @@
 """Web semantics: USVString sends, microtask checkpoints, bufferedAmount."""
 import pytest
 
-from qjsws_testkit import run_qjs
+from qjs_runs import run_qjs
 
 
 def test_lone_surrogates_sent_as_fffd(peer_factory, variant):

@@ -34,7 +34,7 @@ from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase, ReadOnlyDatabase
 
 from peer_raw import frame
-from qjsws_testkit import HERE, ROOT, TLS_DIR, run_qjs
+from qjs_runs import HERE, ROOT, TLS_DIR, run_qjs
 
 EXAMPLES = int(os.environ.get("WSBENCH_PROPERTY_EXAMPLES", "12"))
 _DB = DirectoryBasedExampleDatabase(str(HERE / "hypothesis-db"))

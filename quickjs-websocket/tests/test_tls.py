@@ -12,17 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from qjsws_testkit import CA_FILE, HERE, QJS, ROOT, TLS_DIR, Peer, need_client, peer_argv, run_qjs
+from qjs_runs import CA_FILE, HERE, QJS, ROOT, TLS_DIR, Peer, need_client, peer_argv, run_qjs
 
 # what /tls sends before each case's fault: text "one", 3,000 bytes binary, a text of
 # 14 UTF-16 units (2-, 3- and 4-byte characters)
 MESSAGES = [("text", 3), ("binary", 3000), ("text", 14)]
 
 
-def tls_peer(peer_factory_unused=None, cert="server"):
-    argv, cwd = peer_argv("raw", True)
-    i = argv.index("--tls-cert")
-    argv[i + 1:i + 4:2] = [str(TLS_DIR / (cert + ".pem")), str(TLS_DIR / (cert + ".key"))]
+def tls_peer(cert="server"):
+    argv, cwd = peer_argv("raw", True, cert)
     return Peer("raw", argv, cwd, True)
 
 

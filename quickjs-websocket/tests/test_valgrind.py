@@ -4,7 +4,7 @@ import shutil
 
 import pytest
 
-from qjsws_testkit import run_qjs
+from qjs_runs import run_qjs
 
 
 def memcheck(tmp_path):

@@ -1,7 +1,7 @@
 """Behavioural tests for quickjs-websocket (run: python -m pytest quickjs-websocket/tests)."""
 import pytest
 
-from qjsws_testkit import run_qjs
+from qjs_runs import run_qjs
 
 PEERS = ["python", "lws", "node"]
 

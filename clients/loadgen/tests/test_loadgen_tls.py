@@ -8,7 +8,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -16,8 +15,7 @@ from typing import Any, Iterator
 import pytest
 from tls_peer import Session, TlsPeer, frame
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "scripts"))
-from tls_testing import CA, ROOT, TLS_DIR, Server, server_tls_command  # noqa: E402
+from testkit.wss import CA, ROOT, TLS_DIR, Server, server_tls_command
 
 LOADGEN = ROOT / "build/bin/wsbench-loadgen"
 UTF8_16M_LENGTH = 16155838  # servers/lws/README.md

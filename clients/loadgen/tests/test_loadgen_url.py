@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-import sys
 import threading
 from pathlib import Path
 from typing import Iterator
@@ -19,8 +18,7 @@ from typing import Iterator
 import pytest
 from test_loadgen import LOADGEN, ROOT, SERVER, loadgen, url  # noqa: F401  (url: the lws-echo fixture)
 
-sys.path.insert(0, str(ROOT / "scripts"))
-from url_testing import answers, build_driver, node_cases, unhex  # noqa: E402
+from testkit.url_table import answers, build_driver, node_cases, unhex
 
 HERE = Path(__file__).resolve().parent
 built = pytest.mark.skipif(not (LOADGEN.exists() and SERVER.exists()),

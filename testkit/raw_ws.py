@@ -1,0 +1,78 @@
+"""WebSocket by hand for tests: a client's upgrade and close frame, a server's answer to an
+upgrade request, and the client frames a blocking server reads back. Every frame and the
+101 response come from the product's ``wsbench.conformance.frames``, the one writer and
+reader of raw frames (what ``wsbench conformance`` sends is what the tests send)."""
+
+from __future__ import annotations
+
+import socket
+import ssl
+
+from wsbench.conformance.frames import CLOSE, ClientFrame, accept_for, close_payload, server_frame, split_frame, \
+    switching_protocols
+
+SAMPLE_KEY = "dGhlIHNhbXBsZSBub25jZQ=="  # RFC 6455 section 1.3's
+CLIENT_MASK = b"\x01\x02\x03\x04"
+
+
+def raw_client(url: str, key: str = SAMPLE_KEY, context: ssl.SSLContext | None = None,
+               ragged_eofs: bool = True) -> tuple[socket.socket, bytes]:
+    """Upgrade by hand (over TLS for a wss:// URL, with ``context``); returns the socket
+    and the response head (plus any frames after it)."""
+    host_port, path = url.split("://", 1)[1].split("/", 1)
+    host, port = host_port.split(":")
+    s = socket.create_connection((host, int(port)), timeout=5)
+    if url.startswith("wss://"):
+        assert context is not None
+        s = context.wrap_socket(s, server_hostname=host, suppress_ragged_eofs=ragged_eofs)
+    s.sendall((f"GET /{path} HTTP/1.1\r\nHost: {host_port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+               f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        head += chunk
+    return s, head
+
+
+def masked_close(code: int) -> bytes:
+    """A client's close frame with ``code``, masked as a client must."""
+    return server_frame(CLOSE, close_payload(code), mask=CLIENT_MASK)
+
+
+def request_headers(head: bytes) -> dict[str, str]:
+    """An upgrade request's header fields, names in lower case."""
+    headers = {}
+    for line in head.decode("latin-1").split("\r\n")[1:]:
+        if ":" in line:
+            name, value = line.split(":", 1)
+            headers[name.strip().lower()] = value.strip()
+    return headers
+
+
+def upgrade_answer(head: bytes) -> bytes:
+    """The 101 a server answers the upgrade request ``head`` with."""
+    return switching_protocols(accept_for(request_headers(head).get("sec-websocket-key", "")))
+
+
+def read_head(recv) -> bytes:  # type: ignore[no-untyped-def]
+    """An upgrade request read by ``recv(n)`` (a socket's, or memory_tls.BlockingTls's) up to
+    its blank line; ConnectionError if the client ends before it."""
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = recv(4096)
+        if not chunk:
+            raise ConnectionError("the client closed before its request was complete")
+        head += chunk
+    return head
+
+
+def frames_in(buf: bytes) -> tuple[list[ClientFrame], bytes]:
+    """The whole frames at the start of ``buf`` (unmasked), and the bytes left over."""
+    got = []
+    while (split := split_frame(buf)) is not None:
+        frame, used = split
+        got.append(frame)
+        buf = buf[used:]
+    return got, buf
