@@ -1,15 +1,14 @@
-"""WebSocket by hand for tests: a client's upgrade and close frame, a server's answer to an
-upgrade request, and the client frames a blocking server reads back. Every frame and the
-101 response come from the product's ``wsbench.conformance.frames``, the one writer and
-reader of raw frames (what ``wsbench conformance`` sends is what the tests send)."""
+"""WebSocket by hand for tests: a client's upgrade and close frame, a server's reading of
+an upgrade request and its answer. Every frame and the 101 response come from the
+product's ``wsbench.conformance.frames``, the one writer and reader of raw frames (what
+``wsbench conformance`` sends is what the tests send)."""
 
 from __future__ import annotations
 
 import socket
 import ssl
 
-from wsbench.conformance.frames import CLOSE, ClientFrame, accept_for, close_payload, server_frame, split_frame, \
-    switching_protocols
+from wsbench.conformance.frames import CLOSE, accept_for, close_payload, server_frame, switching_protocols
 
 SAMPLE_KEY = "dGhlIHNhbXBsZSBub25jZQ=="  # RFC 6455 section 1.3's
 CLIENT_MASK = b"\x01\x02\x03\x04"
@@ -67,12 +66,3 @@ def read_head(recv) -> bytes:  # type: ignore[no-untyped-def]
         head += chunk
     return head
 
-
-def frames_in(buf: bytes) -> tuple[list[ClientFrame], bytes]:
-    """The whole frames at the start of ``buf`` (unmasked), and the bytes left over."""
-    got = []
-    while (split := split_frame(buf)) is not None:
-        frame, used = split
-        got.append(frame)
-        buf = buf[used:]
-    return got, buf

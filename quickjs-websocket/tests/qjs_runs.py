@@ -39,16 +39,18 @@ class Peer(Background):
         self.url = "%s://127.0.0.1:%d/" % ("wss" if tls else "ws", self.port)
 
 
-def peer_argv(kind, tls=False, cert="server"):
+def peer_argv(kind, tls=False, cert="server", behaviours=()):
     """The peer's command line and directory; with tls, in TLS mode presenting build/tls's
-    ``cert`` (each peer takes --tls-cert/--tls-key)."""
+    ``cert`` (each peer takes --tls-cert/--tls-key); ``behaviours``: the test files whose
+    paths the raw peer serves too (peer_raw.behaviour_files)."""
     if tls and not CA_FILE.exists():
         pytest.skip("build/tls missing (make setup)")
     more = cert_args(cert) if tls else []
     if kind == "python":
         return [str(PYTHON), str(HERE / "peer_py.py"), "--port", "0"] + more, None
     if kind == "raw":
-        return [str(PYTHON), str(HERE / "peer_raw.py"), "--port", "0"] + more, None
+        loads = [arg for f in behaviours for arg in ("--behaviours", str(f))]
+        return [str(PYTHON), str(HERE / "peer_raw.py"), "--port", "0"] + more + loads, None
     if kind == "lws":
         exe = ROOT / "build" / "bin" / "lws-echo"
         if not exe.exists():

@@ -1,7 +1,20 @@
 """Web semantics: USVString sends, microtask checkpoints, bufferedAmount."""
 import pytest
 
+from peer_raw import echo, path, read_frame
 from qjs_runs import run_qjs
+from wsbench.conformance.frames import TEXT, server_frame
+
+
+@path("/many")
+async def many(reader, writer, hello, q, headers):
+    """(the raw peer's /many?n=N) once the client's first message came: N text messages
+    "m0".."m<N-1>" in one write, then echo"""
+    writer.write(hello)
+    await read_frame(reader)
+    writer.write(b"".join(server_frame(TEXT, b"m%d" % i) for i in range(int(q["n"]))))
+    await writer.drain()
+    await echo(reader, writer)
 
 
 def test_lone_surrogates_sent_as_fffd(peer_factory, variant):

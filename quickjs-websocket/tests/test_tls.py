@@ -1,4 +1,4 @@
-"""wss:// as TLS events make it (raw-socket peer in TLS mode, tests/peer_raw.py /tls):
+"""wss:// as TLS events make it (the raw-socket peer in TLS mode serving /tls, below):
 records that arrive byte by byte, close_notify before and after the WebSocket close, a
 TCP reset, a truncation and a fatal alert in the middle of a message; a renegotiation
 request and TLS 1.3 key updates while the client's writes are blocked (tests/c/tls_peer.c,
@@ -6,21 +6,115 @@ OpenSSL: what Python's ssl cannot do); certificates the client must refuse; the 
 option; TLS set up only when the first wss:// connection is made; unread bytes of the
 shared read buffer kept for their connection when another one reads.  Optimized (our TLS
 transport, src/tp_tls.c) and baseline (libwebsockets)."""
+import asyncio
 import shutil
+import socket
+import struct
 import subprocess
 from pathlib import Path
 
+import peer_raw
 import pytest
 
+from peer_raw import close_frame, path, wait_for_close
 from qjs_runs import CA_FILE, HERE, QJS, ROOT, TLS_DIR, Peer, need_client, peer_argv, run_qjs
+from wsbench.conformance.frames import BINARY, TEXT, server_frame
 
 # what /tls sends before each case's fault: text "one", 3,000 bytes binary, a text of
 # 14 UTF-16 units (2-, 3- and 4-byte characters)
 MESSAGES = [("text", 3), ("binary", 3000), ("text", 14)]
+TLS_MESSAGES = [server_frame(TEXT, b"one"), server_frame(BINARY, (bytes(range(256)) * 12)[:3000]),
+                server_frame(TEXT, "é€😀 and ascii".encode())]
+TLS_FOURTH = server_frame(TEXT, b"never delivered: " + b"4" * 3000)
+
+TLS_CASES = {
+    # the 101 and the messages one byte per TCP write (records arrive in pieces), then
+    # the close frame the same way; a clean close
+    "bytes": "bytewise",
+    # a close frame, then close_notify in the same write: the client answers the close
+    # frame (over a session whose other half is closed) and closes cleanly
+    "notify-after": "close frame, close_notify",
+    # close_notify without a WebSocket close, TCP left open: error, close 1006
+    "notify-before": "close_notify",
+    # half of a fourth message's record, then a TCP reset
+    "reset": "reset mid-record",
+    # half of a fourth message's record, then TCP closed without close_notify
+    "truncate": "truncation mid-record",
+    # the first half of a fourth message (in whole records), then a fatal alert, TCP
+    # left open
+    "alert": "fatal alert mid-message",
+}
+
+
+@path("/tls")
+async def tls_case(t, _, hello, q, headers):
+    """(TLS only: t is the peer's TlsWire, its TLS by hand in t.tls) 100 ms after the 101,
+    the three messages, then as TLS_CASES says: byte by byte, close_notify before or after
+    a close frame, a TCP reset or a truncation in the middle of a fourth message's record,
+    a fatal alert in the middle of the fourth message."""
+    case = q.get("case")
+    if peer_raw.TLS_CONTEXT is None or case not in TLS_CASES:
+        raise ValueError(case)
+    writer = t.writer
+    sock = writer.get_extra_info("socket")
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    if case == "bytes":
+        data = b"".join(t.tls.encrypt(m) for m in [hello] + TLS_MESSAGES + [close_frame(1000)])
+        for i in range(len(data)):
+            writer.write(data[i:i + 1])
+            await writer.drain()
+            if i % 64 == 0:
+                await asyncio.sleep(0.001)
+        await wait_for_close(t, t)
+        return
+    t.write(hello)
+    await t.drain()
+    await asyncio.sleep(0.1)
+    t.write(b"".join(TLS_MESSAGES))
+    await t.drain()
+    if case == "notify-after":
+        writer.write(t.tls.encrypt(close_frame(1000)))
+        writer.write(t.tls.close_notify())
+        await writer.drain()
+        await wait_for_close(t, t)
+        return
+    if case == "notify-before":
+        writer.write(t.tls.close_notify())
+        t.session_over()
+        await writer.drain()
+        await report_end(t)
+        return
+    if case == "alert":  # whole records (an alert inside a record is just bytes of it)
+        writer.write(t.tls.encrypt(TLS_FOURTH[:len(TLS_FOURTH) // 2]))
+    else:
+        half = t.tls.encrypt(TLS_FOURTH)
+        writer.write(half[:len(half) // 2])
+    await writer.drain()
+    await asyncio.sleep(0.1)
+    t.session_over()
+    if case == "reset":
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        writer.transport.abort()
+        return
+    if case == "truncate":
+        writer.write_eof()
+        await report_end(t)
+        return
+    writer.write(t.tls.corrupt()[0])  # our TLS stack's own fatal alert (bad_record_mac)
+    await writer.drain()
+    await report_end(t)
+
+
+async def report_end(t):
+    """After a fault of ours: wait for the client's end of TCP (`EOF`), reading and
+    counting what it still sends (it may not be decrypted any more)."""
+    while await t.reader.read(65536):
+        pass
+    print("EOF", flush=True)
 
 
 def tls_peer(cert="server"):
-    argv, cwd = peer_argv("raw", True, cert)
+    argv, cwd = peer_argv("raw", True, cert, behaviours=[__file__])
     return Peer("raw", argv, cwd, True)
 
 

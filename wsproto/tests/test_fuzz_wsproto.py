@@ -1,4 +1,4 @@
-"""libFuzzer targets of the wire protocol's room (wsproto/fuzz/): the check is testkit/testkit/fuzz_check.py."""
+"""libFuzzer targets of the wire protocol's room (wsproto/fuzz/): the check is testkit/fuzz_check.py."""
 
 import pytest
 

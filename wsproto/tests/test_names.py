@@ -8,9 +8,9 @@ import subprocess
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
 from testkit.fuzz_check import fuzz_script
 
+ROOT = Path(__file__).resolve().parents[2]
 fuzz = fuzz_script()
 
 MAKEFILES = {

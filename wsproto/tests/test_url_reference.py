@@ -1,5 +1,5 @@
 """The room's URL parser (url_core.c) against Node's WHATWG URL, on the committed reference
-table (testkit/testkit/url_table.py), and the reason it gives for each refusal.  Where it is known
+table (testkit/url_table.py), and the reason it gives for each refusal.  Where it is known
 to differ from Node the table says why, and the test checks that it still differs (a fix
 must update the table).  The load generator's --url on the same table:
 clients/loadgen/tests/test_loadgen_url.py."""
@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from testkit.url_table import answers, build_driver, node_cases, unhex
+
 HERE = Path(__file__).resolve().parent
 ROOM = HERE.parent
-from testkit.url_table import answers, build_driver, node_cases, unhex
 
 
 @pytest.fixture(scope="module")

@@ -15,16 +15,15 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from held import HOLD, answer, held
+
+from testkit.background import Background
+from testkit.wss import Server
 
 ROOT = Path(__file__).resolve().parents[3]
 LOADGEN = ROOT / "build/bin/wsbench-loadgen"
 SERVER = ROOT / "build/bin/lws-echo"
 FIXTURE = ROOT / "harness/tests/fixtures/capacity_server.py"
-
-from held import HOLD, answer, held
-
-from testkit.background import Background
-from testkit.wss import Server
 
 pytestmark = pytest.mark.skipif(not (LOADGEN.exists() and SERVER.exists()),
                                 reason="build/bin/wsbench-loadgen or lws-echo not built (make setup)")

@@ -1,4 +1,4 @@
-"""libFuzzer targets for lws-echo's request-path options (servers/lws/fuzz/): the check is testkit/testkit/fuzz_check.py."""
+"""libFuzzer targets for lws-echo's request-path options (servers/lws/fuzz/): the check is testkit/fuzz_check.py."""
 
 import pytest
 
