@@ -73,6 +73,18 @@ def kill_group(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
+def ctrl_c(proc: subprocess.Popen, timeout: float = 30) -> tuple[str, str]:
+    """Ctrl-C ``proc`` (started in its own session, with ``ctrl_c_as_at_a_terminal``) and
+    wait for its end: its stdout and stderr. Its process group is killed if it outlives
+    ``timeout``."""
+    try:
+        os.kill(proc.pid, signal.SIGINT)
+        return proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            kill_group(proc)
+
+
 class Background:
     """A program in the background that announces its port (``WSBENCH-READY port=N``
     within ``ready_s``); every stdout line after that one kept in ``lines``. A context

@@ -26,13 +26,7 @@ def raw_client(url: str, key: str = SAMPLE_KEY, context: ssl.SSLContext | None =
         s = context.wrap_socket(s, server_hostname=host, suppress_ragged_eofs=ragged_eofs)
     s.sendall((f"GET /{path} HTTP/1.1\r\nHost: {host_port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
-    head = b""
-    while b"\r\n\r\n" not in head:
-        chunk = s.recv(4096)
-        if not chunk:
-            break
-        head += chunk
-    return s, head
+    return s, read_head(s.recv, whole=False)
 
 
 def masked_close(code: int) -> bytes:
@@ -55,14 +49,18 @@ def upgrade_answer(head: bytes) -> bytes:
     return switching_protocols(accept_for(request_headers(head).get("sec-websocket-key", "")))
 
 
-def read_head(recv) -> bytes:  # type: ignore[no-untyped-def]
-    """An upgrade request read by ``recv(n)`` (a socket's, or memory_tls.BlockingTls's) up to
-    its blank line; ConnectionError if the client ends before it."""
+def read_head(recv, whole: bool = True) -> bytes:  # type: ignore[no-untyped-def]
+    """An HTTP head (an upgrade request, a response) read by ``recv(n)`` (a socket's, or
+    memory_tls.BlockingTls's) up to its blank line, and what came in the same reads after
+    it; at the end of the stream before it: ConnectionError, or (``whole`` False) what
+    came."""
     head = b""
     while b"\r\n\r\n" not in head:
         chunk = recv(4096)
         if not chunk:
-            raise ConnectionError("the client closed before its request was complete")
+            if whole:
+                raise ConnectionError("the peer closed before its head was complete")
+            break
         head += chunk
     return head
 

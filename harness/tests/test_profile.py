@@ -9,7 +9,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -17,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from testkit.background import ctrl_c_as_at_a_terminal, kill_group, spawn
+from testkit.background import ctrl_c, ctrl_c_as_at_a_terminal, kill_group, spawn
 from wsbench_runs import ROOT
 
 WORKLOAD_DIR = ROOT / "clients" / "workload"
@@ -227,11 +226,10 @@ def test_ctrl_c_mid_profile_leaves_nothing_behind(tmp_path: Path) -> None:
             if "unprofiled" in line:
                 break
         time.sleep(2.0)
-        os.kill(proc.pid, signal.SIGINT)
-        _, stderr = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            kill_group(proc)
+    except BaseException:
+        kill_group(proc)
+        raise
+    _, stderr = ctrl_c(proc, timeout=60)
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr
     left = subprocess.run(["pgrep", "-af", str(tmp_path)], capture_output=True, text=True).stdout.strip()

@@ -5,9 +5,7 @@ frames and TLS: the test kit (testkit/)."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
 import socket
 import subprocess
 import sys
@@ -16,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from testkit.background import ctrl_c_as_at_a_terminal, kill_group, spawn
+from testkit.background import ctrl_c, ctrl_c_as_at_a_terminal, kill_group, spawn
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -107,12 +105,7 @@ def started(*args: str, first_line: str, settle_s: float = 2.0) -> subprocess.Po
 def interrupt(proc: subprocess.Popen[str]) -> tuple[str, str]:
     """Ctrl-C a wsbench started in its own session: it must exit 130 without a traceback
     and leave no process of its group behind. Returns its stdout and stderr."""
-    try:
-        os.kill(proc.pid, signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            kill_group(proc)
+    stdout, stderr = ctrl_c(proc)
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr
     leftovers = subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True)

@@ -1,9 +1,12 @@
-"""The quickjs-websocket tests' runs: tests/js/run.js under qjs, and the peers on loopback
-(each a testkit.background.Background: its own process group, its readiness line, its
-stdout lines kept)."""
+"""The quickjs-websocket tests' runs: tests/js/run.js under qjs, running one of its modes
+(the programs several test files share) or a test's own JS given inline, and the peers on
+loopback (each a testkit.background.Background: its own process group, its readiness
+line, its stdout lines kept)."""
+import hashlib
 import json
 import os
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -71,9 +74,33 @@ def need_client():
         pytest.skip("quickjs-websocket not built (make -C quickjs-websocket)")
 
 
+# What run.js hands a mode given inline (its `kit`): the names a mode of its own sees.
+KIT = ("mode", "url", "rest", "std", "os", "WebSocket", "poolStats", "options", "getMaxMessageSize",
+       "setMaxMessageSize", "getCAFile", "setCAFile", "getTLSResume", "setTLSResume", "out", "done", "pattern",
+       "textPattern", "procStatus", "peakRss", "sameBytes", "echoCases")
+INLINE = Path(tempfile.gettempdir()) / ("qjsws-inline-%d" % os.getuid())
+
+
+def inline_mode(body):
+    """A test's JS (the body of a mode, with KIT's names in scope) as a module file that
+    run.js imports and calls; named by its content."""
+    text = "export default function ({ %s }) {\n%s\n}\n" % (", ".join(KIT), body)
+    path = INLINE / ("%s.js" % hashlib.sha1(text.encode()).hexdigest()[:16])
+    if not path.exists():
+        INLINE.mkdir(exist_ok=True)
+        part = path.with_suffix(".%d.part" % os.getpid())
+        part.write_text(text)
+        part.replace(path)
+    return path
+
+
 def run_qjs(mode, url, *args, env_extra=None, timeout=120, wrapper=None, qjs_args=()):
-    """Run tests/js/run.js under qjs in its own process group; return parsed JSON."""
+    """Run tests/js/run.js under qjs in its own process group; return parsed JSON.
+    ``mode``: the name of one of run.js' modes, or a test's own JS (several lines: the
+    body of a mode, inline_mode)."""
     need_client()
+    if "\n" in mode:
+        mode = str(inline_mode(mode))
     env = dict(os.environ)
     if url.startswith("wss:"):
         env["QJSWS_CA_FILE"] = str(CA_FILE)  # (env_extra may say otherwise)

@@ -182,17 +182,55 @@ def test_certificate_refused(peers, variant, cert):
         assert "certificate verify failed" in res["events"][0]["message"], res["events"]
 
 
+# the client program for this test, run by run.js (qjs_runs.run_qjs)
+# wss://: a connection with the CA file in force (QJSWS_CA_FILE, or none), then
+# setCAFile(ARG) and a second one (each: its events), then setCAFile(null)
+CAFILE_JS = r"""
+const results = []
+const before = getCAFile()
+const one = (next) => {
+  const ws = new WebSocket(url)
+  const ev = []
+  ws.onopen = () => { ev.push('open'); ws.close(1000) }
+  ws.onerror = (e) => ev.push('error')
+  ws.onclose = (e) => { ev.push('close ' + e.code + ' ' + e.wasClean); results.push(ev); next() }
+}
+one(() => {
+  let bad = null
+  try { setCAFile(42) } catch (e) { bad = e.name }
+  let missing = null
+  try { setCAFile('/nonexistent/ca.pem') } catch (e) { missing = e.name }
+  const prev = setCAFile(rest[0])
+  one(() => {
+    const now = getCAFile()
+    setCAFile(null)
+    done({ mode, results, before, prev, now, after: getCAFile(), bad, missing })
+  })
+})
+"""
+
+
 def test_ca_file_option(peers, variant):
     """No CA file: the system's store, which does not hold the test CA (refused); then
     setCAFile(ca.pem) from JS: the next connection opens (on the lws fallback through a
     vhost of its own: its context already exists).  Bad arguments throw."""
     peer = peers()
     env = dict(variant, QJSWS_CA_FILE="")
-    res = run_qjs("cafile", peer.url + "echo", str(CA_FILE), env_extra=env, timeout=30)
+    res = run_qjs(CAFILE_JS, peer.url + "echo", str(CA_FILE), env_extra=env, timeout=30)
     assert res["before"] is None and res["prev"] is None, res
     assert res["now"] == str(CA_FILE) and res["after"] is None, res
     assert res["results"] == [["error", "close 1006 false"], ["open", "close 1000 true"]], res
     assert res["bad"] == "TypeError" and res["missing"] == "Error", res
+
+
+# the client program for this test, run by run.js (qjs_runs.run_qjs)
+TLSINFO_JS = r"""
+const ws = new WebSocket(url)
+const seen = { connecting: ws.tlsInfo }
+ws.onopen = () => { seen.open = ws.tlsInfo; ws.close(1000) }
+ws.onerror = () => { seen.error = true }
+ws.onclose = (e) => { seen.closed = ws.tlsInfo; done({ mode, seen, code: e.code }) }
+"""
 
 
 def test_tls_info_tells_what_was_negotiated(peer_factory, scheme, variant):
@@ -201,7 +239,7 @@ def test_tls_info_tells_what_was_negotiated(peer_factory, scheme, variant):
     (the baseline); null over ws://, before the TLS handshake is done (while connecting it
     may be: our transport takes its first steps in the constructor) and once it is over."""
     peer = peer_factory("lws")
-    res = run_qjs("tlsinfo", peer.url, env_extra=variant, timeout=30)
+    res = run_qjs(TLSINFO_JS, peer.url, env_extra=variant, timeout=30)
     seen = res["seen"]
     assert res["code"] == 1000 and "error" not in seen, res
     assert seen["connecting"] in (None, seen["open"]) and seen["closed"] is None, res
@@ -253,6 +291,35 @@ def test_tls_set_up_at_the_first_wss_connection(peer_factory, scheme):
         assert any("ca.pem" in l for l in tls), opened
 
 
+# the client program for this test, run by run.js (qjs_runs.run_qjs)
+# two connections at once: the first one's messages come in the write of its 101
+# (peer_raw /pings?...&msg=M), and at its first message the second one (rest[0])
+# connects and echoes one message
+INTERLEAVE_JS = r"""
+const a = new WebSocket(url)
+let got = 0
+let bad = 0
+let echoed = false
+let aclose = null
+let closed = 0
+const errors = []
+const finish = () => {
+  if (++closed === 2) done({ mode, got, bad, echoed, errors, close: aclose, pool: poolStats() })
+}
+a.onmessage = (e) => {
+  if (e.data !== 'after') bad++
+  if (got++ > 0) return
+  const b = new WebSocket(rest[0])
+  b.onopen = () => b.send('b')
+  b.onmessage = (e2) => { echoed = e2.data === 'b'; b.close(1000) }
+  b.onerror = (e2) => errors.push('b: ' + e2.message)
+  b.onclose = finish
+}
+a.onerror = (e) => errors.push('a: ' + e.message)
+a.onclose = (e) => { aclose = { code: e.code, wasClean: e.wasClean }; finish() }
+"""
+
+
 def test_unread_bytes_move_with_their_connection(peers, variant):
     """The read buffer is one for the process: the 101 and 10,000 messages in one write
     (five records), the upgrade takes the head and stops with records still in the
@@ -260,7 +327,7 @@ def test_unread_bytes_move_with_their_connection(peers, variant):
     first read moves them into a buffer of the first connection's own.  Every message
     intact and in order, the second connection's echo, two clean closes."""
     peer = peers()
-    res = run_qjs("interleave", peer.url + "pings?n=1&at=101&msg=10000&close=1", peer.url + "echo",
+    res = run_qjs(INTERLEAVE_JS, peer.url + "pings?n=1&at=101&msg=10000&close=1", peer.url + "echo",
                   env_extra=variant, timeout=60)
     assert res["got"] == 10000 and res["bad"] == 0, res
     assert res["echoed"] and res["errors"] == [], res
