@@ -242,22 +242,16 @@ async def burst(reader, writer, hello, q, headers):
     await echo(reader, writer)
 
 
-@path("/echo")
-async def echo_path(reader, writer, hello, q, headers):
-    writer.write(hello)
-    await echo(reader, writer, "reply")
+def echoing(on_close):
+    """The 101, then echo, the client's close frame answered as ``on_close`` says."""
+    async def behaviour(reader, writer, hello, q, headers):
+        writer.write(hello)
+        await echo(reader, writer, on_close)
+    return behaviour
 
 
-@path("/dropclose")
-async def dropclose(reader, writer, hello, q, headers):
-    writer.write(hello)
-    await echo(reader, writer, "drop")
-
-
-@path("/noreply")
-async def noreply(reader, writer, hello, q, headers):
-    writer.write(hello)
-    await echo(reader, writer, "noreply")
+for _name, _on_close in (("/echo", "reply"), ("/dropclose", "drop"), ("/noreply", "noreply")):
+    path(_name)(echoing(_on_close))
 
 
 @path("/stall")
