@@ -8,11 +8,13 @@ so these tests check exactly what a measured run uses."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import ssl
 import time
 from pathlib import Path
+from typing import Callable
 
 from . import ROOT
 from .background import Background
@@ -51,6 +53,30 @@ def cert_args(cert: str = "server") -> list[str]:
     test peer takes them."""
     pem, key = TLS_DIR / f"{cert}.pem", TLS_DIR / f"{cert}.key"
     return ["--tls-cert", str(pem), "--tls-key", str(key)]
+
+
+def peer_options(argv: list[str] | None = None,
+                 more: Callable[[argparse.ArgumentParser], None] | None = None) -> argparse.Namespace:
+    """A test peer's command line: ``--port N`` (0: any), and in TLS mode ``--tls-cert FILE
+    --tls-key FILE`` (cert_args); ``more`` adds the peer's own options."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--tls-cert")
+    parser.add_argument("--tls-key")
+    if more is not None:
+        more(parser)
+    return parser.parse_args(argv)
+
+
+def peer_context(options: argparse.Namespace) -> ssl.SSLContext | None:
+    """The TLS server context of a peer started with ``--tls-cert``/``--tls-key`` (TLS 1.2
+    at least), or None for a plain one."""
+    if not options.tls_cert:
+        return None
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(options.tls_cert, options.tls_key)
+    return context
 
 
 def server_tls(server: str, cert: str = "server") -> tuple[list[str], dict[str, str]]:

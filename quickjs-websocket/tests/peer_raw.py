@@ -52,7 +52,6 @@ Every close frame received is reported on stdout as `CLOSE <code> <reason>` (`CL
 none` when it carried no code), a TCP end without one as `EOF` (after `NOTIFY` when the
 client's close_notify ended its TLS session), a failed TLS handshake as `TLSFAIL <reason>`.
 """
-import argparse
 import asyncio
 import importlib.util
 import os
@@ -65,6 +64,7 @@ from wsbench.conformance.frames import (CLOSE, PING, PONG, accept_for, close_pay
 from wsbench.conformance.wire import TlsWire
 
 from testkit.raw_ws import request_headers
+from testkit.wss import peer_context, peer_options
 
 PATHS = {}  # URL path -> async behaviour(reader, writer, hello, q, headers)
 
@@ -427,17 +427,10 @@ async def main(port):
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--port", type=int, default=0)
-    ap.add_argument("--tls-cert")
-    ap.add_argument("--tls-key")
-    ap.add_argument("--behaviours", action="append", default=[], metavar="FILE",
-                    help="a test file whose @path behaviours this peer serves too")
-    args = ap.parse_args()
-    if args.tls_cert:
-        TLS_CONTEXT = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        TLS_CONTEXT.minimum_version = ssl.TLSVersion.TLSv1_2
-        TLS_CONTEXT.load_cert_chain(args.tls_cert, args.tls_key)
+    args = peer_options(more=lambda p: p.add_argument(
+        "--behaviours", action="append", default=[], metavar="FILE",
+        help="a test file whose @path behaviours this peer serves too"))
+    TLS_CONTEXT = peer_context(args)
     load_behaviours(args.behaviours)
     try:
         asyncio.run(main(args.port))
