@@ -9,7 +9,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -18,11 +17,12 @@ import pytest
 from wsbench.catalog import load_catalog
 from wsbench.procs import raise_fd_limit
 
+from testkit.background import kill_group, spawn
+from testkit.wss import Server
+
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG = load_catalog()
 SERVER = ROOT / "build/bin/lws-echo"
-sys.path.insert(0, str(ROOT / "scripts"))
-from tls_testing import Server  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -46,8 +46,8 @@ def held_run(client: str, *args: str, mark_line: str | None = "readings taken\n"
     file there), end of file after the result."""
     argv, extra = command(client)
     env = {**os.environ, **extra, "WSBENCH_HOLD": "1"}
-    proc = subprocess.Popen([*argv, *args], cwd=ROOT, env=env, text=True, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc = spawn([*argv, *args], cwd=ROOT, env=env, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                 stderr=subprocess.DEVNULL)
     lines: list[str] = []
     try:
         assert proc.stdin is not None and proc.stdout is not None
@@ -69,8 +69,7 @@ def held_run(client: str, *args: str, mark_line: str | None = "readings taken\n"
         return proc.wait(timeout=60), lines
     finally:
         if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+            kill_group(proc)
 
 
 @pytest.mark.parametrize("client", ["node22", "quickjs"])

@@ -9,16 +9,13 @@ import json
 import os
 import re
 import subprocess
-import sys
-from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
 from wsbench.catalog import load_catalog
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-from tls_testing import CA, ROOT, Server, client_trust, server_tls_command  # noqa: E402
+from testkit.wss import CA, ROOT, Server, client_trust, server_tls_command
 
 CATALOG = load_catalog()
 CLIENTS = [c.name for c in CATALOG.select("client", None, None)]

@@ -22,7 +22,7 @@ from wsbench.report.markdown import table
 from wsbench.model import Cell, Run, Sample, read_json
 from wsbench.workloads import load_workloads
 
-from wsbench_testkit import FIXTURES, load_run, wsbench
+from wsbench_runs import FIXTURES, load_run, wsbench
 
 PY = sys.executable
 

@@ -1,8 +1,6 @@
 """The CLI end to end with Python fake servers and clients: bad input, failures, Ctrl-C."""
 
 import json
-import os
-import signal
 import subprocess
 import sys
 import time
@@ -10,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from wsbench_testkit import (ROOT, announced_ports, ctrl_c_as_at_a_terminal, fake_catalog, interrupt, listening,
-                             load_run, tiny_workloads, wsbench)
+from testkit.background import ctrl_c_as_at_a_terminal, kill_group, spawn
+from wsbench_runs import ROOT, announced_ports, fake_catalog, interrupt, listening, load_run, tiny_workloads, wsbench
 
 
 def one_line_error(proc: subprocess.CompletedProcess[str], *needles: str) -> None:
@@ -77,11 +75,10 @@ def test_interrupt_keeps_what_was_measured_and_leaves_nothing_behind(tmp_path: P
     catalog = fake_catalog(tmp_path / "rt.toml", servers={"good": []},
                            clients={"ok": {}, "hang": {"FAKE_CLIENT": "hang"}})
     out = tmp_path / "out"
-    proc = subprocess.Popen(
+    proc = spawn(
         [sys.executable, "-m", "wsbench", "--catalog", str(catalog), "--workloads-dir",
          str(tiny_workloads(tmp_path / "w", timeout_s=60)), "run", "--suite", "t", "--out", str(out)],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-        preexec_fn=ctrl_c_as_at_a_terminal)
+        preexec=ctrl_c_as_at_a_terminal, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60
         run = None
@@ -95,7 +92,7 @@ def test_interrupt_keeps_what_was_measured_and_leaves_nothing_behind(tmp_path: P
         assert run is not None, "no sample was checkpointed"
         time.sleep(1.0)  # the hanging client is now running
     except BaseException:
-        os.killpg(proc.pid, signal.SIGKILL)
+        kill_group(proc)
         raise
     stdout, stderr = interrupt(proc)
     run = load_run(out)

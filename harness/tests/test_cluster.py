@@ -16,31 +16,20 @@ from typing import Iterator
 
 import pytest
 
-from wsbench import histogram, procs
+from wsbench import histogram
 from wsbench.cluster import dask_engine, tasks
 from wsbench.errors import WsbenchError
 
-from wsbench_testkit import FIXTURES, PY, ROOT, ctrl_c_as_at_a_terminal, fake_catalog, tiny_workloads, wsbench
+from testkit.background import Background, ctrl_c_as_at_a_terminal, kill_group, spawn
+from wsbench_runs import FIXTURES, PY, ROOT, fake_catalog, tiny_workloads, wsbench
 
 LWS, LOADGEN = ROOT / "build/bin/lws-echo", ROOT / "build/bin/wsbench-loadgen"
 
 
-def _serve(argv: list[str]) -> tuple[subprocess.Popen[str], int]:
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True,
-                            preexec_fn=procs.die_with_parent, cwd=ROOT)
-    assert proc.stdout is not None
-    match = re.match(r"WSBENCH-READY port=(\d+)", proc.stdout.readline())
-    assert match
-    return proc, int(match.group(1))
-
-
 @pytest.fixture
 def echo_server() -> Iterator[tuple[int, int]]:
-    proc, port = _serve([PY, str(FIXTURES / "echo_server.py"), "--port", "0"])
-    try:
-        yield proc.pid, port
-    finally:
-        procs.terminate(proc, grace_s=0.5)  # type: ignore[arg-type]
+    with Background([PY, str(FIXTURES / "echo_server.py"), "--port", "0"]) as server:
+        yield server.proc.pid, server.port
 
 
 def _ours(*markers: str) -> list[str]:
@@ -112,9 +101,9 @@ def test_the_server_is_found_by_its_listening_port_on_its_host(echo_server: tupl
 
 @pytest.mark.skipif(not (LWS.exists() and LOADGEN.exists()), reason="lws-echo or wsbench-loadgen not built (make setup)")
 def test_loadgen_on_three_local_shards_against_lws_echo_gives_one_merged_run_that_report_reads(tmp_path: Path) -> None:
-    server, port = _serve([str(LWS), "--port", "0"])
     out = tmp_path / "out"
-    try:
+    with Background([LWS, "--port", "0"]) as server:
+        port = server.port
         proc = wsbench("run", "--cluster", "local:3", "-w", "text_11", "-w", "latency_32", "-c", "loadgen",
                        "--target", f"lws=ws://127.0.0.1:{port}/", "-n", "1", "--min-seconds", "0.1", "--out", str(out))
         assert proc.returncode == 0, proc.stderr
@@ -122,12 +111,10 @@ def test_loadgen_on_three_local_shards_against_lws_echo_gives_one_merged_run_tha
         [path] = out.glob("run-*.json")
         run = json.loads(path.read_text())
         shards = [json.loads(p.read_text()) for p in sorted(out.glob("shards-*/shard-*.json"))]
-    finally:
-        procs.terminate(server)  # type: ignore[arg-type]
     assert run["schema_version"] == 9 and run["settings"]["merged_shards"] == 3 and len(shards) == 3
     cluster = run["settings"]["cluster"]
     assert [w["host"] for w in cluster["load_workers"]] == ["127.0.0.2", "127.0.0.3", "127.0.0.4"]
-    assert cluster["server_worker"]["host"] == "127.0.0.1" and cluster["server_pids"] == [server.pid]
+    assert cluster["server_worker"]["host"] == "127.0.0.1" and cluster["server_pids"] == [server.proc.pid]
     assert run["servers"]["lws"]["readings"].startswith("on its host by worker server-host")
     for cell in run["cells"]:
         [sample] = cell["samples"]
@@ -184,11 +171,10 @@ def test_ctrl_c_during_a_cluster_run_stops_the_cluster_and_every_client(
     _, port = echo_server
     catalog = fake_catalog(tmp_path / "rt.toml", {"s": []}, {"c": {"FAKE_CLIENT": "hang"}})
     out = tmp_path / "out"
-    proc = subprocess.Popen([PY, "-m", "wsbench", "--catalog", str(catalog), "--workloads-dir",
-                             str(tiny_workloads(tmp_path / "w", count=20)), "run", "--suite", "t", "-n", "1",
-                             "--cluster", "local:2", "--target", f"ws://127.0.0.1:{port}/", "--out", str(out)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            preexec_fn=ctrl_c_as_at_a_terminal)
+    proc = spawn([PY, "-m", "wsbench", "--catalog", str(catalog), "--workloads-dir",
+                  str(tiny_workloads(tmp_path / "w", count=20)), "run", "--suite", "t", "-n", "1",
+                  "--cluster", "local:2", "--target", f"ws://127.0.0.1:{port}/", "--out", str(out)],
+                 preexec=ctrl_c_as_at_a_terminal, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and len(_ours(f"--url ws://127.0.0.1:{port}/")) < 2:  # both shards' clients are running
@@ -199,7 +185,7 @@ def test_ctrl_c_during_a_cluster_run_stops_the_cluster_and_every_client(
         _, stderr = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
-            os.killpg(proc.pid, 9)
+            kill_group(proc)
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr and stderr.strip().splitlines()[-1].startswith("wsbench: interrupted")
     assert _gone(str(tmp_path), f"--url ws://127.0.0.1:{port}/") == []

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from runkit import run_of
-from wsbench_testkit import wsbench
+from wsbench_runs import wsbench
 
 from wsbench import compare
 from wsbench.model import Run, write_json

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 from runkit import run_of
-from wsbench_testkit import PY, ROOT
+from wsbench_runs import PY, ROOT
 
 from wsbench import compare
 from wsbench.model import write_json

@@ -16,7 +16,8 @@ from wsbench.conformance import cases, judge as J
 from wsbench.conformance.frames import CLOSE, PONG, TEXT, ClientFrame, accept_for, close_payload
 from wsbench.conformance.peer import Observation, Peer
 from wsbench.model import read_json
-from wsbench_testkit import ROOT, interrupt, masked_close, observe_catalog, raw_client, started, wsbench
+from testkit.raw_ws import masked_close, raw_client
+from wsbench_runs import ROOT, interrupt, observe_catalog, started, wsbench
 
 BUILT = (ROOT / "build/prefix/bin/qjs").exists() and (ROOT / "build/quickjs-websocket/lws.so").exists()
 needs_build = pytest.mark.skipif(not BUILT, reason="qjs or quickjs-websocket not built (make setup)")

@@ -21,7 +21,8 @@ from wsbench.conformance import cases, judge as J, tls_cases, tls_judge, tls_set
 from wsbench.conformance.frames import CLOSE, TEXT
 from wsbench.conformance.peer import Observation, Peer, Pending
 from wsbench.model import read_json
-from wsbench_testkit import ROOT, interrupt, masked_close, observe_catalog, raw_client, started, wsbench
+from testkit.raw_ws import masked_close, raw_client
+from wsbench_runs import ROOT, interrupt, observe_catalog, started, wsbench
 
 HAVE_CERTS = (ROOT / "build/tls/manifest.json").exists()
 needs_certs = pytest.mark.skipif(not HAVE_CERTS, reason="build/tls missing (make setup)")

@@ -25,7 +25,7 @@ from wsbench.docker.images import (COMPOSE_FILE, PORTS, RUNNER, SERVERS, build, 
 from wsbench.environment import runtime_version
 from wsbench.errors import WsbenchError
 from wsbench.verify import verify_echo
-from wsbench_testkit import wsbench
+from wsbench_runs import wsbench
 
 ROOT = Path(__file__).resolve().parents[2]
 

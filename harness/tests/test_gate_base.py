@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from wsbench_testkit import PY, ROOT
+from wsbench_runs import PY, ROOT
 
 CELLS = ("qjs/text_11", "lws-echo/bin_32", "loadgen/bin_32")
 # the module's delivery of one message (src/rx.c), whichever way it reaches JS

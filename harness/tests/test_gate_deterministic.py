@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from wsbench_testkit import PY, ROOT
+from wsbench_runs import PY, ROOT
 from wsbench.gate import baseline, machine
 from wsbench.gate.cells import CELLS as ALL_CELLS
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from runkit import run_of
-from wsbench_testkit import wsbench
+from wsbench_runs import wsbench
 from wsbench.gate import baseline
 from wsbench.model import write_json
 

@@ -17,7 +17,7 @@ from wsbench.errors import WsbenchError
 from wsbench.histogram import Histogram
 from wsbench.model import Cell, ProgramRecord, Run, Sample
 
-from wsbench_testkit import ROOT
+from wsbench_runs import ROOT
 
 LOADGEN = (1, 7, True)  # unit_ns, sub_bits, integer values: clients/loadgen/histogram.c
 WORKLOAD_JS = (31.25, 7, False)  # clients/workload/histogram.js: 1/32 µs, floored

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from wsbench_testkit import FIXTURES, wsbench
+from wsbench_runs import FIXTURES, wsbench
 
 HISTORY = FIXTURES / "history"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from wsbench_testkit import fake_catalog, tiny_workloads
+from wsbench_runs import fake_catalog, tiny_workloads
 
 from wsbench import measure, procfs
 from wsbench.hold import HttpHold

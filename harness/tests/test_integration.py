@@ -6,7 +6,7 @@ not a skip, because the product is the matrix.
 
 from pathlib import Path
 
-from wsbench_testkit import announced_ports, listening, load_run, wsbench
+from wsbench_runs import announced_ports, listening, load_run, wsbench
 
 from wsbench.catalog import load_catalog
 

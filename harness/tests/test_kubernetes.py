@@ -14,7 +14,7 @@ from typing import Any, Iterator
 import pytest
 import yaml
 
-from wsbench_testkit import ROOT
+from wsbench_runs import ROOT
 
 MANIFESTS = sorted((ROOT / "deploy" / "kubernetes").glob("*.yaml"))
 

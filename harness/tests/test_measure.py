@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-from wsbench_testkit import FIXTURES, ROOT, fake_catalog, load_run, tiny_workloads, wsbench
+from wsbench_runs import FIXTURES, ROOT, fake_catalog, load_run, tiny_workloads, wsbench
 
 from wsbench import measure, procfs
 from wsbench.catalog import load_catalog

@@ -15,7 +15,7 @@ from wsbench import merge
 from wsbench.errors import WsbenchError
 from wsbench.model import Cell, ProgramRecord, Run, Sample
 
-from wsbench_testkit import ROOT
+from wsbench_runs import ROOT
 
 
 def shard(i: int, n: int, kind: str, extras: list[dict], reps: int | None = None) -> Run:

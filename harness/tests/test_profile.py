@@ -9,7 +9,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -17,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from wsbench_testkit import ROOT, ctrl_c_as_at_a_terminal
+from testkit.background import ctrl_c, ctrl_c_as_at_a_terminal, kill_group, spawn
+from wsbench_runs import ROOT
 
 WORKLOAD_DIR = ROOT / "clients" / "workload"
 OUR_MODULE_SYMBOLS = re.compile(r"\b(own_[a-z_]+|qjsws_[a-z_]+|js_ws_[a-z_]+|conn_[a-z_]+|loop_[a-z_]+|"
@@ -216,22 +216,20 @@ def test_bad_input_is_one_line(args: list[str], needle: str, tmp_path: Path) -> 
 
 
 def test_ctrl_c_mid_profile_leaves_nothing_behind(tmp_path: Path) -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "wsbench", "profile", "-w", "text_11", "-c", "node-ws", "-s", "lws",
-                             "--min-seconds", "6", "--out", str(tmp_path / "profiles"),
-                             "--reports", str(tmp_path / "reports")],
-                            cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True, preexec_fn=ctrl_c_as_at_a_terminal)
+    proc = spawn([sys.executable, "-m", "wsbench", "profile", "-w", "text_11", "-c", "node-ws", "-s", "lws",
+                  "--min-seconds", "6", "--out", str(tmp_path / "profiles"), "--reports", str(tmp_path / "reports")],
+                 preexec=ctrl_c_as_at_a_terminal, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                 stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stderr is not None
         for line in proc.stderr:  # the unprofiled pass is over: the perf pass is starting
             if "unprofiled" in line:
                 break
         time.sleep(2.0)
-        os.kill(proc.pid, signal.SIGINT)
-        _, stderr = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+    except BaseException:
+        kill_group(proc)
+        raise
+    _, stderr = ctrl_c(proc, timeout=60)
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr
     left = subprocess.run(["pgrep", "-af", str(tmp_path)], capture_output=True, text=True).stdout.strip()

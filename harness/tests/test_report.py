@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from runkit import run_of
-from wsbench_testkit import FIXTURES, wsbench
+from wsbench_runs import FIXTURES, wsbench
 
 from wsbench.report import claims, csvfile, derived, run_report, sources
 from wsbench.report.markdown import section_lines

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from runkit import run_of
-from wsbench_testkit import FIXTURES, wsbench
+from wsbench_runs import FIXTURES, wsbench
 
 from wsbench.model import read_json, write_json
 

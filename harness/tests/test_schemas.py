@@ -15,7 +15,7 @@ from wsbench.gate import baseline
 from wsbench.model import (HISTORY, GateBaseline, GateReport, READABLE_VERSIONS, Run, SCHEMA_VERSION, read_json,
                            write_json)
 from wsbench.report import printed
-from wsbench_testkit import FIXTURES, ROOT
+from wsbench_runs import FIXTURES, ROOT
 
 SCHEMAS = FIXTURES / "schemas"
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from wsbench_testkit import wsbench
+from wsbench_runs import wsbench
 
 from wsbench.model import SCHEMA, SCHEMA_VERSION, read_json
 from wsbench.stability import RANKING, agreement, drift, percentile, spread

@@ -4,7 +4,6 @@ refused when they fail it, with server CPU and RSS n/a (external) unless a PID i
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,29 +11,20 @@ from typing import Iterator
 
 import pytest
 
-from wsbench import procs
 from wsbench.errors import WsbenchError
 from wsbench.target import ExternalServer, non_loopback, parse_url
 from wsbench.catalog import Program
 
-from wsbench_testkit import FIXTURES, ROOT, fake_catalog, load_run, tiny_workloads, wsbench
+from testkit.background import Background
+from wsbench_runs import FIXTURES, ROOT, fake_catalog, load_run, tiny_workloads, wsbench
 
 
 @pytest.fixture
 def outside_server(request: pytest.FixtureRequest) -> Iterator[tuple[int, int]]:
     """A contract echo server started by the test, not by the harness: (pid, port)."""
     behave = getattr(request, "param", "well")
-    proc = subprocess.Popen([sys.executable, str(FIXTURES / "echo_server.py"), "--port", "0", "--behave", behave],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True,
-                            preexec_fn=procs.die_with_parent)
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        match = re.match(r"WSBENCH-READY port=(\d+)", line)
-        assert match, line
-        yield proc.pid, int(match.group(1))
-    finally:
-        procs.terminate(proc)  # type: ignore[arg-type]
+    with Background([sys.executable, str(FIXTURES / "echo_server.py"), "--port", "0", "--behave", behave]) as server:
+        yield server.proc.pid, server.port
 
 
 def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -19,7 +19,7 @@ from wsbench.server import parse_tls_line, start_server
 from wsbench.verify import verify_echo
 from wsbench.workloads import load_workloads
 
-from wsbench_testkit import ROOT, load_run, wsbench
+from wsbench_runs import ROOT, load_run, wsbench
 
 CATALOG = load_catalog(RUNTIMES_FILE)
 WORKLOADS = load_workloads(ROOT / "workloads")

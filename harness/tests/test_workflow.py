@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from wsbench_testkit import ROOT
+from wsbench_runs import ROOT
 
 WORKFLOW = ROOT / ".github" / "workflows" / "bench.yml"
 SETUP = ROOT / "scripts" / "setup-actionlint.sh"

@@ -1,7 +1,8 @@
-"""pytest fixtures for the quickjs-websocket tests (helpers live in qjsws_testkit)."""
+"""pytest fixtures for the quickjs-websocket tests (helpers live in qjs_runs)."""
 import pytest
 
-from qjsws_testkit import Peer, peer_argv
+from peer_raw import behaviour_files
+from qjs_runs import Peer, peer_argv
 
 
 @pytest.fixture(params=["ws", "wss"])
@@ -12,11 +13,14 @@ def scheme(request):
 
 
 @pytest.fixture
-def peer_factory(scheme):
+def peer_factory(scheme, request):
+    """make(kind): a peer of that kind (python, raw, lws, node), stopped after the test;
+    the raw peer also serves the behaviours the requesting test module registers."""
     peers = []
 
     def make(kind):
-        argv, cwd = peer_argv(kind, scheme == "wss")
+        argv, cwd = peer_argv(kind, scheme == "wss",
+                              behaviours=behaviour_files(request.module) if kind == "raw" else ())
         p = Peer(kind, argv, cwd, scheme == "wss")
         peers.append(p)
         return p

@@ -12,14 +12,14 @@ Prints `WSBENCH-READY port=N` once listening on 127.0.0.1.  Behaviour by path:
 Every close the server sees is reported on stdout as `CLOSE <code> <reason>`.
 With --tls-cert/--tls-key it speaks TLS (wss://).
 """
-import argparse
 import asyncio
-import ssl
 import sys
 from urllib.parse import parse_qs, urlsplit
 
 from websockets.asyncio.server import serve
 from websockets.exceptions import ConnectionClosed
+
+from testkit.wss import peer_context, peer_options
 
 
 def report(ws):
@@ -86,17 +86,8 @@ async def main(port, context):
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--port", type=int, default=0)
-    ap.add_argument("--tls-cert")
-    ap.add_argument("--tls-key")
-    args = ap.parse_args()
-    context = None
-    if args.tls_cert:
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.minimum_version = ssl.TLSVersion.TLSv1_2
-        context.load_cert_chain(args.tls_cert, args.tls_key)
+    args = peer_options()
     try:
-        asyncio.run(main(args.port, context))
+        asyncio.run(main(args.port, peer_context(args)))
     except KeyboardInterrupt:
         sys.exit(0)

@@ -1,16 +1,78 @@
-"""The opening handshake as the client sees it (raw-socket peer, tests/peer_raw.py /hs):
+"""The opening handshake as the client sees it (the raw-socket peer serving /hs, below):
 responses a client must take, and ones it must refuse, on both builds.  With all
 optimizations the module sets ws:// connections up itself (switch `connect`,
 src/tp_tcp.c, src/upgrade.c); the baseline leaves it to libwebsockets."""
+import asyncio
 import socket
-import ssl
 import threading
 import time
 
 import pytest
 
-from peer_raw import frame, response
-from qjsws_testkit import TLS_DIR, run_qjs
+from peer_raw import echo, path
+from qjs_runs import TLS_DIR, run_qjs
+from wsbench.conformance.frames import CLOSE, TEXT, accept_for, close_payload, server_frame, split_frame
+
+from testkit.memory_tls import server_context
+from testkit.raw_ws import read_head, upgrade_answer
+
+
+def hs_response(headers, case, proto):
+    """The response to a client's upgrade request for /hs?case=...: (bytes, valid?)."""
+    key = headers.get("sec-websocket-key", "")
+    status = b"HTTP/1.1 101 Switching Protocols"
+    upgrade, connection = b"Upgrade: websocket", b"Connection: Upgrade"
+    acc = b"Sec-WebSocket-Accept: " + accept_for(key).encode()
+    extra = [b"Sec-WebSocket-Protocol: " + proto.encode()] if proto is not None else []
+    valid = True
+    if case == "tokens":  # any case, blanks, token lists: still a valid 101
+        upgrade, connection = b"upgrade: \t WebSocket ", b"CONNECTION: keep-alive,Upgrade"
+        acc = b"sec-websocket-accept:" + accept_for(key).encode()
+    elif case == "status200":
+        status, valid = b"HTTP/1.1 200 OK", False
+    elif case == "badaccept":
+        acc = b"Sec-WebSocket-Accept: " + accept_for(key + "x").encode()
+        valid = False
+    elif case == "noaccept":
+        acc, valid = b"X-Nothing: here", False
+    elif case == "noupgrade":
+        upgrade, valid = b"Upgrade: h2c", False
+    elif case == "noconnection":
+        connection, valid = b"Connection: keep-alive", False
+    elif case == "extension":
+        extra, valid = extra + [b"Sec-WebSocket-Extensions: permessage-deflate"], False
+    elif case == "long":  # a head longer than any client keeps (no blank line in 12 KiB)
+        extra, valid = extra + [b"X-Filler: " + b"f" * 100] * 120, False
+    head = b"\r\n".join([status, upgrade, connection, acc] + extra) + b"\r\n\r\n"
+    return head, valid
+
+
+@path("/hs")
+async def hs(reader, writer, hello, q, headers):
+    """The opening handshake's response, as hs_response makes it for case K (P: the
+    Sec-WebSocket-Protocol it names); if it is a 101 the client must take, a text message
+    "hi" follows in the same write, then echo; otherwise the connection stays open until
+    the client drops it.  "eof": half a head, then TCP closes; "pieces": a valid head,
+    7 bytes per write."""
+    head, valid = hs_response(headers, q.get("case", ""), q.get("p"))
+    if q.get("case") == "eof":  # half a head, then TCP closes
+        writer.write(hello[:20])
+        await writer.drain()
+        return
+    if q.get("case") == "pieces":  # a valid head, 7 bytes per write
+        for i in range(0, len(hello), 7):
+            writer.write(hello[i:i + 7])
+            await writer.drain()
+            await asyncio.sleep(0.005)
+        head = b""
+    writer.write(head + (server_frame(TEXT, b"hi") if valid else b""))
+    await writer.drain()
+    if valid:
+        await echo(reader, writer)
+    else:
+        while await reader.read(65536):  # until the client drops the connection
+            pass
+        print("EOF", flush=True)
 
 # (case, offered subprotocols, the one the server names, what the client reports)
 TAKEN = [
@@ -87,28 +149,16 @@ def _late_server(srv, result, tls):
         result["accepted"] = time.monotonic()
         conn.settimeout(15)
         if tls:
-            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-            context.load_cert_chain(str(TLS_DIR / "server.pem"), str(TLS_DIR / "server.key"))
-            conn = context.wrap_socket(conn, server_side=True)
-        head = b""
-        while b"\r\n\r\n" not in head:
-            chunk = conn.recv(4096)
-            if not chunk:
-                raise RuntimeError("client closed before its request was complete")
-            head += chunk
-        headers = {}
-        for line in head.decode("latin-1").split("\r\n")[1:]:
-            if ":" in line:
-                k, v = line.split(":", 1)
-                headers[k.strip().lower()] = v.strip()
-        conn.sendall(response(headers) + frame(1, b"hi"))
+            conn = server_context(TLS_DIR).wrap_socket(conn, server_side=True)
+        head = read_head(conn.recv)
+        conn.sendall(upgrade_answer(head) + server_frame(TEXT, b"hi"))
         data = b""
-        while len(data) < 2 or len(data) < 6 + (data[1] & 127):  # the client's masked close
+        while split_frame(data) is None:  # the client's masked close
             chunk = conn.recv(4096)
             if not chunk:
                 break
             data += chunk
-        conn.sendall(frame(8, b"\x03\xe8"))
+        conn.sendall(server_frame(CLOSE, close_payload(1000)))
         result["request"] = head
         conn.close()
         filler.close()

@@ -1,7 +1,19 @@
-"""Unusual and hostile servers (raw-socket peer, tests/peer_raw.py)."""
+"""Unusual and hostile servers (raw-socket peer, tests/peer_raw.py; /drop below)."""
+import asyncio
+
 import pytest
 
-from qjsws_testkit import ASAN_ROOT, run_qjs
+from peer_raw import path
+from qjs_runs import ASAN_ROOT, run_qjs
+from wsbench.conformance.frames import TEXT, server_frame
+
+
+@path("/drop")
+async def drop(reader, writer, hello, q, headers):
+    """(the raw peer's /drop) text "bye", then TCP dropped without a close frame"""
+    writer.write(hello + server_frame(TEXT, b"bye"))
+    await writer.drain()
+    await asyncio.sleep(0.1)
 
 
 @pytest.mark.parametrize("cut", ["none", "hdr1", "hdr3", "payload", "frag", "fraghdr"])

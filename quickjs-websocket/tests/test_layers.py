@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from qjsws_testkit import ROOT
+from qjs_runs import ROOT
 
 SCRIPT = ROOT / "scripts" / "check_layers.py"
 SRC = ROOT / "quickjs-websocket" / "src"

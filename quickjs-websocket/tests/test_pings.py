@@ -11,7 +11,7 @@ an earlier one is still pending (it answers the first, not the last).
 """
 import pytest
 
-from qjsws_testkit import run_qjs
+from qjs_runs import run_qjs
 
 
 def pongs_and_close(peer):

@@ -16,13 +16,9 @@ Examples per build: WSBENCH_PROPERTY_EXAMPLES (default 12 in make test).  Failin
 examples are kept in hypothesis-db/ beside this file; make test only reads it, a run with
 WSBENCH_HYPOTHESIS_SAVE=1 writes what it finds there (commit it).
 """
-import base64
-import hashlib
 import json
 import os
 import socket
-import ssl
-import struct
 import subprocess
 import threading
 import time
@@ -33,16 +29,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase, ReadOnlyDatabase
 
-from peer_raw import frame
-from qjsws_testkit import HERE, ROOT, TLS_DIR, run_qjs
+from qjs_runs import HERE, ROOT, TLS_DIR, run_qjs
+from wsbench.conformance.frames import BINARY, CLOSE, CONT, PING, PONG, TEXT, close_payload, server_frame, split_frame
+
+from testkit.memory_tls import BlockingTls, server_context
+from testkit.raw_ws import read_head, upgrade_answer
 
 EXAMPLES = int(os.environ.get("WSBENCH_PROPERTY_EXAMPLES", "12"))
 _DB = DirectoryBasedExampleDatabase(str(HERE / "hypothesis-db"))
 DB = _DB if os.environ.get("WSBENCH_HYPOTHESIS_SAVE") else ReadOnlyDatabase(_DB)
-GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
-RESPONSE = (b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
-            b"Connection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n")
-RESPONSE_LEN = len(RESPONSE % (b"x" * 28))  # the accept value is always 28 characters
+RESPONSE_LEN = len(upgrade_answer(b""))  # the accept value is always 28 characters
 
 
 SIZES = st.one_of(st.integers(0, 300), st.integers(0, 70000),
@@ -82,35 +78,22 @@ def encode(msgs):
         bounds = [0] + cuts + [len(data)]
         for i in range(len(bounds) - 1):
             if ps[i] is not None:
-                out.append(frame(9, ps[i]))
+                out.append(server_frame(PING, ps[i]))
                 pings.append(ps[i])
-            op = (2 if kind == "binary" else 1) if i == 0 else 0
-            out.append(frame(op, data[bounds[i]:bounds[i + 1]], fin=i == len(bounds) - 2))
+            op = (BINARY if kind == "binary" else TEXT) if i == 0 else CONT
+            out.append(server_frame(op, data[bounds[i]:bounds[i + 1]], fin=i == len(bounds) - 2))
         want.append([kind, data.hex() if kind == "binary" else utf16_hex(data.decode())])
     return b"".join(out), want, pings
 
 
-def read_frames(sock, deadline, buf=b"", until=lambda got: bool(got) and got[-1][0] == 8):
+def read_frames(sock, deadline, buf=b"", until=lambda got: bool(got) and got[-1][0] == CLOSE):
     """The client's frames (masked) until until(frames) holds (default: its close frame):
     ([(opcode, payload)], bytes left over)."""
     got = []
     while time.monotonic() < deadline:
-        while len(buf) >= 2:
-            n, hl = buf[1] & 0x7F, 2
-            if n == 126:
-                if len(buf) < 4:
-                    break
-                n, hl = struct.unpack("!H", buf[2:4])[0], 4
-            elif n == 127:
-                if len(buf) < 10:
-                    break
-                n, hl = struct.unpack("!Q", buf[2:10])[0], 10
-            if len(buf) < hl + 4 + n:
-                break
-            key = buf[hl:hl + 4]
-            payload = bytes(b ^ key[i % 4] for i, b in enumerate(buf[hl + 4:hl + 4 + n]))
-            got.append((buf[0] & 0x0F, payload))
-            buf = buf[hl + 4 + n:]
+        while (split := split_frame(buf)) is not None:
+            got.append((split[0].opcode, split[0].payload))
+            buf = buf[split[1]:]
         if until(got):
             return got, buf
         try:
@@ -128,65 +111,15 @@ def check_pongs(frames, pings):
     recent of several pings not yet answered, so the pongs are the pings in order with
     some skipped, and the last ping is answered before the client's close frame (the
     server's close follows the stream at once: every ping came before it)."""
-    pongs = [p for op, p in frames if op == 10]
+    pongs = [p for op, p in frames if op == PONG]
     it = iter(pings)
     assert all(any(p == q for q in it) for p in pongs), "pongs %r not in order of pings %r" % (
         pongs[:8], pings[:8])
     if pings:
         assert pongs and pongs[-1] == pings[-1], "last ping %r unanswered (pongs %r)" % (
             pings[-1], pongs[-8:])
-        assert frames[-1][0] == 8, "no close frame from the client after its pongs: %r" % (
+        assert frames[-1][0] == CLOSE, "no close frame from the client after its pongs: %r" % (
             frames[-3:],)
-
-
-class TlsConn:
-    """The server side of TLS by hand over a blocking socket (ssl.SSLObject between memory
-    BIOs): the records of each write are ours to cut; recv() is the decrypted stream."""
-
-    def __init__(self, sock):
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(str(TLS_DIR / "server.pem"), str(TLS_DIR / "server.key"))
-        self.sock, self._in, self._out = sock, ssl.MemoryBIO(), ssl.MemoryBIO()
-        self.tls = context.wrap_bio(self._in, self._out, server_side=True)
-        while True:
-            try:
-                self.tls.do_handshake()
-                break
-            except ssl.SSLWantReadError:
-                self._flush()
-                if not self._fill():
-                    raise RuntimeError("client closed during the TLS handshake")
-        self._flush()
-
-    def _flush(self):
-        data = self._out.read()
-        if data:
-            self.sock.sendall(data)
-
-    def _fill(self):
-        data = self.sock.recv(65536)
-        self._in.write(data)
-        return bool(data)
-
-    def records(self, data):
-        view = memoryview(data)
-        while view:
-            view = view[self.tls.write(view):]
-        return self._out.read()
-
-    def sendall(self, data):
-        self.sock.sendall(self.records(data))
-
-    def recv(self, n):
-        while True:
-            try:
-                return self.tls.read(n)
-            except ssl.SSLWantReadError:
-                self._flush()
-                if not self._fill():
-                    return b""
-            except (ssl.SSLZeroReturnError, ssl.SSLEOFError):
-                return b""
 
 
 class Server:
@@ -211,7 +144,7 @@ class Server:
         if self.tls is None:
             conn.sendall(data)
             return
-        raw = conn.records(data)
+        raw = conn.encrypt(data)
         at = len(raw) * self.tls[i % len(self.tls)] // 1000
         if 0 < at < len(raw):
             conn.sock.sendall(raw[:at])
@@ -226,21 +159,18 @@ class Server:
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             conn.settimeout(10)
             if self.tls is not None:
-                conn = TlsConn(conn)
-            head = b""
+                conn = BlockingTls(conn, server_context(TLS_DIR))
             deadline = time.monotonic() + 20
-            while b"\r\n\r\n" not in head and time.monotonic() < deadline:
-                try:
-                    chunk = conn.recv(4096)
-                except socket.timeout:
-                    continue
-                if not chunk:
-                    raise RuntimeError("client closed before its request was complete")
-                head += chunk
-            key = [l.split(b":", 1)[1].strip() for l in head.split(b"\r\n")
-                   if l.lower().startswith(b"sec-websocket-key:")][0]
-            accept = base64.b64encode(hashlib.sha1(key + GUID).digest())
-            data = RESPONSE % accept + self.stream
+
+            def recv(n):  # the request, waiting through socket timeouts until the deadline
+                while time.monotonic() < deadline:
+                    try:
+                        return conn.recv(n)
+                    except socket.timeout:
+                        continue
+                return b""
+
+            data = upgrade_answer(read_head(recv)) + self.stream
             at = 0
             for i, (cut, pause) in enumerate(zip(self.cuts + [len(data)], self.pauses + [0])):
                 cut = min(cut, len(data))
@@ -249,13 +179,13 @@ class Server:
                     at = cut
                 if pause:
                     time.sleep(pause / 1000)
-            self._send(conn, frame(8, struct.pack("!H", 1000)), len(self.cuts) + 1)
+            self._send(conn, server_frame(CLOSE, close_payload(1000)), len(self.cuts) + 1)
             self.client_frames, _ = read_frames(conn, time.monotonic() + 20)
         except Exception as e:  # reported by the test
             self.error = repr(e)
         finally:
             if conn is not None:
-                (conn.sock if isinstance(conn, TlsConn) else conn).close()
+                (conn.sock if isinstance(conn, BlockingTls) else conn).close()
             self.sock.close()
 
 

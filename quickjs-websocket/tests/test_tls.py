@@ -1,4 +1,4 @@
-"""wss:// as TLS events make it (raw-socket peer in TLS mode, tests/peer_raw.py /tls):
+"""wss:// as TLS events make it (the raw-socket peer in TLS mode serving /tls, below):
 records that arrive byte by byte, close_notify before and after the WebSocket close, a
 TCP reset, a truncation and a fatal alert in the middle of a message; a renegotiation
 request and TLS 1.3 key updates while the client's writes are blocked (tests/c/tls_peer.c,
@@ -6,23 +6,115 @@ OpenSSL: what Python's ssl cannot do); certificates the client must refuse; the 
 option; TLS set up only when the first wss:// connection is made; unread bytes of the
 shared read buffer kept for their connection when another one reads.  Optimized (our TLS
 transport, src/tp_tls.c) and baseline (libwebsockets)."""
+import asyncio
 import shutil
+import socket
+import struct
 import subprocess
 from pathlib import Path
 
+import peer_raw
 import pytest
 
-from qjsws_testkit import CA_FILE, HERE, QJS, ROOT, TLS_DIR, Peer, need_client, peer_argv, run_qjs
+from peer_raw import close_frame, path, wait_for_close
+from qjs_runs import CA_FILE, HERE, QJS, ROOT, TLS_DIR, Peer, need_client, peer_argv, run_qjs
+from wsbench.conformance.frames import BINARY, TEXT, server_frame
 
 # what /tls sends before each case's fault: text "one", 3,000 bytes binary, a text of
 # 14 UTF-16 units (2-, 3- and 4-byte characters)
 MESSAGES = [("text", 3), ("binary", 3000), ("text", 14)]
+TLS_MESSAGES = [server_frame(TEXT, b"one"), server_frame(BINARY, (bytes(range(256)) * 12)[:3000]),
+                server_frame(TEXT, "é€😀 and ascii".encode())]
+TLS_FOURTH = server_frame(TEXT, b"never delivered: " + b"4" * 3000)
+
+TLS_CASES = {
+    # the 101 and the messages one byte per TCP write (records arrive in pieces), then
+    # the close frame the same way; a clean close
+    "bytes": "bytewise",
+    # a close frame, then close_notify in the same write: the client answers the close
+    # frame (over a session whose other half is closed) and closes cleanly
+    "notify-after": "close frame, close_notify",
+    # close_notify without a WebSocket close, TCP left open: error, close 1006
+    "notify-before": "close_notify",
+    # half of a fourth message's record, then a TCP reset
+    "reset": "reset mid-record",
+    # half of a fourth message's record, then TCP closed without close_notify
+    "truncate": "truncation mid-record",
+    # the first half of a fourth message (in whole records), then a fatal alert, TCP
+    # left open
+    "alert": "fatal alert mid-message",
+}
 
 
-def tls_peer(peer_factory_unused=None, cert="server"):
-    argv, cwd = peer_argv("raw", True)
-    i = argv.index("--tls-cert")
-    argv[i + 1:i + 4:2] = [str(TLS_DIR / (cert + ".pem")), str(TLS_DIR / (cert + ".key"))]
+@path("/tls")
+async def tls_case(t, _, hello, q, headers):
+    """(TLS only: t is the peer's TlsWire, its TLS by hand in t.tls) 100 ms after the 101,
+    the three messages, then as TLS_CASES says: byte by byte, close_notify before or after
+    a close frame, a TCP reset or a truncation in the middle of a fourth message's record,
+    a fatal alert in the middle of the fourth message."""
+    case = q.get("case")
+    if peer_raw.TLS_CONTEXT is None or case not in TLS_CASES:
+        raise ValueError(case)
+    writer = t.writer
+    sock = writer.get_extra_info("socket")
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    if case == "bytes":
+        data = b"".join(t.tls.encrypt(m) for m in [hello] + TLS_MESSAGES + [close_frame(1000)])
+        for i in range(len(data)):
+            writer.write(data[i:i + 1])
+            await writer.drain()
+            if i % 64 == 0:
+                await asyncio.sleep(0.001)
+        await wait_for_close(t, t)
+        return
+    t.write(hello)
+    await t.drain()
+    await asyncio.sleep(0.1)
+    t.write(b"".join(TLS_MESSAGES))
+    await t.drain()
+    if case == "notify-after":
+        writer.write(t.tls.encrypt(close_frame(1000)))
+        writer.write(t.tls.close_notify())
+        await writer.drain()
+        await wait_for_close(t, t)
+        return
+    if case == "notify-before":
+        writer.write(t.tls.close_notify())
+        t.session_over()
+        await writer.drain()
+        await report_end(t)
+        return
+    if case == "alert":  # whole records (an alert inside a record is just bytes of it)
+        writer.write(t.tls.encrypt(TLS_FOURTH[:len(TLS_FOURTH) // 2]))
+    else:
+        half = t.tls.encrypt(TLS_FOURTH)
+        writer.write(half[:len(half) // 2])
+    await writer.drain()
+    await asyncio.sleep(0.1)
+    t.session_over()
+    if case == "reset":
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        writer.transport.abort()
+        return
+    if case == "truncate":
+        writer.write_eof()
+        await report_end(t)
+        return
+    writer.write(t.tls.corrupt()[0])  # our TLS stack's own fatal alert (bad_record_mac)
+    await writer.drain()
+    await report_end(t)
+
+
+async def report_end(t):
+    """After a fault of ours: wait for the client's end of TCP (`EOF`), reading and
+    counting what it still sends (it may not be decrypted any more)."""
+    while await t.reader.read(65536):
+        pass
+    print("EOF", flush=True)
+
+
+def tls_peer(cert="server"):
+    argv, cwd = peer_argv("raw", True, cert, behaviours=[__file__])
     return Peer("raw", argv, cwd, True)
 
 
@@ -90,17 +182,55 @@ def test_certificate_refused(peers, variant, cert):
         assert "certificate verify failed" in res["events"][0]["message"], res["events"]
 
 
+# the client program for this test, run by run.js (qjs_runs.run_qjs)
+# wss://: a connection with the CA file in force (QJSWS_CA_FILE, or none), then
+# setCAFile(ARG) and a second one (each: its events), then setCAFile(null)
+CAFILE_JS = r"""
+const results = []
+const before = getCAFile()
+const one = (next) => {
+  const ws = new WebSocket(url)
+  const ev = []
+  ws.onopen = () => { ev.push('open'); ws.close(1000) }
+  ws.onerror = (e) => ev.push('error')
+  ws.onclose = (e) => { ev.push('close ' + e.code + ' ' + e.wasClean); results.push(ev); next() }
+}
+one(() => {
+  let bad = null
+  try { setCAFile(42) } catch (e) { bad = e.name }
+  let missing = null
+  try { setCAFile('/nonexistent/ca.pem') } catch (e) { missing = e.name }
+  const prev = setCAFile(rest[0])
+  one(() => {
+    const now = getCAFile()
+    setCAFile(null)
+    done({ mode, results, before, prev, now, after: getCAFile(), bad, missing })
+  })
+})
+"""
+
+
 def test_ca_file_option(peers, variant):
     """No CA file: the system's store, which does not hold the test CA (refused); then
     setCAFile(ca.pem) from JS: the next connection opens (on the lws fallback through a
     vhost of its own: its context already exists).  Bad arguments throw."""
     peer = peers()
     env = dict(variant, QJSWS_CA_FILE="")
-    res = run_qjs("cafile", peer.url + "echo", str(CA_FILE), env_extra=env, timeout=30)
+    res = run_qjs(CAFILE_JS, peer.url + "echo", str(CA_FILE), env_extra=env, timeout=30)
     assert res["before"] is None and res["prev"] is None, res
     assert res["now"] == str(CA_FILE) and res["after"] is None, res
     assert res["results"] == [["error", "close 1006 false"], ["open", "close 1000 true"]], res
     assert res["bad"] == "TypeError" and res["missing"] == "Error", res
+
+
+# the client program for this test, run by run.js (qjs_runs.run_qjs)
+TLSINFO_JS = r"""
+const ws = new WebSocket(url)
+const seen = { connecting: ws.tlsInfo }
+ws.onopen = () => { seen.open = ws.tlsInfo; ws.close(1000) }
+ws.onerror = () => { seen.error = true }
+ws.onclose = (e) => { seen.closed = ws.tlsInfo; done({ mode, seen, code: e.code }) }
+"""
 
 
 def test_tls_info_tells_what_was_negotiated(peer_factory, scheme, variant):
@@ -109,7 +239,7 @@ def test_tls_info_tells_what_was_negotiated(peer_factory, scheme, variant):
     (the baseline); null over ws://, before the TLS handshake is done (while connecting it
     may be: our transport takes its first steps in the constructor) and once it is over."""
     peer = peer_factory("lws")
-    res = run_qjs("tlsinfo", peer.url, env_extra=variant, timeout=30)
+    res = run_qjs(TLSINFO_JS, peer.url, env_extra=variant, timeout=30)
     seen = res["seen"]
     assert res["code"] == 1000 and "error" not in seen, res
     assert seen["connecting"] in (None, seen["open"]) and seen["closed"] is None, res
@@ -161,6 +291,35 @@ def test_tls_set_up_at_the_first_wss_connection(peer_factory, scheme):
         assert any("ca.pem" in l for l in tls), opened
 
 
+# the client program for this test, run by run.js (qjs_runs.run_qjs)
+# two connections at once: the first one's messages come in the write of its 101
+# (peer_raw /pings?...&msg=M), and at its first message the second one (rest[0])
+# connects and echoes one message
+INTERLEAVE_JS = r"""
+const a = new WebSocket(url)
+let got = 0
+let bad = 0
+let echoed = false
+let aclose = null
+let closed = 0
+const errors = []
+const finish = () => {
+  if (++closed === 2) done({ mode, got, bad, echoed, errors, close: aclose, pool: poolStats() })
+}
+a.onmessage = (e) => {
+  if (e.data !== 'after') bad++
+  if (got++ > 0) return
+  const b = new WebSocket(rest[0])
+  b.onopen = () => b.send('b')
+  b.onmessage = (e2) => { echoed = e2.data === 'b'; b.close(1000) }
+  b.onerror = (e2) => errors.push('b: ' + e2.message)
+  b.onclose = finish
+}
+a.onerror = (e) => errors.push('a: ' + e.message)
+a.onclose = (e) => { aclose = { code: e.code, wasClean: e.wasClean }; finish() }
+"""
+
+
 def test_unread_bytes_move_with_their_connection(peers, variant):
     """The read buffer is one for the process: the 101 and 10,000 messages in one write
     (five records), the upgrade takes the head and stops with records still in the
@@ -168,7 +327,7 @@ def test_unread_bytes_move_with_their_connection(peers, variant):
     first read moves them into a buffer of the first connection's own.  Every message
     intact and in order, the second connection's echo, two clean closes."""
     peer = peers()
-    res = run_qjs("interleave", peer.url + "pings?n=1&at=101&msg=10000&close=1", peer.url + "echo",
+    res = run_qjs(INTERLEAVE_JS, peer.url + "pings?n=1&at=101&msg=10000&close=1", peer.url + "echo",
                   env_extra=variant, timeout=60)
     assert res["got"] == 10000 and res["bad"] == 0, res
     assert res["echoed"] and res["errors"] == [], res

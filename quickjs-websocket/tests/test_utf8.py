@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from qjsws_testkit import HERE, ROOT
+from qjs_runs import HERE, ROOT
 
 PREFIX = ROOT / "build" / "prefix"
 

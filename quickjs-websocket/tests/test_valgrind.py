@@ -4,7 +4,7 @@ import shutil
 
 import pytest
 
-from qjsws_testkit import run_qjs
+from qjs_runs import run_qjs
 
 
 def memcheck(tmp_path):
@@ -22,13 +22,43 @@ def assert_clean(log):
     assert m is None or m.group(1) == "0", text[-3000:]
 
 
+# the client program for this test, run by run.js (qjs_runs.run_qjs)
+# leak test: N messages (text and binary, several sizes) then pool stats
+LEAK_JS = r"""
+const total = Number(rest[0] || 10000)
+const ws = new WebSocket(url)
+const sizes = [10, 300, 3000, 10000, 70000]
+let sent = 0
+let got = 0
+let bad = 0
+const payloads = sizes.map((n) => [textPattern(n), pattern(n, 1).buffer])
+const sendOne = () => {
+  const p = payloads[sent % sizes.length][sent & 1]
+  sent++
+  ws.send(p)
+}
+ws.onopen = () => { for (let k = 0; k < 16 && sent < total; k++) sendOne() }
+ws.onmessage = (e) => {
+  got++
+  const n = typeof e.data === 'string' ? e.data.length : e.data.byteLength
+  if (n !== sizes[(got - 1) % sizes.length]) bad++
+  if (sent < total) sendOne()
+  else if (got === total) ws.close(1000)
+}
+ws.onclose = (e) => {
+  // give lws a moment, then report
+  os.setTimeout(() => done({ mode, got, bad, close: e.code, pool: poolStats() }, true), 50)
+}
+"""
+
+
 @pytest.mark.parametrize("variant_env", [{}, {"QJSWS_DISABLE": "all"}], ids=["optimized", "baseline"])
 def test_valgrind_no_leaks(peer_factory, tmp_path, variant_env):
     if not shutil.which("valgrind"):
         pytest.skip("valgrind not installed")
     peer = peer_factory("python")
     wrapper, log = memcheck(tmp_path)
-    res = run_qjs("leak", peer.url, 10000, env_extra=variant_env, timeout=600, wrapper=wrapper)
+    res = run_qjs(LEAK_JS, peer.url, 10000, env_extra=variant_env, timeout=600, wrapper=wrapper)
     assert res["got"] == 10000 and res["bad"] == 0, res
     assert res["pool"]["free"] == res["pool"]["blocks"], res["pool"]
     assert_clean(log)

@@ -7,16 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from pathlib import Path
 
 import pytest
 from websockets.asyncio.client import connect as aconnect
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-from tls_testing import ROOT, TLS_DIR, Server, client_context, server_tls  # noqa: E402
+from testkit.wss import ROOT, TLS_DIR, Server, client_context, server_tls
 
-from wsbench.catalog import load_catalog  # noqa: E402
-from wsbench.verify import verify_broadcast  # noqa: E402
+from wsbench.catalog import load_catalog
+from wsbench.verify import verify_broadcast
 
 CATALOG = load_catalog()
 FIXTURE = ROOT / "harness/tests/fixtures/capacity_server.py"

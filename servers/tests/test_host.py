@@ -6,14 +6,11 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from websockets.sync.client import connect
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-from tls_testing import ROOT, SERVERS, Server  # noqa: E402
+from testkit.wss import ROOT, SERVERS, Server
 
 OTHER_HOST = "127.0.0.2"
 

@@ -7,15 +7,12 @@ from __future__ import annotations
 import os
 import ssl
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from websockets.exceptions import WebSocketException
 from wsbench.wsclient import connect
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-from tls_testing import (ROOT, SERVERS, TLS_DIR, Server, cert_files,  # noqa: E402
+from testkit.wss import (ROOT, SERVERS, TLS_DIR, Server, cert_files,
                          client_context, manifest, server_tls, server_tls_command)
 
 pytestmark = pytest.mark.skipif(not (TLS_DIR / "manifest.json").exists(), reason="build/tls missing (make setup)")

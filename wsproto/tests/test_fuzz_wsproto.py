@@ -1,11 +1,8 @@
-"""libFuzzer targets of the wire protocol's room (wsproto/fuzz/): the check is scripts/fuzz_testing.py."""
-import sys
-from pathlib import Path
+"""libFuzzer targets of the wire protocol's room (wsproto/fuzz/): the check is testkit/fuzz_check.py."""
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-from fuzz_testing import check_target  # noqa: E402
+from testkit.fuzz_check import check_target
 
 
 @pytest.mark.parametrize("target", ["wsproto_frames", "wsproto_roundtrip", "wsproto_utf8", "wsproto_url",

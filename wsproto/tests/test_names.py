@@ -5,13 +5,13 @@ use the wire protocol's room, whose names they share by design).  The file lists
 the Makefiles themselves (their print-sources targets) and from scripts/fuzz.py's targets."""
 import re
 import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
+from testkit.fuzz_check import fuzz_script
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-import fuzz  # noqa: E402
+fuzz = fuzz_script()
 
 MAKEFILES = {
     "lws.so": ["quickjs-websocket"],

@@ -1,17 +1,16 @@
 """The room's URL parser (url_core.c) against Node's WHATWG URL, on the committed reference
-table (scripts/url_testing.py), and the reason it gives for each refusal.  Where it is known
+table (testkit/url_table.py), and the reason it gives for each refusal.  Where it is known
 to differ from Node the table says why, and the test checks that it still differs (a fix
 must update the table).  The load generator's --url on the same table:
 clients/loadgen/tests/test_loadgen_url.py."""
-import sys
 from pathlib import Path
 
 import pytest
 
+from testkit.url_table import answers, build_driver, node_cases, unhex
+
 HERE = Path(__file__).resolve().parent
 ROOM = HERE.parent
-sys.path.insert(0, str(ROOM.parent / "scripts"))
-from url_testing import answers, build_driver, node_cases, unhex  # noqa: E402
 
 
 @pytest.fixture(scope="module")

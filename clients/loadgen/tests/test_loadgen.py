@@ -6,10 +6,8 @@ Run with the repository's venv: .venv/bin/python -m pytest clients/loadgen/tests
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import signal
 import subprocess
 import time
 from pathlib import Path
@@ -17,6 +15,8 @@ from typing import Any, Iterator
 
 import pytest
 from held import HOLD, held
+
+from testkit.background import Background
 
 ROOT = Path(__file__).resolve().parents[3]
 LOADGEN = ROOT / "build/bin/wsbench-loadgen"
@@ -29,21 +29,8 @@ pytestmark = pytest.mark.skipif(not (LOADGEN.exists() and SERVER.exists()),
 
 @pytest.fixture(scope="module")
 def url() -> Iterator[str]:
-    proc = subprocess.Popen([str(SERVER), "--port", "0"], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, start_new_session=True, text=True)
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        match = re.match(r"WSBENCH-READY port=(\d+)", line)
-        assert match, line
-        yield f"ws://127.0.0.1:{match.group(1)}/"
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    with Background([SERVER, "--port", "0"]) as server:
+        yield f"ws://127.0.0.1:{server.port}/"
 
 
 def loadgen(*args: str, prefix: list[str] | None = None, timeout: float = 120) -> tuple[int, list[str], dict[str, Any]]:

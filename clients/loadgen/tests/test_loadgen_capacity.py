@@ -15,16 +15,15 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from held import HOLD, answer, held
+
+from testkit.background import Background
+from testkit.wss import Server
 
 ROOT = Path(__file__).resolve().parents[3]
 LOADGEN = ROOT / "build/bin/wsbench-loadgen"
 SERVER = ROOT / "build/bin/lws-echo"
 FIXTURE = ROOT / "harness/tests/fixtures/capacity_server.py"
-
-sys.path.insert(0, str(ROOT / "scripts"))
-from tls_testing import Server  # noqa: E402
-
-from held import HOLD, answer, held  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not (LOADGEN.exists() and SERVER.exists()),
                                 reason="build/bin/wsbench-loadgen or lws-echo not built (make setup)")
@@ -101,16 +100,10 @@ def test_idle_max_against_a_server_out_of_descriptors_stops_in_one_line() -> Non
 
 
 def test_lws_at_its_descriptor_limit_closes_new_connections_and_that_is_the_limit() -> None:
-    proc = subprocess.Popen([str(SERVER), "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, preexec_fn=nofile(120), start_new_session=True)
-    try:
-        assert proc.stdout is not None
-        port = re.match(r"WSBENCH-READY port=(\d+)", proc.stdout.readline()).group(1)  # type: ignore[union-attr]
-        code, _, res = loadgen("--kind", "idle", "--url", f"ws://127.0.0.1:{port}/", "--connections", "500",
+    with Background([SERVER, "--port", "0"], preexec=nofile(120)) as server:
+        code, _, res = loadgen("--kind", "idle", "--url", f"ws://127.0.0.1:{server.port}/", "--connections", "500",
                                "--hold-ms", "100")
-    finally:
-        proc.terminate()
-        _, err = proc.communicate(timeout=10)
+    err = server.stderr()
     assert code == 0, res
     # lws closes it with the request unread: the client sees a reset (or a FIN)
     match = re.fullmatch(r"the server closed connection (\d+) during the handshake"

@@ -1,6 +1,6 @@
 """wsbench-loadgen over wss:// (clients/loadgen/README.md, "TLS"): every kind against
 lws-echo in TLS mode, full and resumed handshakes, certificate failures, and a peer that
-ends or breaks the TLS session under it (tls_peer.py). Certificates: build/tls."""
+ends or breaks the TLS session under it (testkit.memory_tls.TlsPeer). Certificates: build/tls."""
 
 from __future__ import annotations
 
@@ -8,16 +8,15 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
-from tls_peer import Session, TlsPeer, frame
+from wsbench.conformance.frames import TEXT, server_frame
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "scripts"))
-from tls_testing import CA, ROOT, TLS_DIR, Server, server_tls_command  # noqa: E402
+from testkit.memory_tls import BlockingTls, TlsPeer
+from testkit.wss import CA, ROOT, TLS_DIR, Server, server_tls_command
 
 LOADGEN = ROOT / "build/bin/wsbench-loadgen"
 UTF8_16M_LENGTH = 16155838  # servers/lws/README.md
@@ -147,15 +146,15 @@ def test_a_ca_the_server_does_not_use_is_refused(lws: Server) -> None:
     assert code == 1 and "unable to get local issuer certificate" in res["error"], res
 
 
-def close_notify(s: Session, first: bytes = b"") -> None:
+def close_notify(s: BlockingTls, first: bytes = b"") -> None:
     if first:
-        s.write(first)
+        s.sendall(first)
     s.close_notify()
     s.linger()  # TCP stays open: loadgen must act on the close_notify itself
 
 
 def test_close_notify_without_a_websocket_close_is_a_lost_connection() -> None:
-    with TlsPeer(TLS_DIR, lambda s: close_notify(s, frame(b"before"))) as peer:
+    with TlsPeer(TLS_DIR, lambda s: close_notify(s, server_frame(TEXT, b"before"))) as peer:
         events = observe(peer.url, timeout_ms=10000)
     assert [e["type"] for e in events] == ["open", "message", "error", "close"], events
     assert events[2]["message"] == "the server ended the connection without a close frame (TLS close_notify)"
@@ -168,13 +167,13 @@ def test_close_notify_without_a_websocket_close_is_a_lost_connection() -> None:
     assert seconds < 5
 
 
-def half_a_message_then(s: Session, end: str) -> None:
-    s.write(frame(b"x" * 1000)[:500])  # half a WebSocket message, in a record of its own
+def half_a_message_then(s: BlockingTls, end: str) -> None:
+    s.sendall(server_frame(TEXT, b"x" * 1000)[:500])  # half a WebSocket message, in a record of its own
     if end == "close_notify":
         s.close_notify()
         s.linger()
     elif end == "reset":
-        records = s.encrypt(frame(b"y" * 1000))
+        records = s.encrypt(server_frame(TEXT, b"y" * 1000))
         s.sock.sendall(records[: len(records) // 2])  # half a TLS record
         time.sleep(0.3)  # read by now: a reset drops whatever the receiver has not read yet
         s.reset()

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-import sys
 import threading
 from pathlib import Path
 from typing import Iterator
@@ -19,8 +18,8 @@ from typing import Iterator
 import pytest
 from test_loadgen import LOADGEN, ROOT, SERVER, loadgen, url  # noqa: F401  (url: the lws-echo fixture)
 
-sys.path.insert(0, str(ROOT / "scripts"))
-from url_testing import answers, build_driver, node_cases, unhex  # noqa: E402
+from testkit.raw_ws import read_head
+from testkit.url_table import answers, build_driver, node_cases, unhex
 
 HERE = Path(__file__).resolve().parent
 built = pytest.mark.skipif(not (LOADGEN.exists() and SERVER.exists()),
@@ -100,13 +99,7 @@ def capture() -> Iterator[tuple[int, list[bytes]]]:
     def serve() -> None:
         conn, _ = srv.accept()
         with conn:
-            head = b""
-            while b"\r\n\r\n" not in head:
-                chunk = conn.recv(4096)
-                if not chunk:
-                    break
-                head += chunk
-            got.append(head)
+            got.append(read_head(conn.recv, whole=False))
 
     t = threading.Thread(target=serve, daemon=True)
     t.start()

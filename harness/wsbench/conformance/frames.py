@@ -1,5 +1,10 @@
 """RFC 6455 frames on the wire, written by hand: any server frame, broken ones included
-(section 5.2), and the client frames the peer reads back (masked, section 5.3)."""
+(section 5.2), and the client frames the peer reads back (masked, section 5.3); the
+server's 101 response (section 4.2.2).
+
+The repository's one writer and reader of raw frames: the conformance peer's, and every
+test's that writes or parses frames by hand (testkit/raw_ws.py, the quickjs-websocket
+peer), so that the tests and ``wsbench conformance`` never disagree about the wire."""
 
 from __future__ import annotations
 
@@ -18,6 +23,12 @@ HANDSHAKE_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"  # RFC 6455 section 1.3
 def accept_for(key: str) -> str:
     """The Sec-WebSocket-Accept value a server must answer ``key`` with (section 4.2.2)."""
     return base64.b64encode(hashlib.sha1(key.encode("ascii") + HANDSHAKE_GUID).digest()).decode("ascii")
+
+
+def switching_protocols(accept: str) -> bytes:
+    """The server's 101 response head (blank line included) carrying ``accept``."""
+    return ("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Accept: {accept}\r\n\r\n").encode("ascii")
 
 
 def server_frame(opcode: int, payload: bytes = b"", *, fin: bool = True, rsv: int = 0,
@@ -74,25 +85,52 @@ class ClientFrame:
 MAX_CLIENT_PAYLOAD = 1 << 20  # the observe client sends nothing big; more is a broken client
 
 
+def _extended(b1: int) -> int:
+    """How many bytes of extended payload length follow the second byte."""
+    n = b1 & 0x7F
+    return 2 if n == 126 else 8 if n == 127 else 0
+
+
+def _length(b1: int, extended: bytes) -> int:
+    return struct.unpack("!H" if len(extended) == 2 else "!Q", extended)[0] if extended else b1 & 0x7F
+
+
+def _frame(b0: int, masked: bool, key: bytes, payload: bytes) -> ClientFrame:
+    return ClientFrame(bool(b0 & 0x80), (b0 >> 4) & 7, b0 & 0x0F, masked, apply_mask(payload, key) if masked else payload)
+
+
+def split_frame(data: bytes | bytearray) -> tuple[ClientFrame, int] | None:
+    """The first whole frame at the start of ``data`` (unmasked) and how many bytes it
+    took; None while it is incomplete. For a reader on a blocking socket."""
+    if len(data) < 2:
+        return None
+    at = 2 + _extended(data[1])
+    if len(data) < at:
+        return None
+    n = _length(data[1], bytes(data[2:at]))
+    masked = bool(data[1] & 0x80)
+    key = bytes(data[at:at + 4]) if masked else b""
+    at += len(key) if masked else 0
+    if (masked and len(key) < 4) or len(data) < at + n:
+        return None
+    return _frame(data[0], masked, key, bytes(data[at:at + n])), at + n
+
+
 class ByteSource(Protocol):
     """What frames are read from: an asyncio.StreamReader, or the peer's wire (wire.py)."""
 
     async def readexactly(self, n: int) -> bytes: ...
 
 
-async def read_client_frame(reader: ByteSource) -> ClientFrame:
+async def read_client_frame(reader: ByteSource, limit: int | None = MAX_CLIENT_PAYLOAD) -> ClientFrame:
     """The next frame from the client; raises asyncio.IncompleteReadError at end of stream
-    and ValueError for a frame too long to be anything the peer expects."""
+    and ValueError for a frame longer than ``limit`` (None: no limit), too long to be
+    anything the peer expects."""
     b0, b1 = await reader.readexactly(2)
-    n = b1 & 0x7F
-    if n == 126:
-        n = struct.unpack("!H", await reader.readexactly(2))[0]
-    elif n == 127:
-        n = struct.unpack("!Q", await reader.readexactly(8))[0]
-    if n > MAX_CLIENT_PAYLOAD:
+    extended = await reader.readexactly(_extended(b1)) if _extended(b1) else b""
+    n = _length(b1, extended)
+    if limit is not None and n > limit:
         raise ValueError(f"client frame of {n} bytes")
     masked = bool(b1 & 0x80)
     key = await reader.readexactly(4) if masked else b""
-    payload = await reader.readexactly(n)
-    return ClientFrame(bool(b0 & 0x80), (b0 >> 4) & 7, b0 & 0x0F, masked,
-                       apply_mask(payload, key) if masked else payload)
+    return _frame(b0, masked, key, await reader.readexactly(n))

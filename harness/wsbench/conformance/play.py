@@ -13,7 +13,8 @@ import asyncio
 from typing import Any
 
 from .cases import Closes, Fault, Pause
-from .frames import CLOSE, ClientFrame, accept_for, close_payload, read_client_frame, server_frame
+from .frames import (CLOSE, ClientFrame, accept_for, close_payload, read_client_frame, server_frame,
+                     switching_protocols)
 from .observation import Pending, sendable
 from .wire import Wire
 
@@ -50,8 +51,7 @@ class Session:
             self.wire.write(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
             return
         accept = accept_for(key + "-wrong" if self.case.wrong_accept else key)
-        response = ("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                    f"Sec-WebSocket-Accept: {accept}\r\n\r\n").encode("ascii")
+        response = switching_protocols(accept)
         steps = list(self.case.steps())
         first = b""
         if self.case.with_101 and steps and not isinstance(steps[0], Pause):

@@ -4,6 +4,11 @@ WebSocket bytes), so that the peer sees exactly how a client ends its TLS sessio
 end one itself in ways a TLS transport never would: TCP closed without close_notify, a
 fatal alert in the middle of a message (tls_cases.py).
 
+``MemoryTls`` is that TLS without any I/O of its own: bytes in, records out. It is the
+repository's one TLS done by hand: ``TlsWire`` drives it on asyncio, the test kit's
+blocking peers (testkit/memory_tls.py) on a socket, the quickjs-websocket tests' raw peer
+through ``TlsWire``.
+
 What a client's end counts as (peer.py's ``tcp_end``, docs/conformance.md): a
 close_notify, or TCP closed with or without one before it, is the client closing the
 connection ("client-eof", as a FIN is over plain TCP); a reset, or a TLS error (an alert
@@ -37,6 +42,71 @@ def ssl_reason(exc: BaseException) -> str:
     if isinstance(exc, asyncio.TimeoutError):
         return "no handshake within the time allowed"
     return f"{type(exc).__name__}: {exc}"
+
+
+class MemoryTls:
+    """The server side of TLS on two memory BIOs, no I/O: ``feed`` it what the client
+    sent, send the client what ``take`` returns (what OpenSSL wrote: handshake messages,
+    tickets, records, alerts). Records of a write come back from ``encrypt`` unsent, to
+    be cut or held; ``close_notify`` and ``corrupt`` end the session as the caller says."""
+
+    def __init__(self, context: ssl.SSLContext) -> None:
+        self._in, self._out = ssl.MemoryBIO(), ssl.MemoryBIO()
+        self._tls = context.wrap_bio(self._in, self._out, server_side=True)
+
+    def feed(self, raw: bytes) -> None:
+        self._in.write(raw)
+
+    def take(self) -> bytes:
+        return self._out.read()
+
+    def handshake(self) -> bool:
+        """One step of the handshake: True once it is done, False while it needs more of
+        the client's bytes; raises ssl.SSLError (the client's alert, ...)."""
+        try:
+            self._tls.do_handshake()
+        except ssl.SSLWantReadError:
+            return False
+        return True
+
+    def decrypt(self, n: int = READ_SIZE) -> bytes | None:
+        """Up to ``n`` bytes of the client's plain text; b"" once its close_notify came,
+        None while a record is incomplete; raises ssl.SSLError (an alert, a record that
+        does not decrypt)."""
+        try:
+            return self._tls.read(n)
+        except ssl.SSLWantReadError:
+            return None
+        except ssl.SSLZeroReturnError:
+            return b""
+
+    def encrypt(self, data: bytes) -> bytes:
+        """The records of ``data`` (with whatever OpenSSL had to say before them), unsent."""
+        view = memoryview(data)
+        while view:
+            view = view[self._tls.write(view):]
+        return self.take()
+
+    def close_notify(self) -> bytes:
+        """Our close_notify, unsent (the client's is not awaited)."""
+        try:
+            self._tls.unwrap()
+        except ssl.SSLError:  # SSLWantReadError: ours is written; the client's is not awaited
+            pass
+        return self.take()
+
+    def corrupt(self) -> tuple[bytes, str]:
+        """Give our TLS stack a record no key decrypts, as if the client had sent it:
+        OpenSSL fails the session and writes its own encrypted fatal alert
+        (bad_record_mac). Returns those bytes, unsent, and OpenSSL's reason in words."""
+        self.feed(CORRUPT_RECORD)
+        try:
+            self._tls.read(READ_SIZE)
+        except ssl.SSLError as exc:
+            reason = (exc.reason or type(exc).__name__).lower().replace("_", " ")
+        else:
+            raise RuntimeError("OpenSSL decrypted a corrupt record")
+        return self.take(), reason
 
 
 class Wire:
@@ -76,21 +146,20 @@ class Wire:
 
 
 class TlsWire(Wire):
-    """TLS as a server, by hand: what the client sends goes into ``_in``, what OpenSSL
-    writes into ``_out`` goes to the client as soon as it is there."""
+    """TLS as a server, by hand (``MemoryTls``, in ``tls``): what the client sends is fed
+    to it, what OpenSSL writes goes to the client as soon as it is there."""
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                  context: ssl.SSLContext) -> None:
         super().__init__(reader, writer)
-        self._in, self._out = ssl.MemoryBIO(), ssl.MemoryBIO()
-        self._tls = context.wrap_bio(self._in, self._out, server_side=True)
+        self.tls = MemoryTls(context)
         self._plain = bytearray()  # decrypted, not yet read
         self._eof = False
         self._over = False  # after a fault: the session is over; the client's bytes are only counted
         self.after_fault = 0  # bytes the client sent after the fault (its close_notify, an alert, ...)
 
     def _flush(self) -> None:
-        data = self._out.read()
+        data = self.tls.take()
         if data:
             self.writer.write(data)
 
@@ -103,16 +172,15 @@ class TlsWire(Wire):
         or ConnectionError / asyncio.IncompleteReadError (TCP ended under it)."""
         while True:
             try:
-                self._tls.do_handshake()
-                break
-            except ssl.SSLWantReadError:
-                raw = await self._raw()
-                if not raw:
-                    raise asyncio.IncompleteReadError(b"", None)
-                self._in.write(raw)
+                if self.tls.handshake():
+                    break
             except ssl.SSLError:
                 self._flush()  # our alert, if OpenSSL wrote one
                 raise
+            raw = await self._raw()
+            if not raw:
+                raise asyncio.IncompleteReadError(b"", None)
+            self.tls.feed(raw)
         self._flush()
 
     async def _more(self) -> bool:
@@ -124,8 +192,12 @@ class TlsWire(Wire):
                 self._eof = not raw
                 continue
             try:
-                data = self._tls.read(READ_SIZE)
-            except ssl.SSLWantReadError:
+                data = self.tls.decrypt()
+            except ssl.SSLError as exc:
+                self._flush()
+                self.tls_end = ssl_reason(exc)
+                raise
+            if data is None:
                 raw = await self._raw()
                 if self._over:  # a fault came while we waited: the session is gone
                     self.after_fault += len(raw)
@@ -134,14 +206,8 @@ class TlsWire(Wire):
                     self.tls_end = "TCP closed without close_notify"
                     self._eof = True
                 else:
-                    self._in.write(raw)
+                    self.tls.feed(raw)
                 continue
-            except ssl.SSLZeroReturnError:
-                data = b""
-            except ssl.SSLError as exc:
-                self._flush()
-                self.tls_end = ssl_reason(exc)
-                raise
             if not data:  # the client's close_notify
                 self.tls_end = "close_notify"
                 self._flush()
@@ -184,10 +250,7 @@ class TlsWire(Wire):
     def write(self, data: bytes) -> None:
         if self._over:
             return
-        view = memoryview(data)
-        while view:
-            view = view[self._tls.write(view):]
-        self._flush()
+        self.writer.write(self.tls.encrypt(data))
 
     def close(self) -> None:
         if not self._over:
@@ -195,11 +258,13 @@ class TlsWire(Wire):
         self.writer.transport.close()
 
     def _close_notify(self) -> None:
-        try:
-            self._tls.unwrap()
-        except ssl.SSLError:  # SSLWantReadError: ours is written; the client's is not awaited
-            pass
-        self._flush()
+        self.writer.write(self.tls.close_notify())
+
+    def session_over(self) -> None:
+        """From here on the session is over (the caller ended it, ``tls`` by hand):
+        nothing more is written or decrypted; the client's bytes are only counted
+        (``after_fault``)."""
+        self._over = True
 
     async def fault(self, kind: str) -> str:
         """End the session as ``kind`` says (FAULTS) in the middle of the stream, then
@@ -214,24 +279,16 @@ class TlsWire(Wire):
             done = "TCP closed without close_notify"
         else:
             raise ValueError(f"unknown TLS fault '{kind}'")
-        self._over = True
+        self.session_over()
         if self.writer.can_write_eof():
             self.writer.write_eof()
         await self.writer.drain()
         return done
 
     def _alert(self) -> str:
-        """Give our TLS stack a record no key decrypts, as if the client had sent it:
-        OpenSSL fails the session and writes its own encrypted fatal alert
-        (bad_record_mac) into the outgoing BIO; exactly those bytes go to the client."""
+        """OpenSSL's own fatal alert (``MemoryTls.corrupt``): exactly those bytes go to
+        the client."""
         self._flush()
-        self._in.write(CORRUPT_RECORD)
-        try:
-            self._tls.read(READ_SIZE)
-        except ssl.SSLError as exc:
-            reason = (exc.reason or type(exc).__name__).lower().replace("_", " ")
-        else:
-            raise RuntimeError("OpenSSL decrypted a corrupt record")
-        alert = self._out.read()
+        alert, reason = self.tls.corrupt()
         self.writer.write(alert)
         return f"a fatal alert from OpenSSL ({len(alert)} bytes, after '{reason}'), then TCP closed"

@@ -1,5 +1,5 @@
 /*
- * The URL test drivers' lines (scripts/url_testing.py): one input per line,
+ * The URL test drivers' lines (testkit/url_table.py): one input per line,
  * hex-encoded, in; bytes written out in hex ("-" for none).
  */
 #ifndef WSPROTO_TESTS_HEXLINES_H

@@ -1,14 +1,18 @@
-"""Helpers for the quickjs-websocket tests: peers on loopback and the qjs test runner."""
-import ctypes
+"""The quickjs-websocket tests' runs: tests/js/run.js under qjs, running one of its modes
+(the programs several test files share) or a test's own JS given inline, and the peers on
+loopback (each a testkit.background.Background: its own process group, its readiness
+line, its stdout lines kept)."""
+import hashlib
 import json
 import os
-import signal
 import subprocess
-import threading
-import time
+import tempfile
 from pathlib import Path
 
 import pytest
+
+from testkit.background import Background, kill_group, spawn
+from testkit.wss import CA as CA_FILE, TLS_DIR, cert_args
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -24,85 +28,32 @@ else:
     MODULE = ROOT / "build" / "quickjs-websocket" / "lws.so"
     RUN_JS = HERE / "js" / "run.js"
 PYTHON = ROOT / ".venv" / "bin" / "python"
-# wss:// (make setup: scripts/setup-tls.sh): the peers present the test server certificate,
-# the client trusts the test CA only
-TLS_DIR = ROOT / "build" / "tls"
-CA_FILE = TLS_DIR / "ca.pem"
-TLS_ARGS = ["--tls-cert", str(TLS_DIR / "server.pem"), "--tls-key", str(TLS_DIR / "server.key")]
+# wss:// (make setup: scripts/setup-tls.sh): the peers present the test server certificate
+# (testkit.wss.cert_args), the client trusts the test CA only
 
 
-def _die_with_parent():
-    """Between fork and exec: the child gets SIGKILL when pytest dies, even when pytest is
-    killed before its fixtures' teardown runs, so no peer keeps listening."""
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+class Peer(Background):
+    """A peer in the background; ``url``: its base URL, ws:// or wss://."""
 
-
-class Peer:
     def __init__(self, name, argv, cwd=None, tls=False):
+        super().__init__(argv, cwd=cwd or ROOT)
         self.name = name
         self.tls = tls
-        self.proc = subprocess.Popen(
-            argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, start_new_session=True, text=True, preexec_fn=_die_with_parent)
-        self.port = None
-        self.lines = []
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
-            line = self.proc.stdout.readline()
-            if not line:
-                break
-            if line.startswith("WSBENCH-READY port="):
-                self.port = int(line.strip().split("=", 1)[1])
-                break
-        if self.port is None:
-            self.stop()
-            raise RuntimeError("peer %s did not become ready" % name)
         self.url = "%s://127.0.0.1:%d/" % ("wss" if tls else "ws", self.port)
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            self.lines.append(line.rstrip("\n"))
-
-    def wait_line(self, prefix, timeout=10):
-        """Lines starting with prefix, waiting up to timeout for the first one."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            found = [l for l in self.lines if l.startswith(prefix)]
-            if found:
-                time.sleep(0.1)
-                return [l for l in self.lines if l.startswith(prefix)]
-            time.sleep(0.02)
-        return []
-
-    def stop(self):
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                self.proc.wait(timeout=3)
-            except subprocess.TimeoutExpired:
-                try:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                self.proc.wait(timeout=3)
 
 
-
-def peer_argv(kind, tls=False):
-    """The peer's command line and directory; with tls, in TLS mode (each peer takes
-    --tls-cert/--tls-key)."""
+def peer_argv(kind, tls=False, cert="server", behaviours=()):
+    """The peer's command line and directory; with tls, in TLS mode presenting build/tls's
+    ``cert`` (each peer takes --tls-cert/--tls-key); ``behaviours``: the test files whose
+    paths the raw peer serves too (peer_raw.behaviour_files)."""
     if tls and not CA_FILE.exists():
         pytest.skip("build/tls missing (make setup)")
-    more = TLS_ARGS if tls else []
+    more = cert_args(cert) if tls else []
     if kind == "python":
         return [str(PYTHON), str(HERE / "peer_py.py"), "--port", "0"] + more, None
     if kind == "raw":
-        return [str(PYTHON), str(HERE / "peer_raw.py"), "--port", "0"] + more, None
+        loads = [arg for f in behaviours for arg in ("--behaviours", str(f))]
+        return [str(PYTHON), str(HERE / "peer_raw.py"), "--port", "0"] + more + loads, None
     if kind == "lws":
         exe = ROOT / "build" / "bin" / "lws-echo"
         if not exe.exists():
@@ -123,9 +74,33 @@ def need_client():
         pytest.skip("quickjs-websocket not built (make -C quickjs-websocket)")
 
 
+# What run.js hands a mode given inline (its `kit`): the names a mode of its own sees.
+KIT = ("mode", "url", "rest", "std", "os", "WebSocket", "poolStats", "options", "getMaxMessageSize",
+       "setMaxMessageSize", "getCAFile", "setCAFile", "getTLSResume", "setTLSResume", "out", "done", "pattern",
+       "textPattern", "procStatus", "peakRss", "sameBytes", "echoCases")
+INLINE = Path(tempfile.gettempdir()) / ("qjsws-inline-%d" % os.getuid())
+
+
+def inline_mode(body):
+    """A test's JS (the body of a mode, with KIT's names in scope) as a module file that
+    run.js imports and calls; named by its content."""
+    text = "export default function ({ %s }) {\n%s\n}\n" % (", ".join(KIT), body)
+    path = INLINE / ("%s.js" % hashlib.sha1(text.encode()).hexdigest()[:16])
+    if not path.exists():
+        INLINE.mkdir(exist_ok=True)
+        part = path.with_suffix(".%d.part" % os.getpid())
+        part.write_text(text)
+        part.replace(path)
+    return path
+
+
 def run_qjs(mode, url, *args, env_extra=None, timeout=120, wrapper=None, qjs_args=()):
-    """Run tests/js/run.js under qjs in its own process group; return parsed JSON."""
+    """Run tests/js/run.js under qjs in its own process group; return parsed JSON.
+    ``mode``: the name of one of run.js' modes, or a test's own JS (several lines: the
+    body of a mode, inline_mode)."""
     need_client()
+    if "\n" in mode:
+        mode = str(inline_mode(mode))
     env = dict(os.environ)
     if url.startswith("wss:"):
         env["QJSWS_CA_FILE"] = str(CA_FILE)  # (env_extra may say otherwise)
@@ -139,19 +114,17 @@ def run_qjs(mode, url, *args, env_extra=None, timeout=120, wrapper=None, qjs_arg
     env.setdefault("QJSWS_TEST_TIMEOUT", str(int((timeout - 5) * 1000)))
     argv = (list(wrapper or []) + [str(QJS)] + list(qjs_args) + [str(RUN_JS), mode, url] +
             [str(a) for a in args])
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True, text=True, env=env,
-                            preexec_fn=_die_with_parent)
+    proc = spawn(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                 env=env)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
+        kill_group(proc)
         out, err = proc.communicate(timeout=5)
         raise AssertionError("qjs %s timed out; stderr: %s" % (mode, err[-2000:]))
     finally:
         if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=5)
+            kill_group(proc)
     if ASAN_ROOT:
         for bad in ("ERROR: AddressSanitizer", "runtime error:"):
             assert bad not in err, "sanitizer report from qjs %s:\n%s" % (mode, err[-6000:])

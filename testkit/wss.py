@@ -1,6 +1,6 @@
-"""Shared by the TLS tests (servers/tests, clients/tests, clients/loadgen/tests): the
-certificates of build/tls (scripts/setup-tls.sh), an echo server started in TLS mode with
-its stdout drained, and a Python wss:// client that trusts only the test CA.
+"""The TLS track's test side, shared by every room's TLS tests: the certificates of
+build/tls (scripts/setup-tls.sh), an echo server started in TLS mode with its stdout
+drained, and a Python wss:// client that trusts only the test CA.
 
 What each program needs for TLS on its command line or in its environment comes from the
 harness catalog (harness/runtimes.toml's `tls` tables, wsbench.catalog.Program.over_tls),
@@ -8,27 +8,21 @@ so these tests check exactly what a measured run uses."""
 
 from __future__ import annotations
 
+import argparse
 import json
-import os
 import re
-import signal
 import ssl
-import subprocess
-import tempfile
-import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Callable
 
-ROOT = Path(__file__).resolve().parents[1]
+from . import ROOT
+from .background import Background
+
 TLS_DIR = ROOT / "build" / "tls"
 CA = TLS_DIR / "ca.pem"
-READY = re.compile(r"^WSBENCH-READY port=(\d+)$")
 TLS_LINE = re.compile(r'^WSBENCH-TLS version=(\S+) cipher=(\S+) group=(\S+) resumed=(yes|no|\?) '
                       r'library=("[^"]*"|\?)$')
-
-
 
 SERVERS = ("lws", "node-ws", "bun", "deno")  # every server of the catalog speaks TLS
 
@@ -52,6 +46,37 @@ def manifest() -> dict[str, dict[str, object]]:
 def cert_files(name: str) -> tuple[Path, Path]:
     entry = manifest()[name]
     return TLS_DIR / str(entry["cert"]), TLS_DIR / str(entry["key"])
+
+
+def cert_args(cert: str = "server") -> list[str]:
+    """``--tls-cert FILE --tls-key FILE`` for build/tls's ``cert`` (a manifest name), as every
+    test peer takes them."""
+    pem, key = TLS_DIR / f"{cert}.pem", TLS_DIR / f"{cert}.key"
+    return ["--tls-cert", str(pem), "--tls-key", str(key)]
+
+
+def peer_options(argv: list[str] | None = None,
+                 more: Callable[[argparse.ArgumentParser], None] | None = None) -> argparse.Namespace:
+    """A test peer's command line: ``--port N`` (0: any), and in TLS mode ``--tls-cert FILE
+    --tls-key FILE`` (cert_args); ``more`` adds the peer's own options."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--tls-cert")
+    parser.add_argument("--tls-key")
+    if more is not None:
+        more(parser)
+    return parser.parse_args(argv)
+
+
+def peer_context(options: argparse.Namespace) -> ssl.SSLContext | None:
+    """The TLS server context of a peer started with ``--tls-cert``/``--tls-key`` (TLS 1.2
+    at least), or None for a plain one."""
+    if not options.tls_cert:
+        return None
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(options.tls_cert, options.tls_key)
+    return context
 
 
 def server_tls(server: str, cert: str = "server") -> tuple[list[str], dict[str, str]]:
@@ -80,41 +105,9 @@ def client_context(ca: Path = CA) -> ssl.SSLContext:
     return context
 
 
-@dataclass
-class Server:
-    """An echo server in the background; every stdout line kept (drained all along)."""
-
-    argv: list[str]
-    env: dict[str, str] = field(default_factory=dict)
-    port: int = 0
-    lines: list[str] = field(default_factory=list)
-
-    def __enter__(self) -> "Server":
-        self._stderr = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(self.argv, cwd=ROOT, env={**os.environ, **self.env}, text=True,
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=self._stderr, start_new_session=True)
-        self._ready = threading.Event()
-        self._reader = threading.Thread(target=self._drain, daemon=True)
-        self._reader.start()
-        if not self._ready.wait(20) or not self.port:
-            self.stop()
-            raise AssertionError(f"{self.argv[0]}: no readiness line; stderr: {self.stderr()[-500:]}")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def _drain(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            line = line.rstrip("\n")
-            self.lines.append(line)
-            match = READY.match(line)
-            if match:
-                self.port = int(match.group(1))
-                self._ready.set()
-        self._ready.set()
+class Server(Background):
+    """An echo server in the background (``Background``: its own process group, every
+    stdout line kept), reached over wss://."""
 
     def url(self, path: str = "/") -> str:
         return f"wss://127.0.0.1:{self.port}{path}"
@@ -127,19 +120,3 @@ class Server:
             if len(found) >= count or time.monotonic() > deadline:
                 return found
             time.sleep(0.02)
-
-    def stderr(self) -> str:
-        self._stderr.seek(0)
-        return self._stderr.read().decode("utf-8", "replace")
-
-    def stop(self) -> None:
-        """SIGTERM to its process group (it exits 0 by the contract), SIGKILL if it lingers."""
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-        self._reader.join(timeout=5)
-        self.returncode = self.proc.returncode

@@ -1,13 +1,12 @@
-"""Shared helpers for the harness tests: a scratch catalog of Python fake servers/clients, a CLI runner."""
+"""What the harness tests share: scratch catalogs of Python fake servers and clients, tiny
+workloads, a wsbench CLI run (and one Ctrl-C'd), the run file it wrote. Processes, raw
+frames and TLS: the test kit (testkit/)."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
 import socket
-import ssl
 import subprocess
 import sys
 import textwrap
@@ -15,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from wsbench.conformance.frames import CLOSE, apply_mask, close_payload
+from testkit.background import ctrl_c, ctrl_c_as_at_a_terminal, kill_group, spawn
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -86,26 +85,19 @@ def listening(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
-def ctrl_c_as_at_a_terminal() -> None:
-    """preexec_fn of a process a test will Ctrl-C: SIGINT back to its default, as a
-    terminal's foreground job has it, even when the tests run in a background job (which
-    starts with SIGINT ignored, and passes that on)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def started(*args: str, first_line: str, settle_s: float = 2.0) -> subprocess.Popen[str]:
     """A wsbench started in its own session (for ``interrupt``), returned once it has
     printed ``first_line`` on stderr (its handlers are in place then) and ``settle_s``
     more have passed."""
-    proc = subprocess.Popen([PY, "-m", "wsbench", *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True, preexec_fn=ctrl_c_as_at_a_terminal)
+    proc = spawn([PY, "-m", "wsbench", *args], preexec=ctrl_c_as_at_a_terminal, cwd=ROOT, stdout=subprocess.PIPE,
+                 stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stderr is not None
         first = proc.stderr.readline()
         assert first.startswith(first_line), first
         time.sleep(settle_s)
     except BaseException:
-        os.killpg(proc.pid, signal.SIGKILL)
+        kill_group(proc)
         raise
     return proc
 
@@ -113,38 +105,12 @@ def started(*args: str, first_line: str, settle_s: float = 2.0) -> subprocess.Po
 def interrupt(proc: subprocess.Popen[str]) -> tuple[str, str]:
     """Ctrl-C a wsbench started in its own session: it must exit 130 without a traceback
     and leave no process of its group behind. Returns its stdout and stderr."""
-    try:
-        os.kill(proc.pid, signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+    stdout, stderr = ctrl_c(proc)
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr
     leftovers = subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True)
     assert leftovers.stdout.strip() == ""
     return stdout, stderr
-
-
-def raw_client(url: str, key: str = "dGhlIHNhbXBsZSBub25jZQ==", context: ssl.SSLContext | None = None,
-               ragged_eofs: bool = True) -> tuple[socket.socket, bytes]:
-    """Upgrade by hand (over TLS for a wss:// URL, with ``context``); returns the socket
-    and the response head (plus any frames after it)."""
-    host_port, path = url.split("://", 1)[1].split("/", 1)
-    host, port = host_port.split(":")
-    s = socket.create_connection((host, int(port)), timeout=5)
-    if url.startswith("wss://"):
-        assert context is not None
-        s = context.wrap_socket(s, server_hostname=host, suppress_ragged_eofs=ragged_eofs)
-    s.sendall((f"GET /{path} HTTP/1.1\r\nHost: {host_port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-               f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
-    head = b""
-    while b"\r\n\r\n" not in head:
-        chunk = s.recv(4096)
-        if not chunk:
-            break
-        head += chunk
-    return s, head
 
 
 def observe_catalog(path: Path, clients: dict[str, str], tls: dict[str, str] | None = None) -> Path:
@@ -161,9 +127,3 @@ def observe_catalog(path: Path, clients: dict[str, str], tls: dict[str, str] | N
                   else 'notes = { tls = "a plain test client" }', ""]
     path.write_text("\n".join(lines))
     return path
-
-
-def masked_close(code: int) -> bytes:
-    """A client's close frame with ``code``, masked as a client must."""
-    key = b"\x01\x02\x03\x04"
-    return bytes((0x80 | CLOSE, 0x80 | 2)) + key + apply_mask(close_payload(code), key)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from . import ROOT
 TABLE = ROOT / "wsproto" / "fuzz" / "url" / "reference.json"
 
 
