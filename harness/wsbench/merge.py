@@ -204,13 +204,13 @@ def _merge_rep(rep: int, parts: list[Cell], where: str) -> Sample:
         if rule in (SUM, MAX, JOIN):
             setattr(out, key, _combine(rule, key, [getattr(s, key) for s in samples], where))
     extra: dict[str, Any] = {"shards_msgs_per_s": [s.msgs_per_s for s in samples]}
-    unruled = []
+    unruled: list[str] = []
     for key in dict.fromkeys(k for s in samples for k in s.extra):
-        rule = EXTRA_RULES.get(key)
-        if rule is None:
+        extra_rule = EXTRA_RULES.get(key)
+        if extra_rule is None:
             unruled.append(key)
-        elif rule in (SUM, MAX, SAME):
-            value = _combine(rule, key, [s.extra.get(key) for s in samples], where)
+        elif extra_rule in (SUM, MAX, SAME):
+            value = _combine(extra_rule, key, [s.extra.get(key) for s in samples], where)
             if value is not None:
                 extra[key] = value
     hists = [s.extra.get(histogram.KEY) for s in samples]

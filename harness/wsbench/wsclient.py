@@ -55,10 +55,14 @@ class Connection:
             made.append(_Watched(*args, **kwargs))
             return made[-1]
 
+        # websockets takes a connection class; ours is a factory that keeps what it made
+        arguments: dict[str, Any] = {"create_connection": watched, **options}
+        if ssl is not None:
+            arguments["ssl"] = ssl
+
         async def opened() -> ClientConnection:
             try:
-                return await _aconnect(url, create_connection=watched, **({"ssl": ssl} if ssl is not None else {}),
-                                       **options)
+                return await _aconnect(url, **arguments)
             except TimeoutError:
                 if not (made and made[-1].transport_up):
                     raise
