@@ -85,9 +85,9 @@ def closing(code: int | None) -> ClientFrame:
 
 
 def seen(case_id: str, *frames: tuple[float, ClientFrame], tcp_end: str = SERVER_EOF, our_close: float | None = None,
-         steps: tuple[float, ...] = (0.0,), done: float | None = 0.0) -> ServerObservation:
+         steps: tuple[float, ...] = (0.0,), done: float | None = 0.0, answered: bool = False) -> ServerObservation:
     return ServerObservation(case_id, frames=list(frames), step_t=list(steps), script_done_t=done,
-                             our_close_t=our_close, tcp_end=tcp_end, tcp_end_t=0.5)
+                             our_close_t=our_close, tcp_end=tcp_end, tcp_end_t=0.5, answered=answered)
 
 
 @pytest.mark.parametrize("case_id, obs, verdict, close, needle", [
@@ -123,6 +123,10 @@ def seen(case_id: str, *frames: tuple[float, ClientFrame], tcp_end: str = SERVER
     ("1-text-125", seen("x", (0.01, frame(TEXT, C.ascii_text(125))), our_close=0.02, tcp_end=GAVE_UP),
      "fail", "fail", "no answer to the close"),
     ("1-text-125", seen("x", (0.01, closing(1002))), "fail", "strict", "failed the connection on valid input"),
+    ("9-text-4mib-fragments-64b", seen("x", (0.02, closing(1008)), our_close=0.02, answered=True, done=None),
+     "informational", "strict", "refused the message with 1008 (policy violation"),
+    ("1-text-65535", seen("x", (0.02, closing(1009)), our_close=0.02, answered=True, done=None),
+     "fail", "strict", "failed the connection on valid input: closed 1009"),
     ("7-close-code-3000", seen("x", (0.03, closing(1000)), our_close=0.02), "non-strict", "strict",
      "not 3000"),
     ("7-close-code-3000", seen("x", (0.03, closing(3000)), our_close=0.02), "strict", "strict", "with 3000"),
@@ -233,3 +237,22 @@ def test_the_quick_subset_against_every_catalog_server(tmp_path: Path) -> None:
     assert all(ws[c.id]["verdict"] == "strict" for c in C.select(None, quick=True)
                if c.expect.kind == "fail" and not c.expect.before_end)
     assert "## Server conformance" in done.stdout
+
+
+def test_a_target_no_one_here_wrote_gets_the_same_table(tmp_path: Path) -> None:
+    """Python ``websockets``' echo server (the harness tests' fixture), started outside
+    wsbench and named with --target: the quick subset, with its URL recorded."""
+    from testkit.background import Background
+
+    with Background([PY, FIXTURES / "echo_server.py", "--port", "0"]) as peer:
+        url = f"ws://127.0.0.1:{peer.port}/"
+        done = wsbench("conformance", "--servers", "--target", f"py-websockets={url}", "--quick",
+                       "--out", str(tmp_path), "-q", timeout=120)
+    assert done.returncode == 0, done.stderr
+    run = run_file(tmp_path)
+    assert list(run["servers"]) == ["py-websockets"] and run["servers"]["py-websockets"]["target"] == url
+    got = run["server_conformance"]["verdicts"]["py-websockets"]
+    assert set(got) == {c.id for c in C.select(None, quick=True)}
+    for cid in ("1-text-125", "6-invalid-byte-ff", "3-rsv1-text", "7-close-code-1005", "7-close-code-3000"):
+        assert got[cid]["verdict"] == "strict", (cid, got[cid]["detail"])
+    assert "| py-websockets (py-websockets @ 127.0.0.1:" in done.stdout

@@ -222,7 +222,7 @@ class Session:
         self.server_closed = True
         if self.obs.our_close_t is None:
             code = f.close_code()
-            self.obs.our_close_t = self.now()
+            self.obs.our_close_t, self.obs.answered = self.now(), True
             await self.send(frame(CLOSE, close_payload(code if sendable(code) else None)))
         loop = asyncio.get_running_loop()
         deadline = loop.time() + CLOSE_WAIT_S

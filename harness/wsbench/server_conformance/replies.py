@@ -35,6 +35,7 @@ class ServerObservation:
     step_t: list[float] = field(default_factory=list)  # when each step was written
     script_done_t: float | None = None
     our_close_t: float | None = None  # our close frame written (in the script or as an answer)
+    answered: bool = False  # our close answered the server's (the server started the closing handshake)
     tcp_end: str | None = None
     tcp_end_t: float | None = None
     write_failed: str | None = None  # the script could not be written to the end, and why
@@ -50,6 +51,10 @@ class ServerObservation:
     def server_close(self) -> tuple[float, ClientFrame] | None:
         closes = self.closes()
         return closes[0] if closes else None
+
+    def server_started_close(self) -> bool:
+        """The server sent its close frame before the client sent one."""
+        return self.server_close() is not None and (self.our_close_t is None or self.answered)
 
     def pongs(self) -> list[bytes]:
         return [f.payload for _, f in self.frames if f.opcode == PONG]
@@ -111,6 +116,7 @@ class ServerObservation:
                             "close_reason": f.close_reason().decode("utf-8", "replace")} if f.opcode == CLOSE else {})}
                        for t, f in self.frames[:40]],
             "frames_total": len(self.frames), "script_done_t": self.script_done_t, "our_close_t": self.our_close_t,
+            "answered": self.answered,
             "tcp_end": self.tcp_end, "tcp_end_t": self.tcp_end_t, "write_failed": self.write_failed,
             "notes": self.notes,
         }

@@ -15,7 +15,8 @@ Expectations (``Expect.kind``):
   answered with one of ``close_reply`` (5.5.1 "typically echos the status code").
   Non-strict: the close answered with another valid code, or pongs coalesced (5.5.3
   MAY answer only the latest ping). ``too_big_ok``: refusing the message with 1009
-  (7.4.1) is informational. Fail: anything else.
+  (message too big) or 1008 (policy violation: a limit of the server's, e.g. ws's 16,384
+  fragments per message), 7.4.1, is informational. Fail: anything else.
 - ``fail``: the server must _Fail the WebSocket Connection_ (7.1.7). Strict: a close frame
   with one of ``codes`` (1002 protocol error, 1007 invalid data: 7.4.1), nothing echoed
   that must not be (``messages`` may be echoed before). Non-strict: TCP dropped without
@@ -36,7 +37,8 @@ from ..conformance.frames import BINARY, CLOSE, CONT, PING, PONG, TEXT, close_pa
 from . import utf8
 from .steps import Chop, Close, Pause, Step, bytewise, close, fragments, frame, split_at
 
-PROTOCOL_ERROR, INVALID_DATA, TOO_BIG = 1002, 1007, 1009
+PROTOCOL_ERROR, INVALID_DATA, POLICY, TOO_BIG = 1002, 1007, 1008, 1009
+LIMIT_CODES = {TOO_BIG: "message too big", POLICY: "policy violation, e.g. a limit on fragments"}
 REACT_S = 2.0  # how long a server has to react once the script has been written
 HEAVY_REACT_S = 30.0  # the same, for the cases of megabytes
 
@@ -60,12 +62,12 @@ class Msg:
 @dataclass(frozen=True)
 class Expect:
     kind: Literal["echo", "fail", "info"]
-    messages: tuple[Msg, ...] = ()  # echo: in order; fail: may be echoed before the failure
+    messages: tuple[Msg, ...] = ()  # echo: in order; fail: may be echoed before the failure; info: awaited
     pongs: tuple[bytes, ...] = ()  # echo: the payloads the server's pongs must carry, in order
     close_reply: tuple[int | None, ...] = (1000,)  # echo: strict answers to our close (None: no code)
     codes: tuple[int, ...] = ()  # fail: the close codes a strict server sends
     before_end: bool = False  # fail: strict only if the close comes before the script's last step
-    too_big_ok: bool = False  # echo: a close 1009 (message too big) is informational
+    too_big_ok: bool = False  # echo: a close 1009 or 1008 (a limit of the server's) is informational
     coalesce: bool = False  # echo: pongs for only the latest of several pings are non-strict
     open_question: str = ""  # info: what the RFC leaves open
 
@@ -127,8 +129,10 @@ def fails(*codes: int, messages: tuple[Msg, ...] = (), before_end: bool = False)
     return Expect("fail", codes=codes or (PROTOCOL_ERROR,), messages=messages, before_end=before_end)
 
 
-def info(question: str) -> Expect:
-    return Expect("info", open_question=question)
+def info(question: str, *awaited: Msg) -> Expect:
+    """``awaited``: the echoes a server that accepts the input sends, which the client waits
+    for before its close (so that the answer is not a race against the close)."""
+    return Expect("info", open_question=question, messages=awaited)
 
 
 def then_close(*steps: Step) -> Callable[[], tuple[Step, ...]]:
@@ -213,11 +217,12 @@ def _framing() -> list[ServerCase]:
         ServerCase("1-length-16-for-5", "1", "5.2", "5-byte text frame whose length is written in 16 bits",
                    then_close(frame(TEXT, b"short", length_bytes=2)),
                    info("5.2 says the minimal number of bytes MUST be used for the length, but not what the "
-                        "receiver does with a longer form: echoed or failed, both are recorded"),
+                        "receiver does with a longer form: echoed or failed, both are recorded", text("short")),
                    "5.2: the minimal number of bytes MUST be used to encode the length"),
         ServerCase("1-length-64-for-200", "1", "5.2", "200-byte binary frame whose length is written in 64 bits",
                    then_close(frame(BINARY, pattern(200, 2), length_bytes=8)),
-                   info("5.2 says the minimal length form MUST be used, not what a receiver does with another"),
+                   info("5.2 says the minimal length form MUST be used, not what a receiver does with another",
+                        binary(pattern(200, 2))),
                    "5.2: the minimal number of bytes MUST be used to encode the length"),
     ]
     return out
@@ -569,7 +574,8 @@ def _data(kind: str, n: int) -> Callable[[], bytes]:
 
 def _limits() -> list[ServerCase]:
     out = []
-    refuse = "; 7.4.1: a server MAY refuse a message too big to process with 1009 (informational)"
+    refuse = ("; 7.4.1: refusing a message beyond a limit of the server's with 1009 (too big) or 1008 (policy) "
+              "is informational")
     for kind, op in (("text", TEXT), ("binary", BINARY)):
         for n in ONE_FRAME_SIZES:
             data = _data(kind, n)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..conformance.observation import sendable
 from ..model import ServerVerdict
-from .server_cases import TOO_BIG, Msg, ServerCase
+from .server_cases import LIMIT_CODES, Msg, ServerCase
 from .replies import CLIENT_CLOSED, GAVE_UP, SERVER_EOF, SERVER_RESET, Received, ServerObservation
 
 STRICT, NON_STRICT, FAIL, INFORMATIONAL = "strict", "non-strict", "fail", "informational"
@@ -33,7 +33,7 @@ def close_behaviour(obs: ServerObservation) -> tuple[str, str]:
             how = "reset" if obs.tcp_end == SERVER_RESET else "closed"
             return FAIL, f"{how} TCP after {_ms(obs.tcp_end_t)} without a close frame"
         return FAIL, "sent no close frame; the client gave up and closed TCP"
-    by = "the client's" if obs.our_close_t is not None and obs.our_close_t < server_close[0] else "its own"
+    by = "its own" if obs.server_started_close() else "the client's"
     code = _code(server_close[1].close_code())
     if obs.tcp_end == SERVER_EOF:
         return STRICT, f"clean: close {code} (answering {by} close), then the server closed TCP"
@@ -85,10 +85,11 @@ def _failing(case: ServerCase, obs: ServerObservation) -> tuple[str, str]:
 def _echoing(case: ServerCase, obs: ServerObservation) -> tuple[str, str]:
     server_close = obs.server_close()
     got = obs.messages()
-    if server_close is not None and (obs.our_close_t is None or server_close[0] < obs.our_close_t):
+    if server_close is not None and obs.server_started_close():
         f = server_close[1]
-        if case.expect.too_big_ok and f.close_code() == TOO_BIG:
-            return INFORMATIONAL, f"refused the message with 1009 (message too big){_reason(f.close_reason())}"
+        code = f.close_code()
+        if case.expect.too_big_ok and code in LIMIT_CODES:
+            return INFORMATIONAL, f"refused the message with {code} ({LIMIT_CODES[code]}){_reason(f.close_reason())}"
         return FAIL, (f"failed the connection on valid input: closed {_code(f.close_code())}"
                       f"{_reason(f.close_reason())} after {_ms(server_close[0])}")
     if server_close is None and obs.server_dropped and (obs.our_close_t is None or obs.tcp_end_t is None
@@ -131,8 +132,7 @@ def _informational(obs: ServerObservation) -> tuple[str, str]:
     server_close = obs.server_close()
     if server_close is not None:
         t, f = server_close
-        first = obs.our_close_t is None or t < obs.our_close_t
-        parts.append(f"{'closed' if first else 'answered the close with'} {_code(f.close_code())}"
+        parts.append(f"{'closed' if obs.server_started_close() else 'answered the close with'} {_code(f.close_code())}"
                      f"{_reason(f.close_reason())}")
     elif obs.server_dropped:
         parts.append(f"dropped TCP without a close frame after {_ms(obs.tcp_end_t)}")
