@@ -199,7 +199,8 @@ def test_bad_input_is_one_line(tmp_path: Path) -> None:
                          (["-s", "lws"], "add --servers"),
                          (["--servers", "-c", "bun"], "not clients with -c"),
                          (["--servers", "--target", "lax=http://127.0.0.1:1/"], "only ws:// URLs"),
-                         (["--servers", "--target", "ws://10.1.2.3:9000/"], "outside loopback")):
+                         (["--servers", "--target", "ws://10.1.2.3:9000/"], "outside loopback"),
+                         (["--servers", "--tls", "--target", "ws://127.0.0.1:9/"], "drop --tls or --target")):
         done = wsbench("conformance", *args, "--out", str(tmp_path))
         assert done.returncode == 2 and needle in done.stderr and "Traceback" not in done.stderr, done.stderr
         assert len(done.stderr.strip().splitlines()) == 1
@@ -237,6 +238,25 @@ def test_the_quick_subset_against_every_catalog_server(tmp_path: Path) -> None:
     assert all(ws[c.id]["verdict"] == "strict" for c in C.select(None, quick=True)
                if c.expect.kind == "fail" and not c.expect.before_end)
     assert "## Server conformance" in done.stdout
+
+
+@pytest.mark.skipif(not BUILT or not (ROOT / "build/tls/manifest.json").exists(),
+                    reason="the catalog servers or the TLS certificates are not built (make setup)")
+def test_over_tls_the_servers_twins_get_the_same_table(tmp_path: Path) -> None:
+    cases = ["1-text-125", "3-rsv1-text", "6-invalid-byte-ff", "6-kosme-split-3", "7-close-code-3000",
+             "9-binary-1000-messages"]
+    done = wsbench("conformance", "--servers", "--tls", "-s", "node-ws", "-s", "lws", "--out", str(tmp_path), "-q",
+                   *(f"--case={c}" for c in cases), timeout=120)
+    assert done.returncode == 0, done.stderr
+    run = run_file(tmp_path)
+    assert run["settings"]["tls"]["mode"] == "on" and run["servers"]["lws/wss"]["tls"]["certificate"] == "server"
+    got = run["server_conformance"]["verdicts"]
+    assert list(got) == ["node-ws/wss", "lws/wss"]
+    for server in got:
+        for cid in ("1-text-125", "6-kosme-split-3", "7-close-code-3000", "9-binary-1000-messages"):
+            assert got[server][cid]["verdict"] == "strict", (server, cid, got[server][cid]["detail"])
+    assert got["node-ws/wss"]["6-invalid-byte-ff"]["verdict"] == "strict"
+    assert "## Server conformance — RFC 6455, raw-byte client over TLS" in done.stdout
 
 
 def test_a_target_no_one_here_wrote_gets_the_same_table(tmp_path: Path) -> None:

@@ -50,17 +50,21 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
 
 def servers(args: argparse.Namespace, argv: list[str]) -> int:
     """``--servers``: every catalog server (``-s NAME``) and every ``--target NAME=URL``
-    against the server cases; the client table's options (``-c``, ``--tls``) do not apply."""
+    against the server cases; with ``--tls`` the catalog servers' TLS twins (NAME/wss)."""
     if args.client:
         raise WsbenchError("--servers plays the server cases: name servers with -s NAME, not clients with -c")
-    if args.tls:
-        raise WsbenchError("--servers does not run over TLS yet: drop --tls")
+    if args.tls and args.target:
+        raise WsbenchError("--servers --tls plays the catalog servers' TLS twins; a --target is played over ws:// "
+                           "only: drop --tls or --target")
     catalog = load_catalog(args.catalog)
     targets = []
     if args.target:
         catalog, targets = target_programs(args.target, catalog, allow_remote=False)
     chosen_servers = catalog.select("server", args.server, None) if args.server or not targets else []
     chosen_servers = [s for s in chosen_servers if s not in targets] + targets
+    tls = server_schedule.over_tls(chosen_servers) if args.tls else None
+    if tls:
+        chosen_servers = tls.servers
     try:
         chosen = server_cases.select(args.case, args.quick)
     except KeyError as exc:
@@ -71,10 +75,12 @@ def servers(args: argparse.Namespace, argv: list[str]) -> int:
     if not chosen_servers:
         raise WsbenchError("no server to play")
     files = report_files(args.out, "server-conformance")
-    run = server_schedule.new_run(catalog, chosen_servers, chosen, argv, args.jobs)
+    run = server_schedule.new_run(catalog, chosen_servers, chosen, argv, args.jobs, tls)
     progress = Progress(total=0, quiet=args.quiet)
-    progress.note(f"wsbench conformance --servers: {len(chosen)} cases x {len(chosen_servers)} servers, "
+    over = " over TLS (wss://)" if tls else ""
+    progress.note(f"wsbench conformance --servers: {len(chosen)} cases x {len(chosen_servers)} servers{over}, "
                   f"{args.jobs} connections at a time; results: {relative(files.json)}")
     measure_and_record(run, files, lambda: server_schedule.execute(
-        chosen_servers, chosen, run, args.out / "logs" / files.stamp, args.jobs, progress, files.json), printed)
+        chosen_servers, chosen, run, args.out / "logs" / files.stamp, args.jobs, progress, files.json,
+        tls.context if tls else None), printed)
     return EXIT_FAILED if any(r.error for r in run.servers.values()) else 0

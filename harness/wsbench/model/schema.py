@@ -142,9 +142,11 @@ line), ``close`` (the close behaviour: strict, non-strict or fail) with its
 the upgrade failed; ``frames``: the first 40, each with ``t``, ``fin``, ``rsv``,
 ``opcode``, ``masked``, ``length``, ``head`` — the payload's first 32 bytes in hex — and
 for a close ``close_code`` and ``close_reason``; ``frames_total``, ``script_done_t``,
-``our_close_t``, ``tcp_end`` — server-eof, server-reset, client-closed, gave-up —,
-``tcp_end_t``, ``write_failed``, ``notes``; times in seconds since the 101). Such a run
-records the servers (a ``--target`` with its ``target`` URL) and no clients, workloads
-or cells; ``settings`` holds ``jobs``. Versions 1 to 9 are still read (no such
-section).""",
+``our_close_t``, ``answered`` — our close answered the server's —, ``tcp_end`` —
+server-eof, server-reset, client-closed, gave-up —, ``tcp_end_t``, ``write_failed``,
+``notes``; times in seconds since the 101). Such a run records the servers (a
+``--target`` with its ``target`` URL; with ``--tls`` the twins NAME/wss with their
+``tls``) and no clients, workloads or cells; ``settings`` holds ``jobs`` and ``tls``
+(null, or mode "on" and the certificate the servers presented). Versions 1 to 9 are
+still read (no such section).""",
 }

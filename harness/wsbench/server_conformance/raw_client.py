@@ -17,6 +17,7 @@ import asyncio
 import base64
 import os
 import socket
+import ssl
 
 from ..conformance.frames import BINARY, CLOSE, CONT, PING, PONG, TEXT, ClientFrame, accept_for, close_payload, read_client_frame
 from ..conformance.observation import sendable
@@ -57,14 +58,17 @@ def check_response(head: bytes, key: str) -> str | None:
     return None
 
 
-async def play(case: ServerCase, host: str, port: int, path: str) -> ServerObservation:
-    """Connect, upgrade, play ``case`` and return what the server did."""
+async def play(case: ServerCase, host: str, port: int, path: str,
+               context: ssl.SSLContext | None = None) -> ServerObservation:
+    """Connect (over TLS with ``context``), upgrade, play ``case`` and return what the
+    server did."""
     obs = ServerObservation(case.id)
     steps = await asyncio.to_thread(case.steps)  # megabytes of masking off the event loop
     try:
-        reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port, limit=1 << 16), CONNECT_S)
+        reader, writer = await asyncio.wait_for(asyncio.open_connection(
+            host, port, limit=1 << 16, ssl=context, server_hostname=host if context else None), CONNECT_S)
     except (OSError, asyncio.TimeoutError) as exc:
-        obs.handshake = f"cannot connect to {host}:{port}: {exc or 'timed out'}"
+        obs.handshake = f"cannot connect to {host}:{port}{' over TLS' if context else ''}: {exc or 'timed out'}"
         return obs
     try:
         sock = writer.get_extra_info("socket")

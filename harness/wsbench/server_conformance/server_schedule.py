@@ -1,21 +1,24 @@
 """Every selected server against every selected case: each catalog server started with
 ``server.start_server`` (its own process group, on a loopback port the kernel picks),
 played, and stopped by its process group whatever happens (success, failure, Ctrl-C;
-``procs.kill_all`` in the CLI too); a ``--target`` is played where it runs. Cases go
+``procs.kill_all`` in the CLI too); a ``--target`` is played where it runs. With
+``--tls`` each server is its TLS twin (NAME/wss, the catalog's ``tls`` table) and every
+connection is wss://, trusting the test CA only. Cases go
 ``jobs`` connections at a time, the cases of megabytes one at a time; every verdict goes
 into the run's ``server_conformance`` section, written after each server."""
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
+import ssl
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
-from .. import environment, newrun, procs
+from .. import certificates, environment, newrun, procs
 from ..catalog import Catalog, Program
 from ..errors import WsbenchError
-from ..model import CaseRecord, Run, ServerConformance, ServerVerdict, now, write_json
+from ..model import CaseRecord, ProgramRecord, Run, ServerConformance, ServerVerdict, now, write_json
 from ..progress import Progress
 from ..server import start_server
 from ..target import is_target, parse_url
@@ -27,17 +30,44 @@ DEFAULT_JOBS = 4  # connections at a time
 CASE_LIMIT_S = 120.0  # a case that takes longer is cut off (a bug of ours, or a server that trickles)
 
 
-def new_run(catalog: Catalog, servers: list[Program], cases: list[ServerCase], argv: list[str], jobs: int) -> Run:
-    def record(p: Program):  # type: ignore[no-untyped-def]
-        return replace(newrun.record(p), target=p.command[0]) if is_target(p) else newrun.record(p)
+@dataclass(frozen=True)
+class TlsPlan:
+    """``--tls``: the servers' TLS twins (NAME/wss), what the run records of the
+    certificate, and the client's context (it trusts the test CA only)."""
+
+    servers: list[Program]
+    settings: dict[str, Any]
+    context: ssl.SSLContext
+
+
+def over_tls(servers: list[Program]) -> TlsPlan:
+    certs = certificates.load_certs()
+    values = certs.values("server")
+    twins = []
+    for server in servers:
+        why = server.cannot_tls()
+        if why:
+            raise WsbenchError(f"server '{server.name}' {why}")
+        twins.append(server.over_tls(values))
+    return TlsPlan(twins, {"mode": "on", **certs.describe("server")}, certificates.client_context(certs))
+
+
+def new_run(catalog: Catalog, servers: list[Program], cases: list[ServerCase], argv: list[str], jobs: int,
+            tls: TlsPlan | None = None) -> Run:
+    def record(p: Program) -> ProgramRecord:
+        if is_target(p):
+            return replace(newrun.record(p), target=p.command[0])
+        return replace(newrun.record(p), tls=tls.settings) if p.secure and tls else newrun.record(p)
 
     section = ServerConformance([CaseRecord.from_json(c.to_json()) for c in cases], {s.name: {} for s in servers})
-    return newrun.new_run(catalog, argv, servers, [], {"jobs": jobs, "tls": None}, server_record=record,
-                          server_conformance=section)
+    return newrun.new_run(catalog, argv, servers, [], {"jobs": jobs, "tls": tls.settings if tls else None},
+                          server_record=record, server_conformance=section)
 
 
 def execute(servers: list[Program], cases: list[ServerCase], run: Run, log_dir: Path, jobs: int,
-            progress: Progress, results: Path) -> Run:
+            progress: Progress, results: Path, context: ssl.SSLContext | None = None) -> Run:
+    """Fill ``run.server_conformance.verdicts``; ``context``: every connection over TLS
+    with it (the servers are TLS twins)."""
     assert run.server_conformance is not None
     progress.total = len(servers) * len(cases)
     try:
@@ -65,7 +95,7 @@ def execute(servers: list[Program], cases: list[ServerCase], run: Run, log_dir: 
                     progress.item(f"{name} {case.id}: {verdict.verdict}")
                     progress.advance()
 
-                asyncio.run(play_all(cases, host, port, path.rstrip("/") or "", jobs, done))
+                asyncio.run(play_all(cases, host, port, path.rstrip("/") or "", jobs, done, context))
             finally:
                 if running is not None:
                     problem = running.stop()
@@ -85,7 +115,7 @@ def execute(servers: list[Program], cases: list[ServerCase], run: Run, log_dir: 
 
 
 async def play_all(cases: list[ServerCase], host: str, port: int, base: str, jobs: int,
-                   done: Callable[[ServerCase, ServerVerdict], None]) -> None:
+                   done: Callable[[ServerCase, ServerVerdict], None], context: ssl.SSLContext | None = None) -> None:
     """Every case against one server, ``jobs`` at a time (the heavy ones alone, after the
     others); ``done`` gets each verdict as soon as it is known."""
     slots = asyncio.Semaphore(max(1, jobs))
@@ -94,7 +124,7 @@ async def play_all(cases: list[ServerCase], host: str, port: int, base: str, job
         async with slots:
             path = f"{base}/conformance/{case.id}"
             try:
-                verdict = judge(case, await asyncio.wait_for(play(case, host, port, path), CASE_LIMIT_S))
+                verdict = judge(case, await asyncio.wait_for(play(case, host, port, path, context), CASE_LIMIT_S))
             except asyncio.TimeoutError:
                 verdict = ServerVerdict(FAIL, f"the case did not end within {CASE_LIMIT_S:g} s", FAIL, "–")
             except Exception as exc:  # a verdict for every case, even if the client trips over odd input

@@ -27,15 +27,18 @@ def sections(run: Run) -> list[Section]:
     if section is None:
         return []
     servers = list(section.verdicts)
+    tls = run.settings.get("tls") if isinstance(run.settings, dict) else None
+    over = (f" over TLS (wss://: the servers' twins presenting `{tls.get('file')}`, the client trusting "
+            f"`{tls.get('ca')}` only)" if isinstance(tls, dict) else "")
     blocks: list[Block] = [
-        f"{len(section.cases)} cases against {len(servers)} server{'s' if len(servers) != 1 else ''}, played by a "
-        "raw-byte client (every frame masked with a fresh key, no WebSocket library); grouped by Autobahn|Testsuite's "
-        "sections, each case with its RFC 6455 section.",
+        f"{len(section.cases)} cases against {len(servers)} server{'s' if len(servers) != 1 else ''}{over}, played "
+        "by a raw-byte client (every frame masked with a fresh key, no WebSocket library); grouped by "
+        "Autobahn|Testsuite's sections, each case with its RFC 6455 section.",
         *_failed_servers(run), _summary(run, section.cases, servers), LEGEND, _table(section.cases, section.verdicts,
                                                                                      servers),
         "**Findings** (every case that is not strict, and every close behaviour that is not):",
         _findings(section.cases, section.verdicts, servers)]
-    return [Section("Server conformance — RFC 6455, raw-byte client", blocks)]
+    return [Section("Server conformance — RFC 6455, raw-byte client" + (" over TLS" if over else ""), blocks)]
 
 
 def _failed_servers(run: Run) -> list[Block]:
