@@ -276,3 +276,19 @@ def test_a_target_no_one_here_wrote_gets_the_same_table(tmp_path: Path) -> None:
     for cid in ("1-text-125", "6-invalid-byte-ff", "3-rsv1-text", "7-close-code-1005", "7-close-code-3000"):
         assert got[cid]["verdict"] == "strict", (cid, got[cid]["detail"])
     assert "| py-websockets (py-websockets @ 127.0.0.1:" in done.stdout
+
+
+def test_ctrl_c_stops_the_server_it_started(tmp_path: Path) -> None:
+    """Ctrl-C mid-table: exit 130, no traceback, the run file left incomplete, and the
+    server (in a process group of its own) gone: its port refuses connections."""
+    import socket
+
+    from wsbench_runs import interrupt, started
+
+    proc = started("--catalog", str(lax_catalog(tmp_path)), "conformance", "--servers", "-s", "lax", "-j", "2",
+                   "--out", str(tmp_path / "out"), first_line="wsbench conformance --servers:")
+    _, stderr = interrupt(proc)
+    port = int(re.search(r"ready on port (\d+)", stderr).group(1))  # type: ignore[union-attr]
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+    assert run_file(tmp_path / "out")["complete"] is False
