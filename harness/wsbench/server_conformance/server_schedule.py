@@ -101,8 +101,6 @@ def execute(servers: list[Program], cases: list[ServerCase], run: Run, log_dir: 
                     problem = running.stop()
                     if problem:
                         progress.note(f"! server '{program.name}': {problem}")
-                    if not running.alive() and running.proc.returncode not in (0, -15, None):
-                        record.checks.append(f"exited with code {running.proc.returncode} when stopped")
                 write_json(run, results, summaries=False)
         run.complete = True
     finally:
