@@ -69,7 +69,11 @@ def _summary(run: Run, cases: list[CaseRecord], servers: list[str]) -> Grid:
 
 def _table(cases: list[CaseRecord], verdicts: dict[str, dict[str, ServerVerdict]], servers: list[str]) -> Grid:
     grid = Grid(["case", "RFC", "what the client sends", "a strict server", *servers])
+    group = None
     for case in cases:
+        if case.group != group:  # a row naming each of Autobahn's sections, as its index page does
+            group = case.group
+            grid.add([f"**{group}**"])
         grid.add([f"`{case.id}`", case.section, case.title, case.strict,
                   *(_mark(verdicts[s].get(case.id)) for s in servers)])
     return grid
