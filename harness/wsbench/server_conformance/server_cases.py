@@ -181,6 +181,13 @@ def _framing() -> list[ServerCase]:
                 f"1-{kind}-{n}", "1", "5.2", f"{kind} message of {n} bytes in one frame",
                 then_close(frame(op, data)), echo(Msg(kind, data)),  # type: ignore[arg-type]
                 "5.2: payload lengths 0-125 take 7 bits, 126-65535 16 bits, larger 64 bits; every form is valid"))
+        if op == TEXT:
+            for n in LENGTHS[1:5]:  # every header form's edges, the header and payload split in 3-byte writes
+                data = ascii_text(n)
+                out.append(ServerCase(
+                    f"1-text-{n}-chops-3", "1", "5.2", f"text message of {n} bytes in one frame, written in "
+                    "chops of 3 bytes", then_close(Chop(frame(TEXT, data), 3)), echo(text(data)),
+                    "5.2: a frame is a byte stream; how TCP splits it does not change it"))
         data = ascii_text(65536) if op == TEXT else pattern(65536, 3)
         out.append(ServerCase(
             f"1-{kind}-65536-chopped", "1", "5.2", f"{kind} message of 65536 bytes written in chops of 997 bytes",
@@ -387,6 +394,32 @@ def _fragmentation() -> list[ServerCase]:
                    lambda: (frame(TEXT, b"whole"), frame(CONT, b"orphan")),
                    fails(PROTOCOL_ERROR, messages=(text("whole"),)),
                    "5.4: once a message ended (FIN), a continuation has nothing to continue"),
+        ServerCase("5-orphans-then-message-chopped", "5", "5.4",
+                   "a text in two fragments, a continuation (FIN clear) with nothing to continue, then a text, "
+                   "written in chops of 1 byte", lambda: (bytewise(split_at(b"fragment1fragment2", [9]) +
+                                                                   frame(CONT, b"orphan", fin=False) +
+                                                                   frame(TEXT, b"after")),),
+                   fails(PROTOCOL_ERROR, messages=(text("fragment1fragment2"),)),
+                   "5.4: a continuation after a finished message has nothing to continue"),
+        ServerCase("5-orphan-nofin-twice", "5", "5.4",
+                   "twice: a continuation (FIN clear) with nothing to continue, then a text in two fragments",
+                   lambda: (frame(CONT, b"orphan", fin=False), split_at(b"fragment1fragment2", [9]),
+                            frame(CONT, b"orphan", fin=False), split_at(b"fragment1fragment2", [9])),
+                   fails(PROTOCOL_ERROR), "5.4: a continuation with nothing to continue is a protocol error"),
+        ServerCase("5-orphan-fin-twice", "5", "5.4",
+                   "twice: a continuation (FIN set) with nothing to continue, then a text in two fragments",
+                   lambda: (frame(CONT, b"orphan"), split_at(b"fragment1fragment2", [9]),
+                            frame(CONT, b"orphan"), split_at(b"fragment1fragment2", [9])),
+                   fails(PROTOCOL_ERROR), "5.4: a continuation with nothing to continue is a protocol error"),
+        ServerCase("5-ping-between-fragments-chopped", "5", "5.4",
+                   "text in two fragments with a ping between, written in chops of 3 bytes",
+                   then_close(Chop(frame(TEXT, b"fragment1", fin=False) + frame(PING, b"between") +
+                                   frame(CONT, b"fragment2"), 3)),
+                   echo(text("fragment1fragment2"), pongs=(b"between",)),
+                   "5.4: control frames MAY be injected in the middle of a fragmented message"),
+        ServerCase("5-text-2-fragments-chopped", "5", "5.4", "text in two fragments, written in chops of 3 bytes",
+                   then_close(Chop(split_at(b"fragment1fragment2", [9]), 3)), echo(text("fragment1fragment2")),
+                   "5.4/5.2: fragments arriving in many reads are still one message"),
         ServerCase("5-text-inside-text", "5", "5.4", "a new text frame before a fragmented text ended",
                    lambda: (frame(TEXT, b"abc", fin=False), frame(TEXT, b"def")), fails(PROTOCOL_ERROR),
                    "5.4: fragments of one message MUST NOT be interleaved with another data message"),
