@@ -155,8 +155,8 @@ def test_a_failed_upgrade_fails_both_verdicts() -> None:
 
 # --- the command against a lax server and the real ones
 
-def lax_catalog(tmp_path: Path) -> Path:
-    argv = [PY, str(FIXTURES / "lax_server.py")]
+def lax_catalog(tmp_path: Path, *extra: str) -> Path:
+    argv = [PY, str(FIXTURES / "lax_server.py"), *extra]
     path = tmp_path / "runtimes.toml"
     path.write_text("\n".join(['[runtimes.python]', 'label = "Python"', f'version = ["{PY}", "--version"]', "",
                                "[servers.lax]", 'runtime = "python"', 'label = "lax echo (checks nothing)"',
@@ -292,3 +292,18 @@ def test_ctrl_c_stops_the_server_it_started(tmp_path: Path) -> None:
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
     assert run_file(tmp_path / "out")["complete"] is False
+
+
+def test_a_server_that_crashes_is_failed_and_started_again(tmp_path: Path) -> None:
+    """The lax server exits on reserved opcode 0xB: that case fails naming the exit, the
+    server's record fails, and the cases after it run against the server started again."""
+    cases = ["1-text-125", "4-opcode-b", "1-text-126", "2-ping-125"]
+    done = wsbench("--catalog", str(lax_catalog(tmp_path, "--die-on", "b")), "conformance", "--servers", "-s", "lax",
+                   "-j", "1", "--out", str(tmp_path / "out"), "-q", *(f"--case={c}" for c in cases), timeout=120)
+    assert done.returncode == 1, done.stderr
+    run = run_file(tmp_path / "out")
+    got = run["server_conformance"]["verdicts"]["lax"]
+    assert got["4-opcode-b"]["verdict"] == "fail" and "exited with code 3" in got["4-opcode-b"]["detail"]
+    assert [got[c]["verdict"] for c in ("1-text-125", "1-text-126", "2-ping-125")] == ["strict"] * 3
+    assert "exited with code 3 (noticed after case '4-opcode-b')" in run["servers"]["lax"]["error"]
+    assert "**Server `lax`**: the server exited with code 3 (noticed after case '4-opcode-b')" in done.stdout

@@ -42,8 +42,7 @@ def sections(run: Run) -> list[Section]:
 
 
 def _failed_servers(run: Run) -> list[Block]:
-    return [f"Server `{name}` could not be played: {record.error}" for name, record in run.servers.items()
-            if record.error]
+    return [f"**Server `{name}`**: {record.error}" for name, record in run.servers.items() if record.error]
 
 
 def _summary(run: Run, cases: list[CaseRecord], servers: list[str]) -> Grid:
