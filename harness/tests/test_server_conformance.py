@@ -57,6 +57,13 @@ def test_the_quick_subset_has_every_section() -> None:
         C.select(["no-such-case"])
 
 
+def test_every_case_builds_its_script() -> None:
+    """Every case's steps can be built (the megabytes included): the client builds them only
+    when it plays the case."""
+    for case in C.CASES:
+        assert case.steps(), case.id
+
+
 def test_every_frame_a_case_writes_is_masked_unless_it_says_otherwise() -> None:
     from wsbench.conformance.frames import split_frame
     from wsbench.server_conformance.steps import Chop, Close

@@ -16,7 +16,7 @@ class ServerVerdict:
     detail: str  # one line
     close: str  # the close behaviour: strict, non-strict or fail
     close_detail: str  # one line
-    observed: dict[str, Any] | None = field(default=None, compare=False)  # frames, TCP end (server_conformance/replies.py)
+    observed: dict[str, Any] | None = field(default=None, compare=False)  # frames, TCP end (replies.py)
 
     def to_json(self) -> dict[str, Any]:
         return {"verdict": self.verdict, "detail": self.detail, "close": self.close,

@@ -10,7 +10,9 @@ RFC 6455 7.1.1). docs/server-conformance.md has the rules.
 
 One concern per module: ``steps`` (what a case writes: masked frames, chopped writes,
 pauses, our close), ``utf8`` (the UTF-8 sequences, valid and invalid, as data),
-``server_cases`` (the case table, generated from tables where the RFC gives the shape),
+``expectations`` (what a case is and what a strict server does), ``framing_cases``
+(sections 1-5) and ``payload_cases`` (6, 7, 9, 10), generated from tables where the RFC
+gives the shape, ``server_cases`` (the table, the quick subset, choosing cases),
 ``replies`` (what the server sent back, as the client saw it), ``raw_client`` (one
 connection playing one case), ``server_judge`` (the two verdicts), ``server_schedule``
 (every server x case: start, play, stop) and ``server_tables`` (the report's sections,

@@ -19,7 +19,8 @@ import os
 import socket
 import ssl
 
-from ..conformance.frames import BINARY, CLOSE, CONT, PING, PONG, TEXT, ClientFrame, accept_for, close_payload, read_client_frame
+from ..conformance.frames import (BINARY, CLOSE, CONT, PING, PONG, TEXT, ClientFrame, accept_for, close_payload,
+                                  read_client_frame)
 from ..conformance.observation import sendable
 from .server_cases import ServerCase
 from .replies import CLIENT_CLOSED, GAVE_UP, SERVER_EOF, SERVER_RESET, ServerObservation

@@ -1,6 +1,6 @@
 """Two verdicts per server and case, from what the client saw (replies.py) alone.
 
-The verdict (server_cases.py says what each expectation asks): S strict, n non-strict, F fail,
+The verdict (expectations.py says what each expectation asks): S strict, n non-strict, F fail,
 I informational. The close behaviour, judged apart as Autobahn does: S when the closing
 handshake completed (a close frame each way) and the server then closed TCP first (RFC
 6455 7.1.1: "the underlying TCP connection, in most normal cases, SHOULD be closed first
@@ -104,7 +104,7 @@ def _echoing(case: ServerCase, obs: ServerObservation) -> tuple[str, str]:
         if case.expect.coalesce and pongs and _subsequence(pongs, want) and pongs[-1] == want[-1]:
             coalesced = True
         elif len(pongs) < len(want):
-            return FAIL, f"{len(pongs)} pong{'s' if len(pongs) != 1 else ''} for {len(want)} ping{'s' if len(want) != 1 else ''} (5.5.2: MUST answer)"
+            return FAIL, f"{_count(len(pongs), 'pong')} for {_count(len(want), 'ping')} (5.5.2: MUST answer)"
         elif len(pongs) > len(want):
             return FAIL, f"{len(pongs)} pongs for {len(want)} ping{'s' if len(want) != 1 else ''}"
         else:
@@ -176,6 +176,10 @@ def _summary(got: list[Received], pongs: list[bytes]) -> str:
     if pongs:
         parts.append(f"{len(pongs)} pong{'s' if len(pongs) != 1 else ''}")
     return ", ".join(parts) + "; " if parts else ""
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'s' if n != 1 else ''}"
 
 
 def _describe(r: Received) -> str:
