@@ -120,7 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
     conf.add_argument("--servers", action="store_true",
                       help="the servers instead: every default server (or -s NAME, --target NAME=URL) against the "
                            "server cases, grouped as Autobahn|Testsuite's sections (docs/server-conformance.md)")
-    _names(conf, "server")
+    conf.add_argument("--server", "-s", action="append",
+                      help="with --servers: a catalog server (repeatable; default: every default server)")
     conf.add_argument("--target", action="append", metavar="[NAME=]ws://HOST:PORT/PATH",
                       help="with --servers: a loopback server wsbench did not start (repeatable)")
     conf.add_argument("--quick", action="store_true", help="with --servers: the quick subset (every section)")
@@ -129,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help=f"client processes (with --servers: connections) at a time (default {DEFAULT_JOBS})")
     conf.add_argument("--tls", action="store_true",
                       help="the peer behind TLS, every client over wss:// (certificates: build/tls/), and the "
-                           "TLS-failure cases too")
+                           "TLS-failure cases too; with --servers: the servers' TLS twins over wss://")
     _results(conf)
 
     prof = add("profile", help="perf flamegraphs, CPU profiles and where-the-time-goes tables of cells "
