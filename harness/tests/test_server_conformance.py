@@ -160,6 +160,21 @@ def test_a_failed_upgrade_fails_both_verdicts() -> None:
     assert (v.verdict, v.close) == ("fail", "fail") and "404" in v.detail
 
 
+def test_what_a_server_checks_follows_from_its_verdicts() -> None:
+    from wsbench.model import CaseRecord, ServerVerdict
+    from wsbench.server_conformance.server_checks import server_checks
+
+    records = [CaseRecord.from_json(c.to_json()) for c in C.CASES]
+    verdicts = {c.id: ServerVerdict("strict" if c.expect.kind == "fail" else "strict", "", "strict", "")
+                for c in C.CASES}
+    verdicts["1-unmasked-text"] = ServerVerdict("fail", "echoed", "fail", "")
+    verdicts["6-invalid-byte-ff"] = ServerVerdict("non-strict", "dropped TCP", "fail", "")
+    checks = {c.name: c for c in server_checks(records, verdicts)}
+    assert checks["masking (5.1)"].let_through == ["1-unmasked-text"] and not checks["masking (5.1)"].holds
+    assert checks["UTF-8 (8.1)"].holds and checks["UTF-8 (8.1)"].cases >= 100
+    assert all(c.cases for c in checks.values())
+
+
 # --- the command against a lax server and the real ones
 
 def lax_catalog(tmp_path: Path, *extra: str) -> Path:
@@ -198,6 +213,7 @@ def test_a_lax_server_fails_every_check_the_rfc_asks_of_a_server(tmp_path: Path)
     assert "echoed text of 1 bytes, which it must not" in verdicts["6-invalid-byte-ff"]["detail"]
     assert "RSV bits" in verdicts["3-rsv1-text"]["detail"]
     assert "| `6-invalid-byte-ff` | 8.1 |" in done.stdout and "| lax | `3-rsv1-text` | F |" in done.stdout
+    assert "| UTF-8 (8.1) | **no**: F on " in done.stdout and "| masking (5.1) | **no**: F on 4 of 4 |" in done.stdout
 
 
 def test_bad_input_is_one_line(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ pauses, our close), ``utf8`` (the UTF-8 sequences, valid and invalid, as data),
 gives the shape, ``server_cases`` (the table, the quick subset, choosing cases),
 ``replies`` (what the server sent back, as the client saw it), ``raw_client`` (one
 connection playing one case), ``server_judge`` (the two verdicts), ``server_schedule``
-(every server x case: start, play, stop) and ``server_tables`` (the report's sections,
-from the results file alone).
+(every server x case: start, play, stop), ``server_checks`` (what each server checks,
+from its verdicts) and ``server_tables`` (the report's sections, from the results file
+alone).
 """

@@ -1,12 +1,13 @@
 """The server conformance tables as report sections, from a run's ``server_conformance``
 section alone (so ``wsbench report`` renders any saved run): a summary per Autobahn
-section and server, the table of every case (rows) against every server (columns), each
+section and server, what each server checks (server_checks.py), the table of every case (rows) against every server (columns), each
 cell the verdict and the close behaviour, and every case that is not strict, in one line."""
 
 from __future__ import annotations
 
 from ..doc import Block, Grid, Section
 from ..model import CaseRecord, Run, ServerVerdict
+from .server_checks import CHECKS, server_checks
 
 MARKS = {"strict": "S", "non-strict": "n", "fail": "F", "informational": "I"}
 KINDS = ("strict", "non-strict", "fail", "informational")
@@ -34,8 +35,11 @@ def sections(run: Run) -> list[Section]:
         f"{len(section.cases)} cases against {len(servers)} server{'s' if len(servers) != 1 else ''}{over}, played "
         "by a raw-byte client (every frame masked with a fresh key, no WebSocket library); grouped by "
         "Autobahn|Testsuite's sections, each case with its RFC 6455 section.",
-        *_failed_servers(run), _summary(run, section.cases, servers), LEGEND, _table(section.cases, section.verdicts,
-                                                                                     servers),
+        *_failed_servers(run), _summary(run, section.cases, servers),
+        "**What each server checks**: per check RFC 6455 asks of a server, whether every invalid input of the "
+        "cases about it failed the connection as asked (S or n: yes), or some was echoed, ignored or answered with "
+        "a wrong code (F; the cases are in Findings):",
+        _checks(section.cases, section.verdicts, servers), LEGEND, _table(section.cases, section.verdicts, servers),
         "**Findings** (every case that is not strict, and every close behaviour that is not):",
         _findings(section.cases, section.verdicts, servers)]
     return [Section("Server conformance — RFC 6455, raw-byte client" + (" over TLS" if over else ""), blocks)]
@@ -63,6 +67,19 @@ def _summary(run: Run, cases: list[CaseRecord], servers: list[str]) -> Grid:
             cells.append(" ".join(f"{n}{MARKS[k]}" for k, n in tally.items() if n) + (f" · close {bad_close}✗"
                                                                                         if bad_close else ""))
         grid.add([f"**{group}**" if group == "all" else group, str(len(chosen)), *cells])
+    return grid
+
+
+def _checks(cases: list[CaseRecord], verdicts: dict[str, dict[str, ServerVerdict]], servers: list[str]) -> Grid:
+    per_server = {s: server_checks(cases, verdicts[s]) for s in servers}
+    grid = Grid(["check", *servers])
+    for i, (name, _) in enumerate(CHECKS):
+        cells = []
+        for s in servers:
+            check = per_server[s][i]
+            cells.append("–" if not check.cases else "yes" if check.holds else
+                         f"**no**: F on {len(check.let_through)} of {check.cases}")
+        grid.add([name, *cells])
     return grid
 
 
