@@ -140,7 +140,8 @@ per case id, ``verdict`` (strict, non-strict, fail or informational), ``detail``
 line), ``close`` (the close behaviour: strict, non-strict or fail) with its
 ``close_detail``, and ``observed``: what the server sent back (``handshake``: null or why
 the upgrade failed; ``frames``: the first 40, each with ``t``, ``fin``, ``rsv``,
-``opcode``, ``masked``, ``length``, ``head`` — the payload's first 32 bytes in hex — and
+``opcode``, ``masked``, ``length``, ``head`` — in hex, a data frame's first 32 bytes, a
+control frame's whole payload — and
 for a close ``close_code`` and ``close_reason``; ``frames_total``, ``script_done_t``,
 ``our_close_t``, ``answered`` — our close answered the server's —, ``tcp_end`` —
 server-eof, server-reset, client-closed, gave-up —, ``tcp_end_t``, ``write_failed``,

@@ -14,7 +14,7 @@ SERVER_EOF = "server-eof"  # the server closed TCP (FIN)
 SERVER_RESET = "server-reset"  # the server reset it
 CLIENT_CLOSED = "client-closed"  # after the closing handshake the server did not close TCP: we did
 GAVE_UP = "gave-up"  # the server did not react in time: we closed TCP
-HEAD_BYTES = 32  # of each frame's payload kept in the results
+HEAD_BYTES = 32  # of each data frame's payload kept in the results (a control frame's: all of it)
 
 
 @dataclass
@@ -106,12 +106,13 @@ class ServerObservation:
         return None
 
     def to_json(self) -> dict[str, Any]:
-        """What the results record: every frame (its payload's first bytes), the steps'
-        times, how TCP ended."""
+        """What the results record: the first 40 frames (a data frame's first 32 bytes, a
+        control frame's whole payload), the steps' times, how TCP ended."""
         return {
             "handshake": self.handshake,
             "frames": [{"t": t, "fin": f.fin, "rsv": f.rsv, "opcode": f.opcode, "masked": f.masked,
-                        "length": len(f.payload), "head": f.payload[:HEAD_BYTES].hex(),
+                        "length": len(f.payload),
+                        "head": (f.payload if f.opcode >= 8 else f.payload[:HEAD_BYTES]).hex(),
                         **({"close_code": f.close_code(),
                             "close_reason": f.close_reason().decode("utf-8", "replace")} if f.opcode == CLOSE else {})}
                        for t, f in self.frames[:40]],
