@@ -281,6 +281,14 @@ static int on_writeable(struct lws *wsi, struct conn *c)
 {
 	int ret;
 
+	/*
+	 * A close of ours is set (lws_close_reason(): a check of ours or of
+	 * lws failed): sent or about to be. lws still calls us while it waits
+	 * for the client's answer, but no data may follow our close (RFC 6455
+	 * 5.5.1), so what is queued is never sent.
+	 */
+	if (lws_get_close_length(wsi))
+		return 0;
 	if (c->serve)
 		return on_writeable_serve(wsi, c);
 	if (c->bcast)

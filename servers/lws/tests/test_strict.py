@@ -200,6 +200,17 @@ def test_a_failed_text_message_ends_tcp_at_lws_timeout_when_the_client_never_ans
     assert CLOSE_ACK_S - 1 < answer.after_close_s < CLOSE_ACK_S + 1.5, answer.after_close_s
 
 
+@pytest.mark.parametrize("bad", [frame(TEXT, b"x", rsv=4), frame(TEXT, b"x", rsv=2), frame(TEXT, b"\xff"),
+                                 frame(7, b"x")], ids=["rsv1", "rsv2", "utf8", "opcode"])
+def test_no_data_follows_the_close_of_lws_echo(echo: str, bad: bytes) -> None:
+    """A message echoed late must not follow the close (5.5.1): a valid message and the bad
+    one in one write; the valid one may be echoed before the close, or not at all."""
+    answer = talk(echo + "/", [frame(TEXT, b"first") + bad + frame(PING, b"p")])
+    at = next(i for i, f in enumerate(answer.frames) if f.opcode == CLOSE)
+    assert [f.opcode for f in answer.frames[at + 1:]] == [], answer.frames
+    assert answer.data() in ([], [(TEXT, b"first")]) and answer.ended, answer
+
+
 def test_a_message_too_big_is_failed_with_1009(echo: str) -> None:
     """lws-echo takes messages up to 256 MiB (the contract asks 64 MiB): a frame that declares
     more is failed with 1009 at its first bytes."""
