@@ -202,7 +202,7 @@ def test_a_lax_server_fails_every_check_the_rfc_asks_of_a_server(tmp_path: Path)
     valid = ["1-text-125", "1-header-bytewise-64-bit", "2-ping-125", "5-ping-between-fragments",
              "6-valid-kosme-per-byte", "7-close-code-3000", "9-text-64kib", "10-text-65536-64-fragments"]
     args = [f"--case={i}" for i in failing + valid]
-    done = wsbench("--catalog", str(lax_catalog(tmp_path)), "conformance", "--servers", "-s", "lax", "-j", "32",
+    done = wsbench("--catalog", str(lax_catalog(tmp_path)), "conformance", "--servers", "-s", "lax", "-j", "64",
                    "--out", str(tmp_path / "out"), "-q", *args, timeout=180)
     assert done.returncode == 0, done.stderr
     verdicts = run_file(tmp_path / "out")["server_conformance"]["verdicts"]["lax"]

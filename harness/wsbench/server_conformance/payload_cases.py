@@ -27,11 +27,16 @@ def utf8_cases() -> list[ServerCase]:
                 f"6-valid-{s.id}-per-byte", "6", "5.6", f"valid UTF-8 text, one byte per fragment: {s.what}",
                 then_close(split_at(s.data, list(range(1, len(s.data))))), echo(text(s.data)),
                 "5.6: only the whole message must be valid UTF-8; a fragment may end inside a character"))
+    split = "5.6: only the whole message must be valid UTF-8; a fragment may end inside a character"
     for cut in range(1, len(utf8.KOSME)):
         out.append(ServerCase(
             f"6-kosme-split-{cut}", "6", "5.6", f"'κόσμε' in two fragments cut after byte {cut}",
-            then_close(split_at(utf8.KOSME, [cut])), echo(text(utf8.KOSME)),
-            "5.6: only the whole message must be valid UTF-8; a fragment may end inside a character"))
+            then_close(split_at(utf8.KOSME, [cut])), echo(text(utf8.KOSME)), split))
+    for s in utf8.VALID:  # every other valid sequence, cut in two at every byte position
+        for cut in range(1, len(s.data)) if s.data != utf8.KOSME else ():
+            out.append(ServerCase(
+                f"6-valid-{s.id}-split-{cut}", "6", "5.6", f"valid UTF-8 text in two fragments cut after byte "
+                f"{cut}: {s.what}", then_close(split_at(s.data, [cut])), echo(text(s.data)), split))
     four = "😀".encode()
     for cut in range(1, 4):
         out.append(ServerCase(
@@ -44,11 +49,17 @@ def utf8_cases() -> list[ServerCase]:
         rule = "8.1: an endpoint that receives invalid UTF-8 text MUST fail the connection; 7.4.1: with 1007"
         out.append(ServerCase(f"6-invalid-{s.id}", "6", "8.1", f"invalid UTF-8 text: {s.what}",
                               lambda s=s: (frame(TEXT, s.data),), fails(INVALID_DATA), rule))  # type: ignore[misc]
+        across = rule + " (validity is a property of the whole message, across fragments)"
         if len(s.data) > 1:
             out.append(ServerCase(
                 f"6-invalid-{s.id}-per-byte", "6", "8.1", f"invalid UTF-8 text, one byte per fragment: {s.what}",
                 lambda s=s: (split_at(s.data, list(range(1, len(s.data)))),),  # type: ignore[misc]
-                fails(INVALID_DATA), rule + " (validity is a property of the whole message, across fragments)"))
+                fails(INVALID_DATA), across))
+        for cut in range(1, len(s.data)) if len(s.data) <= 6 else ():  # a sequence cut in two at every byte
+            out.append(ServerCase(
+                f"6-invalid-{s.id}-split-{cut}", "6", "8.1", f"invalid UTF-8 text in two fragments cut after byte "
+                f"{cut}: {s.what}", lambda s=s, cut=cut: (split_at(s.data, [cut]),),  # type: ignore[misc]
+                fails(INVALID_DATA), across))
     fast = "8.1: the connection fails when the invalid byte stream is found, not at the message's end"
     out += [
         ServerCase("6-fail-fast-first", "6", "8.1", "invalid first fragment (FF), 0.5 s pause, then the last",
