@@ -121,7 +121,7 @@ def closing() -> list[ServerCase]:
                         "close: 5.5.1 lets an endpoint finish sending its current message, but does not make it"),
                    "5.5.1: after a close no data frame follows; the ping after the close is ignored"),
         ServerCase("7-message-close-at-once", "7", "5.5.1", "a text in two fragments and our close, in one write",
-                   lambda: (split_at(b"fragment1fragment2", [9]) + close(wait=False).data,),
+                   lambda: (Close(split_at(b"fragment1fragment2", [9]) + close().data, wait=False),),
                    info("whether a message that arrived in the same read as the close is echoed: the server may "
                         "answer the close first"),
                    "5.5.1: after a close no data frame follows"),
