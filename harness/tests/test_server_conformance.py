@@ -64,6 +64,26 @@ def test_every_case_builds_its_script() -> None:
         assert case.steps(), case.id
 
 
+def test_a_close_frame_goes_out_as_a_close_step() -> None:
+    """The client knows when it started the closing handshake only from a Close step: a
+    close frame in plain bytes may only follow one (a second close, 7-close-twice)."""
+    from wsbench.conformance.frames import split_frame
+    from wsbench.server_conformance.steps import Chop, Close
+
+    for case in C.CASES:
+        if case.heavy or case.group == "9" or case.id == "1-length-top-bit":
+            continue
+        closed = False
+        for step in case.steps():
+            if isinstance(step, Close):
+                closed = True
+            elif isinstance(step, (bytes, Chop)):
+                data = step if isinstance(step, bytes) else step.data
+                while data and (got := split_frame(data)):
+                    assert got[0].opcode != CLOSE or closed, case.id
+                    data = data[got[1]:]
+
+
 def test_every_frame_a_case_writes_is_masked_unless_it_says_otherwise() -> None:
     from wsbench.conformance.frames import split_frame
     from wsbench.server_conformance.steps import Chop, Close
