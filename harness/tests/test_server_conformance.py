@@ -55,6 +55,12 @@ def test_the_quick_subset_has_every_section() -> None:
     assert {c.group for c in quick} == set(C.GROUPS) and not any(c.heavy for c in quick)
     with pytest.raises(KeyError):
         C.select(["no-such-case"])
+    with pytest.raises(KeyError):
+        C.select(["8-*"])
+    codes = C.select(["7-close-code-*", "1-text-0"])
+    assert {c.id for c in codes} == {f"7-close-code-{n}" for n in (*C.VALID_CODES, *C.IANA_CODES, *C.INVALID_CODES,
+                                                                    *C.UNDEFINED_CODES, "only")} | {"1-text-0"}
+    assert [c.id for c in C.select(["1-text-0", "1-text-0"])] == ["1-text-0"]
 
 
 def test_every_case_builds_its_script() -> None:

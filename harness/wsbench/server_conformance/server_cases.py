@@ -6,6 +6,8 @@ every section represented), choosing cases, and the cases by section."""
 
 from __future__ import annotations
 
+import fnmatch
+
 from .expectations import (GROUPS, LIMIT_CODES, Expect, Msg, ServerCase, ascii_text, pattern)
 from .framing_cases import RESERVED_OPCODES, RSV_FRAMES, fragmentation, framing, opcodes, pings, reserved_bits
 from .payload_cases import (IANA_CODES, INVALID_CODES, UNDEFINED_CODES, VALID_CODES, auto_fragmentation, closing,
@@ -37,15 +39,16 @@ QUICK: tuple[str, ...] = (
 
 
 def select(ids: list[str] | None, quick: bool = False) -> list[ServerCase]:
-    """The cases named (the quick subset with ``quick``; all when neither); an unknown
-    name raises KeyError with the name."""
-    wanted = list(ids or []) + (list(QUICK) if quick else [])
-    if not wanted:
-        return list(CASES)
-    for i in wanted:
-        if i not in BY_ID:
-            raise KeyError(i)
-    return [c for c in CASES if c.id in wanted]
+    """The cases named, a name being an id or a shell pattern of ids (``6-invalid-*``,
+    ``7-close-code-*``), and the quick subset with ``quick``; all when neither. A name
+    that is no case and matches none raises KeyError with the name."""
+    wanted: set[str] = set(QUICK) if quick else set()
+    for name in ids or []:
+        matched = fnmatch.filter(BY_ID, name) if any(ch in name for ch in "*?[") else [name] if name in BY_ID else []
+        if not matched:
+            raise KeyError(name)
+        wanted.update(matched)
+    return [c for c in CASES if c.id in wanted] if wanted else list(CASES)
 
 
 def by_group(chosen: list[ServerCase] | tuple[ServerCase, ...] = CASES) -> dict[str, list[ServerCase]]:
