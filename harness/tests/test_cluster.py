@@ -111,7 +111,7 @@ def test_loadgen_on_three_local_shards_against_lws_echo_gives_one_merged_run_tha
         [path] = out.glob("run-*.json")
         run = json.loads(path.read_text())
         shards = [json.loads(p.read_text()) for p in sorted(out.glob("shards-*/shard-*.json"))]
-    assert run["schema_version"] == 9 and run["settings"]["merged_shards"] == 3 and len(shards) == 3
+    assert run["schema_version"] == 10 and run["settings"]["merged_shards"] == 3 and len(shards) == 3
     cluster = run["settings"]["cluster"]
     assert [w["host"] for w in cluster["load_workers"]] == ["127.0.0.2", "127.0.0.3", "127.0.0.4"]
     assert cluster["server_worker"]["host"] == "127.0.0.1" and cluster["server_pids"] == [server.proc.pid]

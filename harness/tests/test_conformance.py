@@ -256,7 +256,7 @@ def test_fake_clients_every_case_gets_a_verdict(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr + proc.stdout
     [path] = out.glob("conformance-*.json")
     data = json.loads(path.read_text())
-    assert data["schema_version"] == 9 and data["complete"] is True
+    assert data["schema_version"] == 10 and data["complete"] is True
     assert [c["id"] for c in data["conformance"]["cases"]] == chosen
     verdicts = data["conformance"]["verdicts"]
     assert set(verdicts) == {"lib", "crash"}

@@ -67,7 +67,7 @@ def _svg(entry: dict, name: str = "client_svg") -> str:
 
 def test_profiled_run_is_marked_and_never_ranked(profiled: dict) -> None:
     run = profiled["run"]
-    assert run["schema_version"] == 9 and run["settings"]["profiled"] is True and run["cells"] == []
+    assert run["schema_version"] == 10 and run["settings"]["profiled"] is True and run["cells"] == []
     for entry in profiled["entries"].values():
         assert entry["error"] is None, entry["error"]
         assert entry["unprofiled"]["msgs_per_s"] > 0 and entry["profiled"]["msgs_per_s"] > 0

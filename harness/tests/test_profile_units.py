@@ -217,7 +217,7 @@ def test_profile_sections_round_trip_and_older_versions(tmp_path: Path) -> None:
               profiles=profiles(), startup=Startup.from_json(STARTUP))
     write_json(run, tmp_path / "p.json")
     data = json.loads((tmp_path / "p.json").read_text())
-    assert data["schema_version"] == 9
+    assert data["schema_version"] == 10
     assert data["startup"] == STARTUP and data["profiles"]["cells"][0]["breakdown"] == ENTRY["breakdown"]
     back = read_json(tmp_path / "p.json")
     assert back.profiles == run.profiles and back.startup == run.startup and back.cells == []

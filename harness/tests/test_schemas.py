@@ -132,10 +132,11 @@ V7 = ["v7-run-tls.json", "v7-conformance.json", "v7-conformance-tls.json", "v7-p
       "v7-gate-report.json"]
 V8 = ["v8-run-cluster.json"]
 V9 = ["v9-run.json", *(name.replace("v7-", "v9-") for name in V7)]
+V10 = [*(name.replace("v9-", "v10-") for name in V9), "v10-server-conformance.json"]
 
 
-@pytest.mark.parametrize("name", V9)
-def test_version_9_round_trip(name: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", V10)
+def test_version_10_round_trip(name: str, tmp_path: Path) -> None:
     path = SCHEMAS / name
     run = read_json(path)
     write_json(run, tmp_path / "again.json")
@@ -143,18 +144,21 @@ def test_version_9_round_trip(name: str, tmp_path: Path) -> None:
     assert read_json(tmp_path / "again.json") == run
 
 
-@pytest.mark.parametrize("name", V7 + V8)
-def test_versions_7_and_8_are_written_again_as_version_9_with_only_the_programs_reports_added(
+@pytest.mark.parametrize("name", V7 + V8 + V9)
+def test_versions_7_to_9_are_written_again_with_only_what_versions_9_and_10_added(
         name: str, tmp_path: Path) -> None:
-    """Version 9 adds the programs' expect, info and barrier (null in older files): a file of
-    version 7 or 8 written again differs in those and in its version, nothing else."""
+    """Version 9 adds the programs' expect, info and barrier, version 10 the
+    server_conformance section (null in older files): a file of version 7, 8 or 9 written
+    again differs in those and in its version, nothing else."""
     path = SCHEMAS / name
     run = read_json(path)
     want = json.loads(path.read_text())
-    want["schema_version"] = 9
-    for side in ("servers", "clients"):
-        for program in want[side].values():
-            program.update(expect=None, info=None, barrier=None)
+    if want["schema_version"] < 9:
+        for side in ("servers", "clients"):
+            for program in want[side].values():
+                program.update(expect=None, info=None, barrier=None)
+    want["schema_version"] = SCHEMA_VERSION
+    want["server_conformance"] = None
     assert rewritten(run, tmp_path) == want
     assert read_json(tmp_path / "again.json") == run
 
@@ -251,3 +255,20 @@ def test_a_section_of_the_wrong_shape_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text(json.dumps(data))
     with pytest.raises(Exception, match="malformed run file"):
         read_json(tmp_path / "bad.json")
+
+
+def test_version_10_server_conformance_run() -> None:
+    """``wsbench conformance --servers``: the server cases with their Autobahn section and
+    RFC section, per server and case the verdict, the close behaviour and what was seen."""
+    run = load("v10-server-conformance.json", 10)
+    section = run.server_conformance
+    assert section is not None and run.conformance is None and run.clients == {} and run.cells == []
+    assert set(run.servers) == {"node-ws", "lws"} == set(section.verdicts)
+    case = next(c for c in section.cases if c.id == "6-invalid-byte-ff")
+    assert (case.group, case.section, case.expect, case.strict) == ("6 UTF-8", "8.1", "fail", "close 1007")
+    strict = section.verdicts["node-ws"]["6-invalid-byte-ff"]
+    assert (strict.verdict, strict.close) == ("strict", "strict") and strict.detail.startswith("closed 1007")
+    assert strict.observed is not None and strict.observed["frames"][0]["close_code"] == 1007
+    assert section.verdicts["node-ws"]["7-close-code-5000"].verdict == "informational"
+    text = printed(run)
+    assert "## Server conformance" in text and "| `6-invalid-byte-ff` | 8.1 |" in text

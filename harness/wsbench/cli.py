@@ -114,14 +114,24 @@ def build_parser() -> argparse.ArgumentParser:
     stab = add("stability", help="spread per cell of saved runs, and whether runs agree")
     stab.add_argument("files", type=Path, nargs="+", help="reports/*.json files (of the same matrix, to compare)")
 
-    conf = add("conformance", help="every client against the RFC 6455 conformance cases (raw-frame peer)")
+    conf = add("conformance", help="every client against the RFC 6455 conformance cases (raw-frame peer); with "
+                                   "--servers every server against the server cases (raw-byte client)")
     _names(conf, "client", defaults=True)
-    conf.add_argument("--case", action="append", help="case id (repeatable; default: all; `wsbench list` shows them)")
+    conf.add_argument("--servers", action="store_true",
+                      help="the servers instead: every default server (or -s NAME, --target NAME=URL) against the "
+                           "server cases, grouped as Autobahn|Testsuite's sections (docs/server-conformance.md)")
+    conf.add_argument("--server", "-s", action="append",
+                      help="with --servers: a catalog server (repeatable; default: every default server)")
+    conf.add_argument("--target", action="append", metavar="[NAME=]ws://HOST:PORT/PATH",
+                      help="with --servers: a loopback server wsbench did not start (repeatable)")
+    conf.add_argument("--quick", action="store_true", help="with --servers: the quick subset (every section)")
+    conf.add_argument("--case", action="append", help="case id (repeatable; default: all; `wsbench list` shows them; "
+                                                     "with --servers also a pattern: '6-invalid-*')")
     conf.add_argument("--jobs", "-j", type=int, default=DEFAULT_JOBS,
-                      help=f"client processes at a time (default {DEFAULT_JOBS})")
+                      help=f"client processes (with --servers: connections) at a time (default {DEFAULT_JOBS})")
     conf.add_argument("--tls", action="store_true",
                       help="the peer behind TLS, every client over wss:// (certificates: build/tls/), and the "
-                           "TLS-failure cases too")
+                           "TLS-failure cases too; with --servers: the servers' TLS twins over wss://")
     _results(conf)
 
     prof = add("profile", help="perf flamegraphs, CPU profiles and where-the-time-goes tables of cells "

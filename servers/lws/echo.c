@@ -9,6 +9,7 @@
 #include "msgq.h"
 #include "prepared.h"
 #include "reqopts.h"
+#include "strict.h"
 #include "tls.h"
 
 #include <libwebsockets.h>
@@ -52,6 +53,7 @@ struct conn {
 	size_t serve_pending;	/* prepared replies still to send */
 	int bcast;		/* a /broadcast connection: */
 	struct bcast_sub sub;	/* its place among the subscribers */
+	struct strict strict;	/* the checks lws leaves to us (strict.c) */
 };
 
 /*
@@ -94,9 +96,9 @@ static int on_established(struct lws *wsi, struct conn *c)
 }
 
 /* ?serve=: every complete incoming message asks for one prepared reply. */
-static int on_receive_serve(struct lws *wsi, struct conn *c)
+static int on_receive_serve(struct lws *wsi, struct conn *c, int final)
 {
-	if (!lws_is_final_fragment(wsi))
+	if (!final)
 		return 0;
 	if (!c->serve_pending++)
 		lws_callback_on_writable(wsi);
@@ -140,19 +142,24 @@ static void update_rx_flow(struct lws *wsi, struct conn *c)
  * chunk of a frame. lws_is_first_fragment() marks the start of a message (the
  * opcode frame, not a continuation) and lws_is_final_fragment() is true only
  * for the last chunk of the FIN frame, i.e. the end of the message. 0-byte
- * frames are delivered too, with len == 0.
+ * frames are delivered too, with len == 0. Every chunk is checked first
+ * (strict.h: reserved bits, UTF-8 of text), on every path.
  */
 static int on_receive(struct lws *wsi, struct conn *c, const void *in,
 		      size_t len)
 {
+	int first = lws_is_first_fragment(wsi);
+	int final = lws_is_final_fragment(wsi);
 	size_t whole_frame;
 
-	if (c->serve)
-		return on_receive_serve(wsi, c);
-	if (lws_is_first_fragment(wsi)) {
-		c->rx.len = 0;
+	if (first)
 		c->rx.binary = lws_frame_is_binary(wsi);
-	}
+	if (strict_data(wsi, &c->strict, !c->rx.binary, first, final, in, len))
+		return -1;
+	if (c->serve)
+		return on_receive_serve(wsi, c, final);
+	if (first)
+		c->rx.len = 0;
 	/* what we hold once the rest of the current frame has arrived */
 	whole_frame = c->rx.len + len + lws_remaining_packet_payload(wsi);
 	if (whole_frame > MAX_MESSAGE) {
@@ -164,7 +171,7 @@ static int on_receive(struct lws *wsi, struct conn *c, const void *in,
 		return -1;
 	if (msg_append(&c->rx, in, len))
 		return -1;
-	if (!lws_is_final_fragment(wsi))
+	if (!final)
 		return 0;
 	if (c->bcast) {
 		if (bcast_publish(&c->sub, &c->rx))
@@ -274,6 +281,14 @@ static int on_writeable(struct lws *wsi, struct conn *c)
 {
 	int ret;
 
+	/*
+	 * A close of ours is set (lws_close_reason(): a check of ours or of
+	 * lws failed): sent or about to be. lws still calls us while it waits
+	 * for the client's answer, but no data may follow our close (RFC 6455
+	 * 5.5.1), so what is queued is never sent.
+	 */
+	if (lws_get_close_length(wsi))
+		return 0;
 	if (c->serve)
 		return on_writeable_serve(wsi, c);
 	if (c->bcast)
@@ -338,13 +353,22 @@ static int echo_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		return on_established(wsi, c);
 	case LWS_CALLBACK_RECEIVE:
 		return on_receive(wsi, c, in, len);
+	case LWS_CALLBACK_RECEIVE_PONG:
+		return strict_pong(wsi);
 	case LWS_CALLBACK_SERVER_WRITEABLE:
 		return on_writeable(wsi, c);
 	case LWS_CALLBACK_CLOSED:
 		on_closed(c);
 		return 0;
 	default:
-		/* plain HTTP requests and other housekeeping */
+		/*
+		 * The client's close (strict.c); plain HTTP requests and other
+		 * housekeeping. Tested here, not as a case of its own: a case
+		 * so far beyond the others makes the switch dearer for every
+		 * call, several per echoed message.
+		 */
+		if (reason == LWS_CALLBACK_WS_PEER_INITIATED_CLOSE)
+			return strict_close(wsi, in, len);
 		return lws_callback_http_dummy(wsi, reason, user, in, len);
 	}
 }

@@ -1,5 +1,6 @@
 """``wsbench conformance``: every client against the RFC 6455 cases (conformance/), and with
-``--tls`` behind TLS, plus the TLS-failure set."""
+``--tls`` behind TLS, plus the TLS-failure set; with ``--servers`` the servers against the
+server cases instead (server_conformance/)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import argparse
 
 from ..catalog import load_catalog
 from ..conformance import schedule, tls_cases, tls_setup
+from ..server_conformance import server_cases, server_schedule
+from ..target import target_programs
 from ..errors import WsbenchError
 from ..paths import relative, report_files
 from ..progress import Progress
@@ -15,6 +18,10 @@ from . import EXIT_FAILED, measure_and_record
 
 
 def main(args: argparse.Namespace, argv: list[str]) -> int:
+    if args.servers:
+        return servers(args, argv)
+    if args.server or args.target or args.quick:
+        raise WsbenchError("-s/--server, --target and --quick name the server cases: add --servers")
     catalog = load_catalog(args.catalog)
     clients = catalog.select("client", args.client, None)
     try:
@@ -39,3 +46,41 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     measure_and_record(run, files, lambda: schedule.execute(clients, chosen, run, args.out / "logs" / files.stamp,
                                                             args.jobs, progress, files.json, tls), printed)
     return EXIT_FAILED if any(r.error for r in run.clients.values()) else 0
+
+
+def servers(args: argparse.Namespace, argv: list[str]) -> int:
+    """``--servers``: every catalog server (``-s NAME``) and every ``--target NAME=URL``
+    against the server cases; with ``--tls`` the catalog servers' TLS twins (NAME/wss)."""
+    if args.client:
+        raise WsbenchError("--servers plays the server cases: name servers with -s NAME, not clients with -c")
+    if args.tls and args.target:
+        raise WsbenchError("--servers --tls plays the catalog servers' TLS twins; a --target is played over ws:// "
+                           "only: drop --tls or --target")
+    catalog = load_catalog(args.catalog)
+    targets = []
+    if args.target:
+        catalog, targets = target_programs(args.target, catalog, allow_remote=False)
+    chosen_servers = catalog.select("server", args.server, None) if args.server or not targets else []
+    chosen_servers = [s for s in chosen_servers if s not in targets] + targets
+    tls = server_schedule.over_tls(chosen_servers) if args.tls else None
+    if tls:
+        chosen_servers = tls.servers
+    try:
+        chosen = server_cases.select(args.case, args.quick)
+    except KeyError as exc:
+        raise WsbenchError(f"unknown server case '{exc.args[0]}' (`wsbench list` shows the "
+                           f"{len(server_cases.CASES)} server cases)") from None
+    if not 1 <= args.jobs <= 64:
+        raise WsbenchError(f"--jobs must be between 1 and 64, got {args.jobs}")
+    if not chosen_servers:
+        raise WsbenchError("no server to play")
+    files = report_files(args.out, "server-conformance")
+    run = server_schedule.new_run(catalog, chosen_servers, chosen, argv, args.jobs, tls)
+    progress = Progress(total=0, quiet=args.quiet)
+    over = " over TLS (wss://)" if tls else ""
+    progress.note(f"wsbench conformance --servers: {len(chosen)} cases x {len(chosen_servers)} servers{over}, "
+                  f"{args.jobs} connections at a time; results: {relative(files.json)}")
+    measure_and_record(run, files, lambda: server_schedule.execute(
+        chosen_servers, chosen, run, args.out / "logs" / files.stamp, args.jobs, progress, files.json,
+        tls.context if tls else None), printed)
+    return EXIT_FAILED if any(r.error for r in run.servers.values()) else 0

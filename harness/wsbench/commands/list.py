@@ -1,5 +1,5 @@
 """``wsbench list``: the runtimes, servers, clients, workloads, suites and conformance cases
-(the RFC 6455 cases and the TLS-failure set)."""
+(the RFC 6455 cases and the TLS-failure set; the server cases by section)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import argparse
 
 from ..catalog import load_catalog
 from ..conformance import cases, tls_cases
+from ..server_conformance import server_cases
 from ..workloads import load_workloads
 
 
@@ -36,4 +37,10 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     print("TLS-failure cases (wsbench conformance --tls; --case ID):")
     for case in tls_cases.TLS_CASES:
         print(f"  {case.id:<24} {case.section:<12} {case.title}")
+    print(f"server conformance cases ({len(server_cases.CASES)}; wsbench conformance --servers --case ID), by "
+          "Autobahn|Testsuite's sections:")
+    for group, chosen in server_cases.by_group().items():
+        print(f"  {group} {server_cases.GROUPS[group]} ({len(chosen)} cases)")
+        for sc in chosen:
+            print(f"    {sc.id:<44} {sc.section:<6} {sc.title}")
     return 0

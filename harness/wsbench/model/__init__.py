@@ -1,6 +1,6 @@
 """The one results model: a ``Run`` of ``Cell``s of ``Sample``s, its programs and settings
-(run.py), its side sections, one file each (conformance.py, profiles.py, startup.py,
-gate.py), the schema's version and history (schema.py), and the run file, written and read
+(run.py), its side sections, one file each (conformance.py, server_conformance.py, profiles.py,
+startup.py, gate.py), the schema's version and history (schema.py), and the run file, written and read
 back of any readable version (runfile.py). Every command loads a results file through
 ``read_json``.
 
@@ -15,10 +15,11 @@ from .profiles import PASSES, OverheadRuns, PassResult, ProfileCell, Profiles, S
 from .run import Cell, ProgramRecord, Run, Sample, Settings, now
 from .runfile import read_json, write_json
 from .schema import HISTORY, READABLE_VERSIONS, SCHEMA, SCHEMA_VERSION
+from .server_conformance import ServerConformance, ServerVerdict
 from .startup import Figures, Startup, StartupTime
 
 __all__ = ["CaseRecord", "Cell", "CellCount", "Conformance", "DeterministicBaseline", "EXIT_CANNOT_RUN", "EXIT_PASS",
            "EXIT_REGRESSION", "FAILING", "Figures", "Finding", "Gate", "GateBaseline", "GateReport", "HISTORY",
            "Outcome", "OverheadRuns", "PASSES", "PassResult", "ProfileCell", "Profiles", "ProgramRecord",
-           "READABLE_VERSIONS", "Run", "SCHEMA", "SCHEMA_VERSION", "Sample", "Settings", "SideBreakdown", "Startup",
+           "READABLE_VERSIONS", "Run", "SCHEMA", "SCHEMA_VERSION", "Sample", "ServerConformance", "ServerVerdict", "Settings", "SideBreakdown", "Startup",
            "StartupTime", "TopFrame", "Verdict", "WallBaseline", "gate_from_json", "now", "read_json", "write_json"]

@@ -1,5 +1,5 @@
 """A run: its ``Cell``s of ``Sample``s, its programs (``ProgramRecord``), its ``Settings``,
-and its side sections (conformance.py, profiles.py, startup.py, gate.py). Nothing here
+and its side sections (conformance.py, server_conformance.py, profiles.py, startup.py, gate.py). Nothing here
 runs a process or reads a file (runfile.py reads and writes them)."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from .conformance import Conformance
 from .gate import Gate
 from .profiles import Profiles
 from .schema import SCHEMA, SCHEMA_VERSION
+from .server_conformance import ServerConformance
 from .startup import Startup
 
 if TYPE_CHECKING:
@@ -169,6 +170,7 @@ class Run:
     profiles: Profiles | None = None  # wsbench profile: profiled cells and their files
     startup: Startup | None = None  # wsbench startup: start-up times (hyperfine)
     gate: Gate | None = None  # wsbench gate: a baseline or a gate report
+    server_conformance: ServerConformance | None = None  # wsbench conformance --servers (schema 10)
 
     def to_json(self, summaries: bool = True) -> dict[str, Any]:
         """``summaries=False`` leaves out the per-cell statistics (checkpoints mid-run)."""
@@ -184,4 +186,5 @@ class Run:
             "profiles": self.profiles.to_json() if self.profiles is not None else None,
             "startup": self.startup.to_json() if self.startup is not None else None,
             "gate": self.gate.to_json() if self.gate is not None else None,
+            "server_conformance": self.server_conformance.to_json() if self.server_conformance is not None else None,
         }

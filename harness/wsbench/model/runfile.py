@@ -14,6 +14,7 @@ from .gate import gate_from_json
 from .profiles import Profiles
 from .run import Cell, ProgramRecord, Run, Sample
 from .schema import READABLE_VERSIONS, SCHEMA
+from .server_conformance import ServerConformance
 from .startup import Startup
 
 T = TypeVar("T")
@@ -63,7 +64,8 @@ def _run_from_json(data: dict[str, Any]) -> Run:
         cells=cells, finished=data.get("finished"), complete=data.get("complete", False),
         settings=data.get("settings", {}), conformance=_section(data, "conformance", Conformance.from_json),
         profiles=_section(data, "profiles", Profiles.from_json), startup=_section(data, "startup", Startup.from_json),
-        gate=_section(data, "gate", gate_from_json))
+        gate=_section(data, "gate", gate_from_json),
+        server_conformance=_section(data, "server_conformance", ServerConformance.from_json))
 
 
 def _section(data: dict[str, Any], name: str, read: Callable[[dict[str, Any]], T]) -> T | None:

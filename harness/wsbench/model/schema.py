@@ -10,7 +10,7 @@ every version)."""
 from __future__ import annotations
 
 SCHEMA = "wsbench-run"
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 READABLE_VERSIONS = tuple(range(1, SCHEMA_VERSION + 1))
 
 HISTORY: dict[int, str] = {
@@ -131,4 +131,23 @@ targets) and ``barrier`` (clients: how they took the start barrier and the end h
 ``ws`` object in ``extra``. In runs of ``make bench-docker`` the environment's
 ``docker.server_runtimes.<name>`` also holds ``info``. Versions 1 to 8 are still read
 (the three keys null).""",
+    10: """\
+``server_conformance`` (``wsbench conformance --servers``; absent or null in other
+runs): ``cases`` (as ``conformance.cases``: ``id``, ``section`` of RFC 6455, ``group`` —
+Autobahn's section number and name, e.g. "6 UTF-8" —, ``title``, ``expect`` — echo, fail
+or info —, ``strict``: what a strict server does, ``why``) and ``verdicts``: per server,
+per case id, ``verdict`` (strict, non-strict, fail or informational), ``detail`` (one
+line), ``close`` (the close behaviour: strict, non-strict or fail) with its
+``close_detail``, and ``observed``: what the server sent back (``handshake``: null or why
+the upgrade failed; ``frames``: the first 40, each with ``t``, ``fin``, ``rsv``,
+``opcode``, ``masked``, ``length``, ``head`` — in hex, a data frame's first 32 bytes, a
+control frame's whole payload — and
+for a close ``close_code`` and ``close_reason``; ``frames_total``, ``script_done_t``,
+``our_close_t``, ``answered`` — our close answered the server's —, ``tcp_end`` —
+server-eof, server-reset, client-closed, gave-up —, ``tcp_end_t``, ``write_failed``,
+``notes``; times in seconds since the 101). Such a run records the servers (a
+``--target`` with its ``target`` URL; with ``--tls`` the twins NAME/wss with their
+``tls``) and no clients, workloads or cells; ``settings`` holds ``jobs`` and ``tls``
+(null, or mode "on" and the certificate the servers presented). Versions 1 to 9 are
+still read (no such section).""",
 }

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..conformance import tables as conformance_tables
+from ..server_conformance import server_tables as server_conformance_tables
 from ..doc import Block, Bullets, Grid, Report, Section
 from ..gate import findings
 from ..metrics import METRICS
@@ -40,7 +41,8 @@ def printed(run: Run) -> Report:
     checks cost, the problems and the shards."""
     notes = [notes_section()] if run.workloads else []
     sections = [*(workload_section(run, w) for w in run.workloads), *capacity.sections(run), *notes,
-                *conformance_tables.sections(run), *check_cost(run), *failures(run), *shards_report.sections(run)]
+                *conformance_tables.sections(run),
+                *server_conformance_tables.sections(run), *check_cost(run), *failures(run), *shards_report.sections(run)]
     return Report(f"wsbench results — {run.created}", None, environment(run), sections, run=run)
 
 
@@ -226,6 +228,10 @@ def _conformance(run: Run, source: Path, with_charts: bool) -> list[Section]:
     return conformance_tables.sections(run)
 
 
+def _server_conformance(run: Run, source: Path, with_charts: bool) -> list[Section]:
+    return server_conformance_tables.sections(run)
+
+
 def _gate(run: Run, source: Path, with_charts: bool) -> list[Section]:
     return findings.sections(run.gate, run.environment.get("gate_builds"))
 
@@ -254,6 +260,6 @@ def _failures(run: Run, source: Path, with_charts: bool) -> list[Section]:
 
 Builder = Callable[[Run, Path, bool], list[Section]]
 BUILDERS: list[Builder] = [_gate, _scoreboard, _scores, _workloads, _shards, _capacity, _tls, _drive, _efficiency,
-                           _check_cost, _conformance, _claims, _links, _notes, _failures]
-NO_WORKLOADS: list[Builder] = [_gate, _conformance, _failures]
+                           _check_cost, _conformance, _server_conformance, _claims, _links, _notes, _failures]
+NO_WORKLOADS: list[Builder] = [_gate, _conformance, _server_conformance, _failures]
 PROFILED: list[Builder] = [_links]
