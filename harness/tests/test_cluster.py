@@ -9,7 +9,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Iterator
@@ -22,6 +21,7 @@ from wsbench.errors import WsbenchError
 
 from testkit.background import Background, ctrl_c_as_at_a_terminal, kill_group, spawn
 from wsbench_runs import FIXTURES, PY, ROOT, fake_catalog, tiny_workloads, wsbench
+from wsbench.model.schema import SCHEMA_VERSION
 
 LWS, LOADGEN = ROOT / "build/bin/lws-echo", ROOT / "build/bin/wsbench-loadgen"
 
@@ -111,7 +111,7 @@ def test_loadgen_on_three_local_shards_against_lws_echo_gives_one_merged_run_tha
         [path] = out.glob("run-*.json")
         run = json.loads(path.read_text())
         shards = [json.loads(p.read_text()) for p in sorted(out.glob("shards-*/shard-*.json"))]
-    assert run["schema_version"] == 10 and run["settings"]["merged_shards"] == 3 and len(shards) == 3
+    assert run["schema_version"] == SCHEMA_VERSION and run["settings"]["merged_shards"] == 3 and len(shards) == 3
     cluster = run["settings"]["cluster"]
     assert [w["host"] for w in cluster["load_workers"]] == ["127.0.0.2", "127.0.0.3", "127.0.0.4"]
     assert cluster["server_worker"]["host"] == "127.0.0.1" and cluster["server_pids"] == [server.proc.pid]

@@ -18,6 +18,7 @@ from wsbench.conformance.peer import Observation, Peer
 from wsbench.model import read_json
 from testkit.raw_ws import masked_close, raw_client
 from wsbench_runs import ROOT, interrupt, observe_catalog, started, wsbench
+from wsbench.model.schema import SCHEMA_VERSION
 
 BUILT = (ROOT / "build/prefix/bin/qjs").exists() and (ROOT / "build/quickjs-websocket/lws.so").exists()
 needs_build = pytest.mark.skipif(not BUILT, reason="qjs or quickjs-websocket not built (make setup)")
@@ -256,7 +257,7 @@ def test_fake_clients_every_case_gets_a_verdict(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr + proc.stdout
     [path] = out.glob("conformance-*.json")
     data = json.loads(path.read_text())
-    assert data["schema_version"] == 10 and data["complete"] is True
+    assert data["schema_version"] == SCHEMA_VERSION and data["complete"] is True
     assert [c["id"] for c in data["conformance"]["cases"]] == chosen
     verdicts = data["conformance"]["verdicts"]
     assert set(verdicts) == {"lib", "crash"}

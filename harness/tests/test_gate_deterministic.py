@@ -21,6 +21,7 @@ import pytest
 from wsbench_runs import PY, ROOT
 from wsbench.gate import baseline, machine
 from wsbench.gate.cells import CELLS as ALL_CELLS
+from wsbench.model.schema import SCHEMA_VERSION
 
 # One cell per program, and the fragmented receive path of the QuickJS client.
 CELLS = ("qjs/text_11", "qjs/frag4_4k", "lws-echo/bin_4k", "loadgen/bin_32")
@@ -61,7 +62,7 @@ def test_committed_baseline_passes_here_or_refuses_another_machine(tmp_path: Pat
         assert out.returncode == 2, out.stdout + out.stderr
         assert "taken on another machine" in out.stdout and "exit 2" in out.stdout
     report = json.loads(next(tmp_path.glob("gate-*.json")).read_text())
-    assert report["schema_version"] == 9 and report["gate"]["role"] == "report"
+    assert report["schema_version"] == SCHEMA_VERSION and report["gate"]["role"] == "report"
     assert report["gate"]["exit_code"] == out.returncode
 
 

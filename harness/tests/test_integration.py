@@ -9,6 +9,7 @@ from pathlib import Path
 from wsbench_runs import announced_ports, listening, load_run, wsbench
 
 from wsbench.catalog import load_catalog
+from wsbench.model.schema import SCHEMA_VERSION
 
 CATALOG = load_catalog()
 
@@ -25,7 +26,7 @@ def test_smoke_suite_runs_every_client_against_every_server(tmp_path: Path) -> N
     proc = wsbench("run", "--suite", "smoke", "--out", str(out), timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     run = load_run(out)
-    assert run["complete"] and run["schema_version"] == 10 and run["conformance"] is None
+    assert run["complete"] and run["schema_version"] == SCHEMA_VERSION and run["conformance"] is None
     pairs = {(c["server"], c["client"]) for c in run["cells"]}
     matrix = {(s.name, c.name) for s in CATALOG.select("server", None, None)
               for c in CATALOG.select("client", None, None)}

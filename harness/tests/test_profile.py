@@ -18,6 +18,7 @@ import pytest
 
 from testkit.background import ctrl_c, ctrl_c_as_at_a_terminal, kill_group, spawn
 from wsbench_runs import ROOT
+from wsbench.model.schema import SCHEMA_VERSION
 
 WORKLOAD_DIR = ROOT / "clients" / "workload"
 OUR_MODULE_SYMBOLS = re.compile(r"\b(own_[a-z_]+|qjsws_[a-z_]+|js_ws_[a-z_]+|conn_[a-z_]+|loop_[a-z_]+|"
@@ -67,7 +68,7 @@ def _svg(entry: dict, name: str = "client_svg") -> str:
 
 def test_profiled_run_is_marked_and_never_ranked(profiled: dict) -> None:
     run = profiled["run"]
-    assert run["schema_version"] == 10 and run["settings"]["profiled"] is True and run["cells"] == []
+    assert run["schema_version"] == SCHEMA_VERSION and run["settings"]["profiled"] is True and run["cells"] == []
     for entry in profiled["entries"].values():
         assert entry["error"] is None, entry["error"]
         assert entry["unprofiled"]["msgs_per_s"] > 0 and entry["profiled"]["msgs_per_s"] > 0

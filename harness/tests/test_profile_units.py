@@ -14,6 +14,7 @@ from wsbench.catalog import load_catalog
 from wsbench.profile import breakdown, cell, classify, cpuprofile, jitdump, stacks, variants, views
 from wsbench.report.markdown import section_lines
 from wsbench.model import OverheadRuns, Profiles, Run, Startup, read_json, write_json
+from wsbench.model.schema import SCHEMA_VERSION
 
 SCRIPT = """\
 node 100/100 1.0:     1001001 cpu-clock:
@@ -217,7 +218,7 @@ def test_profile_sections_round_trip_and_older_versions(tmp_path: Path) -> None:
               profiles=profiles(), startup=Startup.from_json(STARTUP))
     write_json(run, tmp_path / "p.json")
     data = json.loads((tmp_path / "p.json").read_text())
-    assert data["schema_version"] == 10
+    assert data["schema_version"] == SCHEMA_VERSION
     assert data["startup"] == STARTUP and data["profiles"]["cells"][0]["breakdown"] == ENTRY["breakdown"]
     back = read_json(tmp_path / "p.json")
     assert back.profiles == run.profiles and back.startup == run.startup and back.cells == []

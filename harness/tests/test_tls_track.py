@@ -20,6 +20,7 @@ from wsbench.verify import verify_echo
 from wsbench.workloads import load_workloads
 
 from wsbench_runs import ROOT, load_run, wsbench
+from wsbench.model.schema import SCHEMA_VERSION
 
 CATALOG = load_catalog(RUNTIMES_FILE)
 WORKLOADS = load_workloads(ROOT / "workloads")
@@ -154,7 +155,7 @@ def test_a_run_over_tls_records_what_each_side_negotiated(tmp_path: Path) -> Non
                    "-n", "1", "--min-seconds", "0", "-q", "--out", str(tmp_path), timeout=300)
     assert done.returncode == 0, done.stderr
     run = load_run(tmp_path)
-    assert run["schema_version"] == 10 and run["settings"]["tls"]["mode"] == "both"
+    assert run["schema_version"] == SCHEMA_VERSION and run["settings"]["tls"]["mode"] == "both"
     assert run["servers"]["lws/wss"]["tls"]["certificate"] == "server"
     assert run["servers"]["lws/wss"]["command"][-4:] == ["--tls-cert", "build/tls/server.pem", "--tls-key",
                                                          "build/tls/server.key"]
