@@ -116,6 +116,18 @@ class Program:
         return [r for r in self.requires if not (ROOT / r).exists()]
 
 
+def tls_twins(servers: list[Program], values: dict[str, str]) -> list[Program]:
+    """Each server's TLS twin (``Program.over_tls``) with the certificates ``values`` name;
+    a server that cannot speak TLS is a one-line error naming it."""
+    twins = []
+    for server in servers:
+        why = server.cannot_tls()
+        if why:
+            raise WsbenchError(f"server '{server.name}' {why}")
+        twins.append(server.over_tls(values))
+    return twins
+
+
 @dataclass(frozen=True)
 class Catalog:
     runtimes: dict[str, Runtime]

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .catalog import Catalog, Program
+from .catalog import Catalog, Program, tls_twins
 from .errors import WsbenchError
 from .jsonobj import read_object
 from .measure import run_client
@@ -133,12 +133,7 @@ def tls_axis(mode: str, key_type: str,
     entry = certificates.key_entry(key_type)
     certs = certificates.load_certs()
     values = certs.values(entry)
-    twins = []
-    for server in servers:
-        why = server.cannot_tls()
-        if why:
-            raise WsbenchError(f"server '{server.name}' {why}")
-        twins.append(server.over_tls(values))
+    twins = tls_twins(servers, values)
     chosen = twins if mode == "on" else [s for pair in zip(servers, twins) for s in pair]
     return chosen, {"mode": mode, **certs.describe(entry)}, values
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..catalog import load_catalog
+from ..catalog import Program, load_catalog
 from ..conformance import schedule, tls_cases, tls_setup
 from ..server_conformance import server_cases, server_schedule
 from ..target import target_programs
@@ -57,7 +57,7 @@ def servers(args: argparse.Namespace, argv: list[str]) -> int:
         raise WsbenchError("--servers --tls plays the catalog servers' TLS twins; a --target is played over ws:// "
                            "only: drop --tls or --target")
     catalog = load_catalog(args.catalog)
-    targets = []
+    targets: list[Program] = []
     if args.target:
         catalog, targets = target_programs(args.target, catalog, allow_remote=False)
     chosen_servers = catalog.select("server", args.server, None) if args.server or not targets else []

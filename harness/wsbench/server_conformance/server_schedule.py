@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .. import certificates, environment, newrun, procs
-from ..catalog import Catalog, Program
+from ..catalog import Catalog, Program, tls_twins
 from ..errors import WsbenchError
 from ..model import CaseRecord, ProgramRecord, Run, ServerConformance, ServerVerdict, now, write_json
 from ..progress import Progress
@@ -46,13 +46,7 @@ class TlsPlan:
 
 def over_tls(servers: list[Program]) -> TlsPlan:
     certs = certificates.load_certs()
-    values = certs.values("server")
-    twins = []
-    for server in servers:
-        why = server.cannot_tls()
-        if why:
-            raise WsbenchError(f"server '{server.name}' {why}")
-        twins.append(server.over_tls(values))
+    twins = tls_twins(servers, certs.values("server"))
     return TlsPlan(twins, {"mode": "on", **certs.describe("server")}, certificates.client_context(certs))
 
 
@@ -66,6 +60,11 @@ def new_run(catalog: Catalog, servers: list[Program], cases: list[ServerCase], a
     section = ServerConformance([CaseRecord.from_json(c.to_json()) for c in cases], {s.name: {} for s in servers})
     return newrun.new_run(catalog, argv, servers, [], {"jobs": jobs, "tls": tls.settings if tls else None},
                           server_record=record, server_conformance=section)
+
+
+def _fixed_path(path: str) -> Callable[[ServerCase], str]:
+    """A target's path, the same for every case."""
+    return lambda case: path
 
 
 @dataclass
@@ -120,7 +119,7 @@ def execute(servers: list[Program], cases: list[ServerCase], run: Run, log_dir: 
             try:
                 if is_target(program):
                     url = parse_url(program.command[0], allow_remote=False)
-                    endpoint = Endpoint(url.host, url.port, lambda case, path=url.path: path)
+                    endpoint = Endpoint(url.host, url.port, _fixed_path(url.path))
                 else:
                     endpoint = Endpoint("127.0.0.1", 0, lambda case: f"/conformance/{case.id}")
                     started = Started(program, log_dir, endpoint)
