@@ -18,6 +18,8 @@ from . import EXIT_FAILED, measure_and_record
 
 
 def main(args: argparse.Namespace, argv: list[str]) -> int:
+    if not 1 <= args.jobs <= 64:
+        raise WsbenchError(f"--jobs must be between 1 and 64, got {args.jobs}")
     if args.servers:
         return servers(args, argv)
     if args.server or args.target or args.quick:
@@ -31,8 +33,6 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
                            f"and the {len(tls_cases.TLS_CASES)} TLS-failure cases)") from None
     except ValueError as exc:
         raise WsbenchError(f"case '{exc.args[0]}' is a TLS-failure case: it runs only with --tls") from None
-    if not 1 <= args.jobs <= 64:
-        raise WsbenchError(f"--jobs must be between 1 and 64, got {args.jobs}")
     if not clients:
         raise WsbenchError("no client to run")
     tls = tls_setup.plan(chosen) if args.tls else None
@@ -70,8 +70,6 @@ def servers(args: argparse.Namespace, argv: list[str]) -> int:
     except KeyError as exc:
         raise WsbenchError(f"unknown server case '{exc.args[0]}' (`wsbench list` shows the "
                            f"{len(server_cases.CASES)} server cases)") from None
-    if not 1 <= args.jobs <= 64:
-        raise WsbenchError(f"--jobs must be between 1 and 64, got {args.jobs}")
     if not chosen_servers:
         raise WsbenchError("no server to play")
     files = report_files(args.out, "server-conformance")
