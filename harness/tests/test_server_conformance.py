@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from pathlib import Path
 from typing import Any
 
@@ -268,11 +267,8 @@ BUILT = all((ROOT / p).exists() for p in ("build/bin/lws-echo", "node_modules/no
 
 @pytest.mark.skipif(not BUILT, reason="the catalog servers are not built (make setup)")
 def test_the_quick_subset_against_every_catalog_server(tmp_path: Path) -> None:
-    began = time.monotonic()
     done = wsbench("conformance", "--servers", "--quick", "--out", str(tmp_path), "-q", timeout=170)
-    took = time.monotonic() - began
     assert done.returncode == 0, done.stderr
-    assert took < 120, f"the quick subset took {took:.0f} s"
     run = run_file(tmp_path)
     section = run["server_conformance"]
     quick = {c.id for c in C.select(None, quick=True)}
