@@ -3,8 +3,14 @@
 
 #include <stdlib.h>
 
-/* strict RFC 3629 validation: no overlongs, no surrogates, <= U+10FFFF */
-int utf8_valid(const uint8_t *p, size_t len)
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#define U8_SIMD 1
+#include <tmmintrin.h>
+#endif
+
+/* strict RFC 3629 validation: no overlongs, no surrogates, <= U+10FFFF;
+ * one character at a time, ASCII runs 16 bytes at a time */
+static int utf8_valid_scalar(const uint8_t *p, size_t len)
 {
     const uint8_t *end = p + len;
     while (p < end) {
@@ -47,6 +53,145 @@ int utf8_valid(const uint8_t *p, size_t len)
         }
     }
     return 1;
+}
+
+#ifdef U8_SIMD
+/*
+ * The same verdict, 16 bytes at a time with SSSE3 (a byte-pair classification
+ * after Keiser and Lemire, "Validating UTF-8 In Less Than One Instruction Per
+ * Byte", 2021; the tables below are derived here from RFC 3629).
+ *
+ * Every error of UTF-8 shows in a pair of neighbouring bytes (prev, cur),
+ * except a missing or extra third or fourth byte.  For each pair, three table
+ * lookups -- prev's high nibble, prev's low nibble, cur's high nibble -- each
+ * give the set of error kinds that nibble allows; their AND is the set of
+ * errors the pair commits.  Each kind is a product of nibble sets:
+ *   TOO_SHORT   C..F ?  then 0..7 or C..F: a lead byte without a continuation
+ *   TOO_LONG    0..7 ?  then 8..B: a continuation after ASCII
+ *   OVERLONG_2  C 0..1  then 8..B: C0, C1
+ *   OVERLONG_3  E 0     then 8..9: E0 80..9F
+ *   SURROGATE   E D     then A..B: ED A0..BF
+ *   TOO_LARGE   F 4..F  then 9..B: F4 90..BF, F5..FF
+ *   OVERLONG_4  F 0,5..F then 8:   F0 80..8F, F5..FF 80..8F
+ *   TWO_CONTS   8..B ?  then 8..B: two continuations in a row
+ * Two continuations in a row are right exactly where the byte two back is
+ * E0 or above or the byte three back F0 or above (a third or fourth byte):
+ * that is computed apart and XORed with TWO_CONTS.  A sequence left open at
+ * the end meets the zero padding of the last block (or the next block's
+ * ASCII), which makes it TOO_SHORT.
+ */
+#define U8_TOO_SHORT 0x01
+#define U8_TOO_LONG 0x02
+#define U8_OVERLONG_3 0x04
+#define U8_TOO_LARGE 0x08
+#define U8_SURROGATE 0x10
+#define U8_OVERLONG_2 0x20
+#define U8_OVERLONG_4 0x40
+#define U8_TWO_CONTS 0x80
+#define U8_ANY (U8_TOO_SHORT | U8_TOO_LONG | U8_TWO_CONTS)
+
+struct u8_simd {
+    __m128i hi1, lo1, hi2, low4;
+};
+
+__attribute__((target("ssse3")))
+static inline __m128i u8_block(const struct u8_simd *t, __m128i in, __m128i prev)
+{
+    __m128i prev1 = _mm_alignr_epi8(in, prev, 15);
+    __m128i prev2 = _mm_alignr_epi8(in, prev, 14);
+    __m128i prev3 = _mm_alignr_epi8(in, prev, 13);
+    __m128i p_hi = _mm_and_si128(_mm_srli_epi16(prev1, 4), t->low4);
+    __m128i p_lo = _mm_and_si128(prev1, t->low4);
+    __m128i c_hi = _mm_and_si128(_mm_srli_epi16(in, 4), t->low4);
+    __m128i pair = _mm_and_si128(_mm_and_si128(_mm_shuffle_epi8(t->hi1, p_hi), _mm_shuffle_epi8(t->lo1, p_lo)),
+                                 _mm_shuffle_epi8(t->hi2, c_hi));
+    /* 0x80 where the byte two back is >= E0 or the byte three back >= F0 */
+    __m128i third = _mm_subs_epu8(prev2, _mm_set1_epi8((char)(0xe0 - 0x80)));
+    __m128i fourth = _mm_subs_epu8(prev3, _mm_set1_epi8((char)(0xf0 - 0x80)));
+    __m128i must = _mm_and_si128(_mm_or_si128(third, fourth), _mm_set1_epi8((char)0x80));
+    return _mm_xor_si128(pair, must);
+}
+
+__attribute__((target("ssse3")))
+static int utf8_valid_ssse3(const uint8_t *p, size_t len)
+{
+    const struct u8_simd t = {
+        /* prev's high nibble */
+        _mm_setr_epi8(U8_TOO_LONG, U8_TOO_LONG, U8_TOO_LONG, U8_TOO_LONG,
+                      U8_TOO_LONG, U8_TOO_LONG, U8_TOO_LONG, U8_TOO_LONG,
+                      (char)U8_TWO_CONTS, (char)U8_TWO_CONTS, (char)U8_TWO_CONTS, (char)U8_TWO_CONTS,
+                      U8_TOO_SHORT | U8_OVERLONG_2, U8_TOO_SHORT,
+                      U8_TOO_SHORT | U8_OVERLONG_3 | U8_SURROGATE,
+                      U8_TOO_SHORT | U8_TOO_LARGE | U8_OVERLONG_4),
+        /* prev's low nibble */
+        _mm_setr_epi8((char)(U8_ANY | U8_OVERLONG_2 | U8_OVERLONG_3 | U8_OVERLONG_4),
+                      (char)(U8_ANY | U8_OVERLONG_2), (char)U8_ANY, (char)U8_ANY,
+                      (char)(U8_ANY | U8_TOO_LARGE), (char)(U8_ANY | U8_TOO_LARGE | U8_OVERLONG_4),
+                      (char)(U8_ANY | U8_TOO_LARGE | U8_OVERLONG_4), (char)(U8_ANY | U8_TOO_LARGE | U8_OVERLONG_4),
+                      (char)(U8_ANY | U8_TOO_LARGE | U8_OVERLONG_4), (char)(U8_ANY | U8_TOO_LARGE | U8_OVERLONG_4),
+                      (char)(U8_ANY | U8_TOO_LARGE | U8_OVERLONG_4), (char)(U8_ANY | U8_TOO_LARGE | U8_OVERLONG_4),
+                      (char)(U8_ANY | U8_TOO_LARGE | U8_OVERLONG_4),
+                      (char)(U8_ANY | U8_TOO_LARGE | U8_OVERLONG_4 | U8_SURROGATE),
+                      (char)(U8_ANY | U8_TOO_LARGE | U8_OVERLONG_4), (char)(U8_ANY | U8_TOO_LARGE | U8_OVERLONG_4)),
+        /* cur's high nibble */
+        _mm_setr_epi8(U8_TOO_SHORT, U8_TOO_SHORT, U8_TOO_SHORT, U8_TOO_SHORT,
+                      U8_TOO_SHORT, U8_TOO_SHORT, U8_TOO_SHORT, U8_TOO_SHORT,
+                      (char)(U8_TOO_LONG | U8_OVERLONG_2 | U8_TWO_CONTS | U8_OVERLONG_3 | U8_OVERLONG_4),
+                      (char)(U8_TOO_LONG | U8_OVERLONG_2 | U8_TWO_CONTS | U8_OVERLONG_3 | U8_TOO_LARGE),
+                      (char)(U8_TOO_LONG | U8_OVERLONG_2 | U8_TWO_CONTS | U8_SURROGATE | U8_TOO_LARGE),
+                      (char)(U8_TOO_LONG | U8_OVERLONG_2 | U8_TWO_CONTS | U8_SURROGATE | U8_TOO_LARGE),
+                      U8_TOO_SHORT, U8_TOO_SHORT, U8_TOO_SHORT, U8_TOO_SHORT),
+        _mm_set1_epi8(0x0f),
+    };
+    /* after a block, the bytes that still need more: its last three at most */
+    const __m128i open_max = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                           (char)0xef, (char)0xdf, (char)0xbf);
+    __m128i prev = _mm_setzero_si128(), err = _mm_setzero_si128(), open = _mm_setzero_si128();
+    uint8_t tail[16];
+    size_t i = 0;
+
+    for (; i + 16 <= len; i += 16) {
+        __m128i in = _mm_loadu_si128((const __m128i *)(p + i));
+        if (!_mm_movemask_epi8(in)) {
+            err = _mm_or_si128(err, open); /* ASCII cannot finish a sequence */
+            open = _mm_setzero_si128();
+        } else {
+            err = _mm_or_si128(err, u8_block(&t, in, prev));
+            open = _mm_subs_epu8(in, open_max);
+        }
+        prev = in;
+        if ((i & 1023) == 1008 && _mm_movemask_epi8(_mm_cmpeq_epi8(err, _mm_setzero_si128())) != 0xffff)
+            return 0;
+    }
+    if (i < len) {
+        memset(tail, 0, sizeof tail);
+        memcpy(tail, p + i, len - i);
+        err = _mm_or_si128(err, u8_block(&t, _mm_loadu_si128((const __m128i *)tail), prev));
+    } else {
+        err = _mm_or_si128(err, open);
+    }
+    return _mm_movemask_epi8(_mm_cmpeq_epi8(err, _mm_setzero_si128())) == 0xffff;
+}
+
+static int u8_have_ssse3(void)
+{
+    static int have = -1;
+    if (have < 0)
+        have = __builtin_cpu_supports("ssse3") ? 1 : 0;
+    return have;
+}
+#endif
+
+/* below this, the SIMD set-up costs more than it saves */
+#define U8_SIMD_MIN 32
+
+int utf8_valid(const uint8_t *p, size_t len)
+{
+#ifdef U8_SIMD
+    if (len >= U8_SIMD_MIN && u8_have_ssse3())
+        return utf8_valid_ssse3(p, len);
+#endif
+    return utf8_valid_scalar(p, len);
 }
 
 /*
