@@ -133,7 +133,7 @@ V7 = ["v7-run-tls.json", "v7-conformance.json", "v7-conformance-tls.json", "v7-p
 V8 = ["v8-run-cluster.json"]
 V9 = ["v9-run.json", *(name.replace("v7-", "v9-") for name in V7)]
 V10 = [*(name.replace("v9-", "v10-") for name in V9), "v10-server-conformance.json"]
-V11 = [name.replace("v10-", "v11-") for name in V10]
+V11 = [*(name.replace("v10-", "v11-") for name in V10), "v11-run-checked.json"]
 
 
 @pytest.mark.parametrize("name", V11)
@@ -276,3 +276,19 @@ def test_version_10_server_conformance_run() -> None:
     text = printed(run)
     assert "## Server conformance" in text and "| `6-invalid-byte-ff` | 8.1 |" in text
 
+
+def test_version_11_run_records_what_each_program_checks() -> None:
+    """`wsbench run -w smoke_text -s lws -s node-ws -c loadgen -c node-ws --conformance quick`:
+    per program its summary from the quick subset, and the verdicts behind them."""
+    run = load("v11-run-checked.json", 11)
+    lws, ws = run.servers["lws"].conformance, run.servers["node-ws"].conformance
+    assert lws is not None and ws is not None and lws.source == ws.source == "quick"
+    assert [c.key for c in lws.checks][:2] == ["utf8", "masking"]
+    assert lws.check("utf8").holds and lws.check("masking").let_through == [  # type: ignore[union-attr]
+        "1-unmasked-text", "1-unmasked-binary", "1-unmasked-ping", "1-unmasked-close"]
+    assert ws.check("masking").holds and ws.check("rsv") is None  # type: ignore[union-attr]
+    assert run.server_conformance is not None and set(run.server_conformance.verdicts) == {"lws", "node-ws"}
+    assert all(v.observed is None for by_case in run.server_conformance.verdicts.values() for v in by_case.values())
+    assert run.conformance is not None and set(run.conformance.verdicts) == {"loadgen", "node-ws"}
+    text = printed(run)
+    assert "| **server skips masking** [1] |" in text and "| checked, hold |" in text
