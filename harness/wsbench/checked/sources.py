@@ -54,7 +54,10 @@ def parse(values: list[str] | None, out: Path) -> Sources:
     given = []
     for value in (v for v in values if v not in KEYWORDS):
         path = Path(value)
-        run = read_json(path)  # a one-line error of its own
+        try:
+            run = read_json(path)
+        except WsbenchError as exc:
+            raise WsbenchError(f"--conformance {exc}") from None
         if run.conformance is None and run.server_conformance is None:
             raise WsbenchError(f"--conformance {value}: not a results file of `wsbench conformance` (it has no "
                                f"conformance section)")
