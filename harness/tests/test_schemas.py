@@ -133,10 +133,11 @@ V7 = ["v7-run-tls.json", "v7-conformance.json", "v7-conformance-tls.json", "v7-p
 V8 = ["v8-run-cluster.json"]
 V9 = ["v9-run.json", *(name.replace("v7-", "v9-") for name in V7)]
 V10 = [*(name.replace("v9-", "v10-") for name in V9), "v10-server-conformance.json"]
+V11 = [*(name.replace("v10-", "v11-") for name in V10), "v11-run-checked.json"]
 
 
-@pytest.mark.parametrize("name", V10)
-def test_version_10_round_trip(name: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", V11)
+def test_version_11_round_trip(name: str, tmp_path: Path) -> None:
     path = SCHEMAS / name
     run = read_json(path)
     write_json(run, tmp_path / "again.json")
@@ -144,21 +145,23 @@ def test_version_10_round_trip(name: str, tmp_path: Path) -> None:
     assert read_json(tmp_path / "again.json") == run
 
 
-@pytest.mark.parametrize("name", V7 + V8 + V9)
-def test_versions_7_to_9_are_written_again_with_only_what_versions_9_and_10_added(
+@pytest.mark.parametrize("name", V7 + V8 + V9 + V10)
+def test_versions_7_to_10_are_written_again_with_only_what_versions_9_to_11_added(
         name: str, tmp_path: Path) -> None:
     """Version 9 adds the programs' expect, info and barrier, version 10 the
-    server_conformance section (null in older files): a file of version 7, 8 or 9 written
-    again differs in those and in its version, nothing else."""
+    server_conformance section, version 11 the programs' conformance summary (null in
+    older files): a file of version 7 to 10 written again differs in those and in its
+    version, nothing else."""
     path = SCHEMAS / name
     run = read_json(path)
     want = json.loads(path.read_text())
-    if want["schema_version"] < 9:
-        for side in ("servers", "clients"):
-            for program in want[side].values():
+    for side in ("servers", "clients"):
+        for program in want[side].values():
+            if want["schema_version"] < 9:
                 program.update(expect=None, info=None, barrier=None)
+            program.update(conformance=None)
     want["schema_version"] = SCHEMA_VERSION
-    want["server_conformance"] = None
+    want["server_conformance"] = want.get("server_conformance")
     assert rewritten(run, tmp_path) == want
     assert read_json(tmp_path / "again.json") == run
 
@@ -272,3 +275,20 @@ def test_version_10_server_conformance_run() -> None:
     assert section.verdicts["node-ws"]["7-close-code-5000"].verdict == "informational"
     text = printed(run)
     assert "## Server conformance" in text and "| `6-invalid-byte-ff` | 8.1 |" in text
+
+
+def test_version_11_run_records_what_each_program_checks() -> None:
+    """`wsbench run -w smoke_text -s lws -s node-ws -c loadgen -c node-ws --conformance quick`:
+    per program its summary from the quick subset, and the verdicts behind them."""
+    run = load("v11-run-checked.json", 11)
+    lws, ws = run.servers["lws"].conformance, run.servers["node-ws"].conformance
+    assert lws is not None and ws is not None and lws.source == ws.source == "quick"
+    assert [c.key for c in lws.checks][:2] == ["utf8", "masking"]
+    assert lws.check("utf8").holds and lws.check("masking").let_through == [  # type: ignore[union-attr]
+        "1-unmasked-text", "1-unmasked-binary", "1-unmasked-ping", "1-unmasked-close"]
+    assert ws.check("masking").holds and ws.check("rsv") is None  # type: ignore[union-attr]
+    assert run.server_conformance is not None and set(run.server_conformance.verdicts) == {"lws", "node-ws"}
+    assert all(v.observed is None for by_case in run.server_conformance.verdicts.values() for v in by_case.values())
+    assert run.conformance is not None and set(run.conformance.verdicts) == {"loadgen", "node-ws"}
+    text = printed(run)
+    assert "| **server skips masking** [1] |" in text and "| checked, hold |" in text

@@ -15,7 +15,7 @@ from wsbench.conformance.frames import BINARY, CLOSE, PONG, TEXT, ClientFrame, c
 from wsbench.server_conformance import server_cases as C, utf8
 from wsbench.server_conformance.replies import CLIENT_CLOSED, GAVE_UP, SERVER_EOF, SERVER_RESET, ServerObservation
 from wsbench.server_conformance.server_judge import judge
-from wsbench_runs import FIXTURES, PY, ROOT, wsbench
+from wsbench_runs import FIXTURES, PY, ROOT, lax_server_entry, wsbench
 
 SERVERS = ("node-ws", "node-ws-native", "bun", "deno", "lws")
 
@@ -203,13 +203,9 @@ def test_what_a_server_checks_follows_from_its_verdicts() -> None:
 # --- the command against a lax server and the real ones
 
 def lax_catalog(tmp_path: Path, *extra: str) -> Path:
-    argv = [PY, str(FIXTURES / "lax_server.py"), *extra]
     path = tmp_path / "runtimes.toml"
-    path.write_text("\n".join(['[runtimes.python]', 'label = "Python"', f'version = ["{PY}", "--version"]', "",
-                               "[servers.lax]", 'runtime = "python"', 'label = "lax echo (checks nothing)"',
-                               f"command = {json.dumps(argv)}", "ready_timeout_s = 5", "",
-                               "[clients.unused]", 'runtime = "python"', 'label = "unused"',
-                               f"command = {json.dumps([PY, str(FIXTURES / 'client.py')])}", ""]))
+    path.write_text("\n".join([*lax_server_entry(*extra), "[clients.unused]", 'runtime = "python"',
+                               'label = "unused"', f"command = {json.dumps([PY, str(FIXTURES / 'client.py')])}", ""]))
     return path
 
 

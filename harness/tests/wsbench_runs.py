@@ -39,6 +39,15 @@ def fake_catalog(path: Path, servers: dict[str, list[str]], clients: dict[str, d
     return path
 
 
+def lax_server_entry(*extra: str) -> list[str]:
+    """The catalog lines of the test-only lax server (fixtures/lax_server.py: echoes
+    anything, checks nothing) and of its Python runtime; ``extra``: its options."""
+    argv = [PY, str(FIXTURES / "lax_server.py"), *extra]
+    return ['[runtimes.python]', 'label = "Python"', f'version = ["{PY}", "--version"]', "",
+            "[servers.lax]", 'runtime = "python"', 'label = "lax echo (checks nothing)"',
+            f"command = {json.dumps(argv)}", "ready_timeout_s = 5", ""]
+
+
 def _inline(env: dict[str, str]) -> str:
     return "{" + ", ".join(f'{k} = "{v}"' for k, v in env.items()) + "}"
 

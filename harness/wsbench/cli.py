@@ -78,6 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--pin", action="store_true", help="run client and server on separate cores")
     run.add_argument("--verify", choices=("on", "off", "both"), default="on",
                      help="off: clients check no echo; both: also unchecked, to show what the checks cost")
+    run.add_argument("--conformance", action="append", metavar="FILE|auto|quick|off",
+                     help="each program's conformance summary (what it checks of RFC 6455, marked in the ranked "
+                          "tables): results files of `wsbench conformance` (repeatable), and auto (default: the "
+                          "newest such files under --out of the same program versions, else the quick subset), "
+                          "quick (the quick subset of UTF-8 and masking cases at verify time) or off (not checked)")
     run.add_argument("--environment-from", type=Path, metavar="FILE",
                      help="a JSON object added to the run's environment section (make bench-docker)")
     cluster_options.add_arguments(run)  # --target, --shard, --cluster and theirs

@@ -2,8 +2,9 @@
 collapsible details and charts. Every format renders the same document (report/: one
 exporter per format behind one interface, report/export.py); nothing here renders.
 
-Where a table cell's shade (a factor against the best) becomes a colour, and where charts
-appear, is the exporter's choice: HTML shows both, Markdown neither.
+Where a table cell's shade (a factor against the best) or tone (a verdict) becomes a
+colour, and where charts appear, is the exporter's choice: HTML shows them, Markdown
+none.
 """
 
 from __future__ import annotations
@@ -19,18 +20,25 @@ if TYPE_CHECKING:
 @dataclass
 class Grid:
     """A table: headers, rows of text, right-aligned columns, and per cell an optional
-    shade (a factor ≥ 1 against the best)."""
+    shade (a factor ≥ 1 against the best) and an optional tone (a verdict's colour: one of
+    ``TONES``)."""
 
     headers: list[str]
     right: set[int] = field(default_factory=set)
     rows: list[list[str]] = field(default_factory=list)
     shades: list[list[float | None]] = field(default_factory=list)
+    tones: list[list[str | None]] = field(default_factory=list)
 
-    def add(self, cells: list[str], shades: dict[int, float | None] | None = None) -> None:
+    def add(self, cells: list[str], shades: dict[int, float | None] | None = None,
+            tones: dict[int, str] | None = None) -> None:
         """A row; a row shorter than the headers is padded with empty cells."""
         padded = cells + [""] * (len(self.headers) - len(cells))
         self.rows.append(padded)
         self.shades.append([(shades or {}).get(i) for i in range(len(padded))])
+        self.tones.append([(tones or {}).get(i) for i in range(len(padded))])
+
+
+TONES = ("ok", "non-strict", "failed", "info", "none")  # as Autobahn's index page colours its cases; none: not run
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,8 @@ from .model import Cell, ProgramRecord, Run, Sample, Settings, now, write_json
 from .server import ServerHandle, start_server
 from .target import ExternalServer, is_target
 from .verify import verify_echo
+from .checked import sources as checked_sources, summaries as checked_summaries
+from .checked.sources import Sources
 from .workloads import DEFAULT_SUITE, TLS_MODES, Suite, Workload, WorkloadSet, suite_defaults
 from . import certificates, environment, merge, newrun, pinning, target
 
@@ -34,6 +36,7 @@ class Plan:
     shard: tuple[int, int] | None = None  # --shard I/N: one of N load generators (wsbench merge)
     tls_values: dict[str, str] | None = None  # the certificates' placeholders (certificates.py), with --tls
     reference_only: frozenset[str] = frozenset()  # clients (catalog names) run against the reference server only
+    conformance: Sources | None = None  # where the programs' conformance summaries come from (None: not recorded)
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,8 @@ class Request:
     shard: str | None = None
     tls: str | None = None
     tls_key: str = certificates.DEFAULT_KEY_TYPE
+    conformance: list[str] | None = None  # --conformance: results files, auto, quick or off
+    out: Path | None = None  # --out: where auto looks for results files of wsbench conformance
 
 
 def plan(request: Request, catalog: Catalog, workloads: WorkloadSet) -> tuple[Plan, Catalog]:
@@ -94,8 +99,9 @@ def plan(request: Request, catalog: Catalog, workloads: WorkloadSet) -> tuple[Pl
     shard = merge.parse_shard(request.shard) if request.shard else None
     if shard:
         merge.refuse_unsharded(chosen, "--shard")
+    sources = checked_sources.parse(request.conformance, request.out) if request.out is not None else None
     return Plan(servers, clients, chosen, reps, suite, settings, target_pids, extra, shard, tls_values,
-                frozenset(g.name for g in guests)), catalog
+                frozenset(g.name for g in guests), sources), catalog
 
 
 def _reference_clients(request: Request, suite: Suite | None, catalog: Catalog,
@@ -238,8 +244,9 @@ def measure_cells(run: Run, todo: list[tuple[int, Cell]], repetitions: int, repe
 
 
 def execute(plan: Plan, run: Run, log_dir: Path, results: Path, progress: Progress) -> Run:
-    """Start and verify servers, then measure every cell (``measure_cells``), writing the
-    run file ``results`` after each sample and once more at the end, complete or not."""
+    """Start and verify servers, record what each program checks of RFC 6455 (checked/,
+    when the plan says where from), then measure every cell (``measure_cells``), writing
+    the run file ``results`` after each sample and once more at the end, complete or not."""
     running: dict[str, ServerHandle] = {}
     log_dir.mkdir(parents=True, exist_ok=True)
     try:
@@ -260,6 +267,8 @@ def execute(plan: Plan, run: Run, log_dir: Path, results: Path, progress: Progre
                 for cell in run.cells:
                     if cell.client == client.name and not cell.blocked:
                         cell.blocked = f"client '{client.name}': {missing[0]} is missing; run: make setup"
+        if plan.conformance is not None:
+            checked_summaries.record_all(run, plan.servers, plan.clients, plan.conformance, log_dir, progress)
         clients = {c.name: c for c in plan.clients}
         secure_clients = {c.name: c.over_tls(plan.tls_values) for c in plan.clients
                           if plan.tls_values is not None and c.tls is not None}

@@ -23,7 +23,8 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
                              client=args.client, repetitions=args.repetitions, min_seconds=args.min_seconds,
                              pin=args.pin, verify=args.verify, target=args.target, target_pid=args.target_pid,
                              allow_remote=args.allow_remote, environment_from=args.environment_from,
-                             shard=args.shard, tls=args.tls, tls_key=args.tls_key)
+                             shard=args.shard, tls=args.tls, tls_key=args.tls_key,
+                             conformance=args.conformance, out=args.out)
     if args.cluster:
         return _cluster(args, argv, request)
     if args.server_worker:
@@ -48,7 +49,10 @@ def _cluster(args: argparse.Namespace, argv: list[str], request: runner.Request)
     the run in one line, after the files are written."""
     from ..cluster import coordinator
 
-    plan, catalog = runner.plan(replace(request, target_pid=None), load_catalog(args.catalog),
+    if args.conformance:
+        raise WsbenchError("--conformance goes with a run on this host: a --cluster run records no conformance "
+                           "summaries")
+    plan, catalog = runner.plan(replace(request, target_pid=None, out=None), load_catalog(args.catalog),
                                 load_workloads(args.workloads_dir))
     coordinator.check(request, args.cluster, plan.workloads)
     files = report_files(args.out, "run")

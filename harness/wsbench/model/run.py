@@ -1,5 +1,6 @@
 """A run: its ``Cell``s of ``Sample``s, its programs (``ProgramRecord``), its ``Settings``,
-and its side sections (conformance.py, server_conformance.py, profiles.py, startup.py, gate.py). Nothing here
+and its side sections (conformance.py, server_conformance.py, profiles.py, startup.py, gate.py); a program's
+conformance summary is program_checks.py. Nothing here
 runs a process or reads a file (runfile.py reads and writes them)."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from ..stats import Summary, summarize
 from .conformance import Conformance
 from .gate import Gate
 from .profiles import Profiles
+from .program_checks import ConformanceSummary
 from .schema import SCHEMA, SCHEMA_VERSION
 from .server_conformance import ServerConformance
 from .startup import Startup
@@ -147,9 +149,12 @@ class ProgramRecord:
     expect: dict[str, Any] | None = None  # what it must report of itself (runtimes.toml; schema 9)
     info: dict[str, Any] | None = None  # servers: what their WSBENCH-INFO line said (schema 9)
     barrier: str | None = None  # clients: how they took the barriers, "stdin" or "http" (schema 9)
+    conformance: ConformanceSummary | None = None  # wsbench run: what it checks, and whence (schema 11)
 
     def to_json(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        out = dict(self.__dict__)
+        out["conformance"] = self.conformance.to_json() if self.conformance is not None else None
+        return out
 
 
 @dataclass

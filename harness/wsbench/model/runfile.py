@@ -12,6 +12,7 @@ from ..errors import WsbenchError
 from .conformance import Conformance
 from .gate import gate_from_json
 from .profiles import Profiles
+from .program_checks import ConformanceSummary
 from .run import Cell, ProgramRecord, Run, Sample
 from .schema import READABLE_VERSIONS, SCHEMA
 from .server_conformance import ServerConformance
@@ -48,7 +49,9 @@ def read_json(path: Path) -> Run:
 
 def _run_from_json(data: dict[str, Any]) -> Run:
     def program(d: dict[str, Any]) -> ProgramRecord:
-        return ProgramRecord(**d)
+        summary = d.get("conformance")
+        return ProgramRecord(**{**d, "conformance": None if summary is None
+                                else ConformanceSummary.from_json(summary)})
 
     cells = []
     for c in data["cells"]:

@@ -10,7 +10,7 @@ every version)."""
 from __future__ import annotations
 
 SCHEMA = "wsbench-run"
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 READABLE_VERSIONS = tuple(range(1, SCHEMA_VERSION + 1))
 
 HISTORY: dict[int, str] = {
@@ -150,4 +150,21 @@ server-eof, server-reset, client-closed, gave-up —, ``tcp_end_t``, ``write_fai
 ``tls``) and no clients, workloads or cells; ``settings`` holds ``jobs`` and ``tls``
 (null, or mode "on" and the certificate the servers presented). Versions 1 to 9 are
 still read (no such section).""",
+    11: """\
+what each program of a ``wsbench run`` checks (issue 31). Every server and client
+record has ``conformance``: null (a run that checked none: ``wsbench merge`` of older
+shards, profiles, the gate), or ``source`` — ``file``: a ``wsbench conformance`` results
+file of the same program versions (the same runtime version, lockfile and binary hashes),
+named in ``file``, with its ``created``; ``quick``: the quick subset of UTF-8 and masking
+cases, played at verify time; ``none``: not checked (``--conformance off``, or it could
+not be played) —, ``note`` (one line: which file or subset, or why not) and ``checks``:
+per check RFC 6455 asks of the program (``key``: utf8, masking, rsv, opcodes,
+fragmentation, length-top-bit, control-length, close; ``name``), ``cases`` (the cases
+of invalid input about it that were judged; 0: not checked) and ``let_through`` (the ids
+of those the program failed: it echoed, delivered or ignored the input, or answered
+with a wrong code). Such a run's ``conformance`` and ``server_conformance`` sections
+hold the verdicts the summaries were made of (the quick subset's, or those copied from
+the file, without ``observed``), for the report's case-by-case table; null when no
+program of that side was checked. Versions 1 to 10 are still read (no summaries: the
+tables mark nothing).""",
 }

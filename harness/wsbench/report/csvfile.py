@@ -13,9 +13,10 @@ from ..metrics import METRICS
 from ..ranking import label, workload_metric
 from ..doc import Report
 from ..model import Run
+from .check_marks import csv_fields
 
 FIXED = ["workload", "server", "client", "server_label", "client_label", "status", "metric", "header",
-         "higher_is_better", "n", "median", "ci95_low", "ci95_high", "cv", "note"]
+         "higher_is_better", "n", "median", "ci95_low", "ci95_high", "cv", "note", "conformance", "checks_skipped"]
 
 
 class CsvExporter:
@@ -36,6 +37,7 @@ def cells_csv(run: Run) -> str:
         who = [cell.workload, cell.server, cell.client, label(run, "servers", cell.server),
                label(run, "clients", cell.client), cell.status]
         note = cell.na or cell.blocked or "; ".join(cell.errors)
+        checks = list(csv_fields(run, cell))
         rows = 0
         ranking = workload_metric(run, cell.workload)
         for metric in METRICS.values():
@@ -48,8 +50,8 @@ def cells_csv(run: Run) -> str:
             cv = s.cv if s else (statistics.stdev(vs) / statistics.fmean(vs)
                                  if len(vs) > 1 and statistics.fmean(vs) else None)
             out.writerow(who + [metric.name, metric.header, metric.higher_is_better, len(vs), statistics.median(vs),
-                                s.ci95[0] if s else "", s.ci95[1] if s else "", "" if cv is None else cv, note]
+                                s.ci95[0] if s else "", s.ci95[1] if s else "", "" if cv is None else cv, note, *checks]
                          + ["" if raw.get(i) is None else raw[i] for i in range(1, reps + 1)])
         if not rows:
-            out.writerow(who + [""] * (len(FIXED) - len(who) - 1) + [note] + [""] * reps)
+            out.writerow(who + [""] * (len(FIXED) - len(who) - 3) + [note, *checks] + [""] * reps)
     return buf.getvalue()

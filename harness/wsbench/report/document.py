@@ -22,7 +22,7 @@ from ..profile import views as profile_views
 from ..ranking import factor, label
 from ..model import Run
 from .ranked import check_cost, environment, failures, fmt_factor, notes_section, workload_section
-from . import capacity, claims, derived, shards as shards_report, tls as tls_report
+from . import capacity, claims, conformance_grid, derived, shards as shards_report, tls as tls_report
 
 
 
@@ -37,12 +37,14 @@ def build(run: Run, source: Path, with_charts: bool = False) -> Report:
 
 def printed(run: Run) -> Report:
     """What ``wsbench run``, ``conformance`` and ``merge`` print and write beside the run
-    file: the run's facts, a ranked table per workload, capacity, conformance, what the
+    file: the run's facts, a ranked table per workload, capacity, conformance (a measured
+    run: what each program checks; the case-by-case table is the report's), what the
     checks cost, the problems and the shards."""
     notes = [notes_section()] if run.workloads else []
-    sections = [*(workload_section(run, w) for w in run.workloads), *capacity.sections(run), *notes,
-                *conformance_tables.sections(run),
-                *server_conformance_tables.sections(run), *check_cost(run), *failures(run), *shards_report.sections(run)]
+    tables = (conformance_grid.sections(run, case_by_case=False) if run.workloads
+              else [*conformance_tables.sections(run), *server_conformance_tables.sections(run)])
+    sections = [*(workload_section(run, w) for w in run.workloads), *capacity.sections(run), *notes, *tables,
+                *check_cost(run), *failures(run), *shards_report.sections(run)]
     return Report(f"wsbench results — {run.created}", None, environment(run), sections, run=run)
 
 
@@ -225,11 +227,16 @@ def _claims(run: Run, source: Path, with_charts: bool) -> list[Section]:
 
 
 def _conformance(run: Run, source: Path, with_charts: bool) -> list[Section]:
-    return conformance_tables.sections(run)
+    """A conformance run's tables (a measured run's verdicts are in ``_programs_checks``)."""
+    return [] if run.workloads else conformance_tables.sections(run)
 
 
 def _server_conformance(run: Run, source: Path, with_charts: bool) -> list[Section]:
-    return server_conformance_tables.sections(run)
+    return [] if run.workloads else server_conformance_tables.sections(run)
+
+
+def _programs_checks(run: Run, source: Path, with_charts: bool) -> list[Section]:
+    return conformance_grid.sections(run)
 
 
 def _gate(run: Run, source: Path, with_charts: bool) -> list[Section]:
@@ -260,6 +267,7 @@ def _failures(run: Run, source: Path, with_charts: bool) -> list[Section]:
 
 Builder = Callable[[Run, Path, bool], list[Section]]
 BUILDERS: list[Builder] = [_gate, _scoreboard, _scores, _workloads, _shards, _capacity, _tls, _drive, _efficiency,
-                           _check_cost, _conformance, _server_conformance, _claims, _links, _notes, _failures]
+                           _check_cost, _programs_checks, _conformance, _server_conformance, _claims, _links, _notes,
+                           _failures]
 NO_WORKLOADS: list[Builder] = [_gate, _conformance, _server_conformance, _failures]
 PROFILED: list[Builder] = [_links]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from . import tls as tls_report
+from . import check_marks, tls as tls_report
 from ..doc import Bullets, Grid, Section
 from ..metrics import COLUMNS, METRICS, Metric
 from ..ranking import (CV_WARN, SATURATED, RankedRow, bound_note, bound_side, label, median_of, rank, ranked,
@@ -98,21 +98,34 @@ def workload_section(run: Run, workload: str) -> Section:
         section.blocks.append(f"Subscribers tried, rising: {', '.join(f'{n:,}' for n in spec['ramp']['connections'])}; "
                               f"a number passes while p95 delivery latency ≤ {spec['ramp']['p95_ms']:g} ms, "
                               "nothing is lost and no limit of the machine is hit.")
-    section.blocks.append(workload_grid(run, workload))
+    notes = check_marks.Footnotes()
+    section.blocks.append(workload_grid(run, workload, notes))
+    if notes.lines:
+        section.blocks.append(Bullets(notes.lines))
     return section
 
 
-def workload_grid(run: Run, workload: str) -> Grid:
+def workload_grid(run: Run, workload: str, notes: check_marks.Footnotes | None = None) -> Grid:
     """Ranking metric, interval, factor against the best, the columns the workload's kind
-    shows, the bound side and the spread; then the n/a and failed pairs with the reason."""
+    shows, the bound side and the spread, and in a run with conformance summaries the
+    checks its programs skip (footnoted in ``notes``); then the n/a and failed pairs with
+    the reason."""
     cells = [c for c in run.cells if c.workload == workload]
     metric = METRICS[workload_metric(run, workload)]
     extra = [METRICS[m] for m in COLUMNS[_kind(run.workloads[workload])] if m != metric.name]
+    marked = check_marks.recorded(run)
     headers = ["rank", "client", "server", f"{metric.header} (median)", "95% CI", "factor",
-               *(m.header for m in extra), "bound", "CV"]
-    grid = Grid(headers, right={i for i, h in enumerate(headers) if h not in ("client", "server")})
+               *(m.header for m in extra), "bound", "CV", *(["checks"] if marked else [])]
+    grid = Grid(headers, right={i for i, h in enumerate(headers) if h not in ("client", "server", "checks")})
+    notes = notes if notes is not None else check_marks.Footnotes()
     for row in ranked(cells, metric.name):
-        grid.add(_row(run, row, metric, extra), {5: row.factor})
+        cells_ = _row(run, row, metric, extra)
+        tones: dict[int, str] = {}
+        if marked:
+            checks = check_marks.of_cell(run, row.cell)
+            cells_.append(notes.mark(run, checks))
+            tones[len(cells_) - 1] = check_marks.TONE[checks.status]
+        grid.add(cells_, {5: row.factor}, tones)
     for cell, why in unmeasured(cells, metric.name):
         grid.add(["–", label(run, "clients", cell.client), label(run, "servers", cell.server), why])
     return grid
@@ -179,7 +192,12 @@ def notes_section() -> Section:
         f"side whose CPU share was at least {SATURATED:.0%} of a core during the measured phase, with both "
         "sides' shares (medians): a row bound by its client measures the client, not the server, and the "
         "server's share says how busy the server was meanwhile (\"What each client can drive\" has every "
-        f"client against one server). ⚠ marks a coefficient of variation above {CV_WARN:.0%}."])
+        f"client against one server). ⚠ marks a coefficient of variation above {CV_WARN:.0%}. \"checks\" (runs that "
+        "record what each program checks of RFC 6455): **server skips UTF-8** or **client skips masking** when the "
+        "row's server or client let invalid input through (UTF-8 on text workloads, masking on every workload), "
+        "with a footnote naming the cases and where that is known from (a `wsbench conformance` results file, or "
+        "the quick subset played at verify time); \"conformance not checked\" when one of them was not tested; "
+        "\"checked, hold\" when both were and held: a row marked skips a check the others pay for."])
 
 
 def failures(run: Run) -> list[Section]:
