@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import subprocess
 import sys
 import time
@@ -37,6 +38,7 @@ def test_the_table_covers_every_section_at_depth() -> None:
         assert c.section and c.title and c.why and c.expect.describe()
         assert c.expect.verdict in ("fail", "deliver", "reject")
         assert c.id.startswith(f"{c.group}-"), c.id
+        assert re.match(r"^\d+(\.\d+)*[/:]", c.why), c.id  # the rule starts with its RFC section
         if c.expect.verdict == "fail":
             assert c.expect.codes
     bad_codes = {int(i.rsplit("-", 1)[1]) for i in ids if i.startswith("7-close-code-")
