@@ -119,7 +119,7 @@ def test_the_send_queue_costs_more_per_message_the_longer_the_burst(lws: Running
 
 
 def test_conformance_has_a_k6_column(tmp_path: Path) -> None:
-    cases = ["rsv1-text", "utf8-4-byte", "utf8-ff", "close-code-3000"]
+    cases = ["3-rsv1-text", "6-valid-one-to-four", "6-invalid-byte-ff", "7-close-code-3000"]
     proc = subprocess.run([sys.executable, "-m", "wsbench", "conformance", "-c", "k6", "--out", str(tmp_path), "-q",
                            *(a for c in cases for a in ("--case", c))], cwd=ROOT, env=ENV, capture_output=True,
                           text=True, timeout=300, stdin=subprocess.DEVNULL)
@@ -127,5 +127,5 @@ def test_conformance_has_a_k6_column(tmp_path: Path) -> None:
     [path] = tmp_path.glob("conformance-*.json")
     verdicts = json.loads(path.read_text())["conformance"]["verdicts"]["k6"]
     got = {case: v["verdict"] for case, v in verdicts.items()}
-    assert got == {"rsv1-text": "strict", "utf8-4-byte": "strict", "utf8-ff": "fail", "close-code-3000": "strict"}
-    assert "delivered text" in verdicts["utf8-ff"]["detail"]  # k6 turns invalid UTF-8 into U+FFFD
+    assert got == {"3-rsv1-text": "strict", "6-valid-one-to-four": "strict", "6-invalid-byte-ff": "fail", "7-close-code-3000": "strict"}
+    assert "delivered text" in verdicts["6-invalid-byte-ff"]["detail"]  # k6 turns invalid UTF-8 into U+FFFD

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from wsbench.conformance import cases, judge as J
-from wsbench.conformance.frames import CLOSE, PONG, TEXT, ClientFrame, accept_for, close_payload
+from wsbench.conformance.frames import CLOSE, PING, PONG, TEXT, ClientFrame, accept_for, close_payload
 from wsbench.conformance.peer import Observation, Peer
 from wsbench.model import read_json
 from testkit.raw_ws import masked_close, raw_client
@@ -26,27 +28,82 @@ needs_build = pytest.mark.skipif(not BUILT, reason="qjs or quickjs-websocket not
 
 # --- the case table
 
-def test_the_table_covers_the_issue() -> None:
+def test_the_table_covers_every_section_at_depth() -> None:
+    """Issue 31: at least 300 client cases, each id once, every Autobahn section (and the
+    opening handshake) present, each case with its RFC section, title and rule."""
     ids = [c.id for c in cases.CASES]
-    assert len(ids) >= 30 and len(set(ids)) == len(ids)
+    assert len(ids) >= 300 and len(set(ids)) == len(ids)
+    assert list(cases.by_group()) == [*cases.GROUPS, cases.HANDSHAKE]
     for c in cases.CASES:
         assert c.section and c.title and c.why and c.expect.describe()
         assert c.expect.verdict in ("fail", "deliver", "reject")
+        assert c.id.startswith(f"{c.group}-"), c.id
+        assert re.match(r"^\d+(\.\d+)*[/:]", c.why), c.id  # the rule starts with its RFC section
         if c.expect.verdict == "fail":
             assert c.expect.codes
-    groups = {c.group for c in cases.CASES}
-    assert {"framing", "control", "fragmentation", "utf8", "closing", "handshake", "size"} <= groups
-    bad_codes = {int(i.rsplit("-", 1)[1]) for i in ids if i.startswith("close-code-")
+    bad_codes = {int(i.rsplit("-", 1)[1]) for i in ids if i.startswith("7-close-code-")
                  and cases.BY_ID[i].expect.verdict == "fail"}
     assert {0, 999, 1004, 1005, 1006, 1015, 1016, 2999} <= bad_codes
+    assert len([i for i in ids if i.startswith("3-rsv")]) >= 35  # every RSV bit on every frame kind
     assert len(cases.big_text()) == 16 << 20
     assert cases.big_text().decode("utf-8")  # valid UTF-8 throughout
 
 
+def test_both_directions_play_the_same_shapes() -> None:
+    """One table of shapes (framing_cases.py, payload_cases.py) makes both directions' cases:
+    the same ids but where the masking differs or the RFC leaves the answer open."""
+    from wsbench.server_conformance import server_cases
+
+    client = {c.id for c in cases.CASES if c.group in cases.GROUPS}
+    server = {c.id for c in server_cases.CASES}
+    open_ = {c.id for c in server_cases.CASES if c.expect.kind == "info"}
+    mask = {i for i in server if "unmasked" in i}
+    assert client - server == {i.replace("unmasked", "masked") for i in mask} | {"9-text-16mib-utf8-fragments-1kib"}
+    assert server - client == open_ | mask
+    assert all(cases.BY_ID[i].section == server_cases.BY_ID[i].section for i in client & server)
+
+
+def test_every_frame_the_peer_writes_is_unmasked_unless_it_says_otherwise() -> None:
+    from wsbench.conformance.frames import split_frame
+
+    for case in cases.CASES:
+        if case.heavy or case.group == "9" or case.id == "1-length-top-bit":
+            continue
+        data = b"".join(s if isinstance(s, bytes) else s.data for s in case.steps()
+                        if isinstance(s, (bytes, cases.Chop, cases.Close)))
+        while data:
+            got = split_frame(data)
+            assert got is not None, case.id
+            assert not got[0].masked or "masked" in case.id, case.id
+            data = data[got[1]:]
+
+
+def test_the_quick_subset_has_every_section() -> None:
+    quick = cases.select(None, quick=True)
+    assert {c.group for c in quick} == {*cases.GROUPS, cases.HANDSHAKE} and not any(c.heavy for c in quick)
+    assert len(quick) == len(cases.QUICK) and 30 <= len(quick) <= 50
+
+
 def test_select_names_unknown_cases() -> None:
-    assert [c.id for c in cases.select(["ping-125", "rsv1-text"])] == ["rsv1-text", "ping-125"]
+    assert [c.id for c in cases.select(["2-ping-125", "3-rsv1-text"])] == ["2-ping-125", "3-rsv1-text"]
+    assert {c.id for c in cases.select(["7-close-code-100?"])} == {f"7-close-code-{n}" for n in
+                                                                  (1000, 1001, 1002, 1003, 1004, 1005, 1006, 1007,
+                                                                   1008, 1009)}
     with pytest.raises(KeyError):
         cases.select(["no-such-case"])
+
+
+def test_list_prints_both_directions_by_section() -> None:
+    done = wsbench("list")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    client, server = out.index("client conformance cases ("), out.index("server conformance cases (")
+    for part in (out[client:server], out[server:]):
+        for key, title in cases.GROUPS.items():
+            assert f"\n  {key} {title} (" in part
+    assert "\n  handshake (2 cases)" in out[client:server]
+    assert "    6-invalid-byte-ff" in out[client:server] and " RFC 8.1 " in out[client:server]
+    assert "    handshake-accept-wrong" in out[client:server] and " RFC 4.1 " in out[client:server]
 
 
 # --- the judge on known observations
@@ -85,28 +142,50 @@ CLOSED = {"type": "close", "code": 1006, "reason": "", "wasClean": False}
 ])
 def test_judge_failing_cases(frames: list[Any], tcp_end: str, events: list[dict[str, Any]], verdict: str,
                              needle: str) -> None:
-    v = J.judge(cases.BY_ID["utf8-overlong-2"], obs("utf8-overlong-2", frames, tcp_end), report(*events), None)
+    v = J.judge(cases.BY_ID["6-invalid-overlong-slash-2"], obs("6-invalid-overlong-slash-2", frames, tcp_end), report(*events), None)
     assert (v.verdict, needle in v.detail) == (verdict, True), v
 
 
 def test_judge_fail_fast_and_allowed_messages() -> None:
-    case = cases.BY_ID["utf8-fail-fast"]
-    early = obs(case.id, [close(0.5, 1007)], "peer", steps=[0.05, 1.05])
-    late = obs(case.id, [close(1.06, 1007)], "peer", steps=[0.05, 1.05])
+    case = cases.BY_ID["6-fail-fast-first"]
+    early = obs(case.id, [close(0.3, 1007)], "peer", steps=[0.05, 0.55])
+    late = obs(case.id, [close(0.56, 1007)], "peer", steps=[0.05, 0.55])
     assert J.judge(case, early, report(CLOSED), None).verdict == "strict"
     v = J.judge(case, late, report(CLOSED), None)
     assert v.verdict == "non-strict" and "only after the message ended" in v.detail
-    # opcode-f: the valid message before the bad frame may be delivered, no more
-    case = cases.BY_ID["opcode-f"]
-    ok = report(message_event(cases.text("valid")), CLOSED)
+    # the valid message before the bad frame may be delivered, no more
+    case = cases.BY_ID["4-opcode-f-between"]
+    ok = report(message_event(cases.text("before")), CLOSED)
     assert J.judge(case, obs(case.id, [close(0.06, 1002)], "peer"), ok, None).verdict == "strict"
-    twice = report(message_event(cases.text("valid")), message_event(cases.text("valid")), CLOSED)
+    twice = report(message_event(cases.text("before")), message_event(cases.text("before")), CLOSED)
     assert J.judge(case, obs(case.id, [close(0.06, 1002)], "peer"), twice, None).verdict == "fail"
+
+
+def test_judge_fail_fast_counts_the_writes_the_peer_made() -> None:
+    """The peer stops writing once the client has closed: a close after the second of three
+    writes came before the message ended (strict); after the third, it did not."""
+    case = cases.BY_ID["6-fail-fast-middle"]
+    early = obs(case.id, [close(0.16, 1007)], "peer", steps=[0.05, 0.15])
+    late = obs(case.id, [close(0.66, 1007)], "peer", steps=[0.05, 0.15, 0.65])
+    assert J.judge(case, early, report(CLOSED), None).verdict == "strict"
+    assert J.judge(case, late, report(CLOSED), None).verdict == "non-strict"
+
+
+def test_judge_counts_the_messages_past_the_told_events() -> None:
+    """The observe kind tells the first 256 events and counts the rest (clients/README.md)."""
+    case = cases.BY_ID["9-text-1000-messages"]
+    told = [message_event(m) for m in case.expect.messages[:255]]
+    o = obs(case.id, [close(0.3, 1000)], "peer", peer_close_t=0.25)
+    whole = {**report(*told), "messages": 1000, "events_untold": 746}
+    v = J.judge(case, o, whole, None)
+    assert v.verdict == "strict" and "delivered 1000 messages" in v.detail, v
+    assert J.judge(case, o, {**whole, "messages": 999}, None).verdict == "fail"
+    assert J.judge(case, o, report(*told), None).verdict == "fail"  # nothing untold: 255 of 1000
 
 
 def test_judge_a_hang_in_the_application_fails() -> None:
     """Right on the wire, but the application never learnt that the connection closed."""
-    v = J.judge(cases.BY_ID["rsv1-text"], obs("rsv1-text", [close(0.06, 1002)], "peer"),
+    v = J.judge(cases.BY_ID["3-rsv1-text"], obs("3-rsv1-text", [close(0.06, 1002)], "peer"),
                 report(timed_out=True), None)
     assert v.verdict == "fail" and "no close event" in v.detail
 
@@ -121,30 +200,47 @@ def delivering(case_id: str, reply: int | None, events: list[dict[str, Any]], po
 
 
 def test_judge_valid_cases() -> None:
-    msg = [message_event(cases.text("Hello, world"))]
-    assert delivering("ping-between-fragments", 1000, msg, [b"between"]).verdict == "strict"
-    v = delivering("ping-between-fragments", 1000, msg, [])
+    msg = [message_event(cases.text("fragment1fragment2"))]
+    assert delivering("5-ping-between-fragments", 1000, msg, [b"between"]).verdict == "strict"
+    v = delivering("5-ping-between-fragments", 1000, msg, [])
     assert v.verdict == "fail" and "no pong" in v.detail
-    v = delivering("ping-between-fragments", 1000, msg, [b"betwee"])
+    v = delivering("5-ping-between-fragments", 1000, msg, [b"betwee"])
     assert v.verdict == "fail" and "payload differs" in v.detail
-    v = delivering("ping-between-fragments", 1000, [message_event(cases.text("Hello, worle"))], [b"between"])
+    v = delivering("5-ping-between-fragments", 1000, [message_event(cases.text("fragment1fragment3"))], [b"between"])
     assert v.verdict == "fail" and "differs in its tail" in v.detail
-    v = delivering("ping-between-fragments", 1000, [], [b"between"])
+    v = delivering("5-ping-between-fragments", 1000, [], [b"between"])
     assert v.verdict == "fail" and "delivered 0 of 1" in v.detail
-    v = delivering("close-code-3000", 1000, [])
+    v = delivering("7-close-code-3000", 1000, [])
     assert v.verdict == "non-strict" and "typically echoes" in v.detail
-    assert delivering("close-code-3000", 3000, []).verdict == "strict"
-    assert delivering("close-empty", None, []).verdict == "strict"
-    v = delivering("close-code-1000", 1005, [])
+    assert delivering("7-close-code-3000", 3000, []).verdict == "strict"
+    assert delivering("7-close-empty", None, []).verdict == "strict"
+    v = delivering("7-close-code-1000", 1005, [])
     assert v.verdict == "fail" and "must never be sent" in v.detail
-    v = delivering("close-code-1000", "none", [])  # type: ignore[arg-type]
+    v = delivering("7-close-code-1000", "none", [])  # type: ignore[arg-type]
     assert v.verdict == "fail" and "instead of answering" in v.detail
-    v = delivering("fragments-empty", 1002, [], reply_t=0.1)  # before our close: failed valid input
+    v = delivering("5-fragments-empty", 1002, [], reply_t=0.1)  # before our close: failed valid input
     assert v.verdict == "fail" and "valid input" in v.detail
 
 
+def test_judge_coalesced_pongs_and_a_message_too_big() -> None:
+    """5.5.3 lets a client answer only the latest of several pings (non-strict); a limit of
+    the client's (1009, 1008) on a message of megabytes is non-strict, any other code fails."""
+    pings = list(cases.BY_ID["2-ten-pings"].expect.pongs)
+    assert delivering("2-ten-pings", 1000, [], pings).verdict == "strict"
+    v = delivering("2-ten-pings", 1000, [], [pings[3], pings[-1]])
+    assert v.verdict == "non-strict" and "only 2 of the 10 pings" in v.detail
+    assert delivering("2-ten-pings", 1000, [], [pings[-1], pings[3]]).verdict == "fail"
+    assert delivering("2-ten-pings", 1000, [], pings[:-1]).verdict == "fail"
+    v = delivering("9-binary-16mib", 1009, [], reply_t=0.1)
+    assert v.verdict == "non-strict" and "1009 (message too big" in v.detail
+    assert delivering("9-binary-16mib", 1002, [], reply_t=0.1).verdict == "fail"
+    assert delivering("2-ping-125", 1009, [], reply_t=0.1).verdict == "fail"  # a limit only for the big ones
+    # the peer may have written its close while the client was still reading the message
+    assert delivering("9-binary-16mib", 1008, [], reply_t=0.3).verdict == "non-strict"
+
+
 def test_judge_rejecting_and_missing() -> None:
-    case = cases.BY_ID["accept-wrong"]
+    case = cases.BY_ID["handshake-accept-wrong"]
     never = {"messages": 0, "events": [{"type": "error"}, CLOSED], "timed_out": False}
     assert J.judge(case, obs(case.id, [], "client-eof"), never, None).verdict == "strict"
     assert J.judge(case, obs(case.id, [], "client-eof"), report(CLOSED), None).verdict == "fail"
@@ -164,15 +260,17 @@ def test_digest_counts_utf16_units() -> None:
 # --- the peer against trivial clients
 
 def test_peer_plays_records_and_answers_a_close() -> None:
-    case = cases.BY_ID["rsv1-text"]
+    case = cases.BY_ID["3-rsv1-text"]
     with Peer() as peer:
         pending = peer.expect("t1", case)
         s, head = raw_client(peer.url(case, "t1"))
         assert head.startswith(b"HTTP/1.1 101") and accept_for("dGhlIHNhbXBsZSBub25jZQ==").encode() in head
         data = head.split(b"\r\n\r\n", 1)[1]
-        while len(data) < 7:
+        while len(data) < 30:  # the script: "before", the RSV1 text, the ping "after"
             data += s.recv(4096)
-        assert data[:7] == bytes((0x80 | 0x40 | TEXT, 5)) + b"hello"  # RSV1 set
+        assert data[:8] == bytes((0x80 | TEXT, 6)) + b"before"  # unmasked, as a server's frames are
+        assert data[8:23] == bytes((0x80 | 0x40 | TEXT, 13)) + b"reserved bits"  # RSV1 set
+        assert data[23:] == bytes((0x80 | PING, 5)) + b"after"
         s.sendall(masked_close(1002))
         answer = s.recv(4096)
         assert answer == bytes((0x80 | CLOSE, 2)) + b"\x03\xea"  # our 1002 echoed
@@ -184,7 +282,7 @@ def test_peer_plays_records_and_answers_a_close() -> None:
 
 
 def test_peer_gives_up_on_a_silent_client_and_ignores_unknown_tokens() -> None:
-    case = dataclasses.replace(cases.BY_ID["ping-126"], react_s=0.3)
+    case = dataclasses.replace(cases.BY_ID["2-ping-126"], react_s=0.3)
     with Peer() as peer:
         pending = peer.expect("t2", case)
         s, _ = raw_client(peer.url(case, "t2"))
@@ -204,14 +302,14 @@ def test_peer_with_a_library_client() -> None:
     from websockets.sync.client import connect
 
     with Peer() as peer:
-        case = cases.BY_ID["length-forms"]
+        case = cases.BY_ID["1-two-in-one-write"]
         pending = peer.expect("t3", case)
         with connect(peer.url(case, "t3"), compression=None) as ws:
             got = [m for m in ws]
-        assert [len(m) for m in got] == [125, 126, 127, 65535, 65536]
+        assert got == ["first", "second"]
         o = pending.wait(5)
         assert o is not None and [f.close_code() for _, f in o.closes()] == [1000]
-        case = cases.BY_ID["accept-wrong"]
+        case = cases.BY_ID["handshake-accept-wrong"]
         pending = peer.expect("t4", case)
         with pytest.raises(InvalidHandshake):
             connect(peer.url(case, "t4"), compression=None)
@@ -230,6 +328,8 @@ def one_line_error(proc: subprocess.CompletedProcess[str], needle: str) -> None:
 def test_bad_names_give_one_line() -> None:
     one_line_error(wsbench("conformance", "-c", "netcat"), "unknown client 'netcat'")
     one_line_error(wsbench("conformance", "--case", "rsv9"), "unknown case 'rsv9'")
+    one_line_error(wsbench("conformance", "--case", "11-*"), "unknown case '11-*'")
+    one_line_error(wsbench("conformance", "-s", "lws-echo"), "add --servers")
     one_line_error(wsbench("conformance", "--jobs", "0"), "--jobs")
     one_line_error(wsbench("conformance", "--case", "tls-truncation"),
                    "case 'tls-truncation' is a TLS-failure case: it runs only with --tls")
@@ -241,7 +341,7 @@ def test_missing_certificates_are_one_line(tmp_path: Path) -> None:
     code = ("import sys, pathlib; import wsbench.certificates as t; t.TLS_DIR = pathlib.Path(sys.argv[1]); "
             "from wsbench.cli import main; sys.exit(main(sys.argv[2:]))")
     proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "tls"), "conformance", "--tls", "--case",
-                           "rsv1-text", "--out", str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True,
+                           "3-rsv1-text", "--out", str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True,
                           timeout=60, stdin=subprocess.DEVNULL)
     one_line_error(proc, "manifest.json is missing: the TLS certificates are made by make setup")
     assert not (tmp_path / "out").exists()
@@ -250,7 +350,7 @@ def test_missing_certificates_are_one_line(tmp_path: Path) -> None:
 def test_fake_clients_every_case_gets_a_verdict(tmp_path: Path) -> None:
     catalog = observe_catalog(tmp_path / "rt.toml", {"lib": "ok", "crash": "crash"})
     out = tmp_path / "out"
-    chosen = ["rsv1-text", "utf8-split-valid", "close-code-3000", "accept-wrong"]
+    chosen = ["3-rsv1-text", "6-kosme-split-3", "7-close-code-3000", "handshake-accept-wrong"]
     proc = wsbench("--catalog", str(catalog), "conformance", "--out", str(out), "-q",
                    *(a for c in chosen for a in ("--case", c)))
     assert proc.returncode == 0, proc.stderr
@@ -262,12 +362,12 @@ def test_fake_clients_every_case_gets_a_verdict(tmp_path: Path) -> None:
     verdicts = data["conformance"]["verdicts"]
     assert set(verdicts) == {"lib", "crash"}
     assert all(set(v) == set(chosen) for v in verdicts.values())
-    assert verdicts["lib"]["utf8-split-valid"]["verdict"] == "strict"
-    assert verdicts["lib"]["close-code-3000"]["verdict"] == "strict"
+    assert verdicts["lib"]["6-kosme-split-3"]["verdict"] == "strict"
+    assert verdicts["lib"]["7-close-code-3000"]["verdict"] == "strict"
     assert all(v["verdict"] == "fail" and "code 3" in v["detail"] for v in verdicts["crash"].values())
     assert data["environment"]["runtimes"]["python"]["version"].startswith("Python")
     # the table, printed and re-rendered from the file alone
-    assert "| `rsv1-text` | 5.2 |" in proc.stdout and "| crash (crash) | 0 | 0 | 4 | 0 |" in proc.stdout
+    assert "| `3-rsv1-text` | 5.2 |" in proc.stdout and "| crash (crash) | 0 | 0 | 4 | 0 |" in proc.stdout
     report = wsbench("report", str(path))
     assert report.returncode == 0 and "## Conformance" in report.stdout
     loaded = read_json(path).conformance
@@ -277,7 +377,7 @@ def test_fake_clients_every_case_gets_a_verdict(tmp_path: Path) -> None:
 def test_interrupt_leaves_nothing_behind(tmp_path: Path) -> None:
     catalog = observe_catalog(tmp_path / "rt.toml", {"hang": "hang"})
     out = tmp_path / "out"
-    proc = started("--catalog", str(catalog), "conformance", "--case", "text-16mib", "--out", str(out),
+    proc = started("--catalog", str(catalog), "conformance", "--case", "9-text-16mib-utf8-fragments-1kib", "--out", str(out),
                    first_line="wsbench conformance:")  # the hanging client is connected after 2 s
     interrupt(proc)
     [path] = out.glob("conformance-*.json")
@@ -298,9 +398,30 @@ def test_quickjs_is_strict_on_every_case(tmp_path: Path) -> None:
     assert not_strict == {}
 
 
+@needs_build
+def test_the_quick_subset_against_quickjs_and_node(tmp_path: Path) -> None:
+    """`--quick`: every section, against ours (strict on every case) and a JS client (its
+    verdicts are findings: only that each case got one), in seconds."""
+    t0 = time.monotonic()
+    proc = wsbench("conformance", "--quick", "-c", "quickjs", "-c", "node-ws", "--out", str(tmp_path), "-q",
+                   timeout=300)
+    took = time.monotonic() - t0
+    assert proc.returncode == 0, proc.stderr
+    [path] = tmp_path.glob("conformance-*.json")
+    data = json.loads(path.read_text())
+    quick = {c.id for c in cases.select(None, quick=True)}
+    assert {c["id"] for c in data["conformance"]["cases"]} == quick and data["complete"]
+    verdicts = data["conformance"]["verdicts"]
+    assert set(verdicts["node-ws"]) == set(verdicts["quickjs"]) == quick
+    assert all(v["verdict"] in ("strict", "non-strict", "fail") and v["detail"] for v in verdicts["node-ws"].values())
+    assert {k: v for k, v in verdicts["quickjs"].items() if v["verdict"] != "strict"} == {}
+    assert took < 60, f"the quick subset took {took:.0f} s"
+
+
 # every kind of expectation, and the cases where runtimes differ
-SUBSET = ["rsv1-text", "masked-text", "length-top-bit", "ping-125", "fragments-1000", "utf8-split-invalid",
-          "close-1-byte", "close-code-1015", "close-code-3000", "close-reason-invalid", "accept-wrong"]
+SUBSET = ["3-rsv1-text", "1-masked-text", "1-length-top-bit", "2-ping-125", "5-fragments-1000", "6-split-invalid",
+          "7-close-1-byte", "7-close-code-1015", "7-close-code-3000", "7-close-reason-invalid-ff",
+          "handshake-accept-wrong"]
 
 
 @needs_build

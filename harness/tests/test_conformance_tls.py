@@ -28,6 +28,7 @@ HAVE_CERTS = (ROOT / "build/tls/manifest.json").exists()
 needs_certs = pytest.mark.skipif(not HAVE_CERTS, reason="build/tls missing (make setup)")
 LOADGEN = ROOT / "build/bin/wsbench-loadgen"
 FAILURE_IDS = [c.id for c in tls_cases.TLS_CASES]
+SCRIPT_BYTES = 8 + 15 + 7  # what 3-rsv1-text plays: a text "before", the RSV1 text, the ping "after"
 CERT_IDS = ["tls-untrusted-ca", "tls-wrong-host", "tls-expired"]
 
 
@@ -43,7 +44,7 @@ def test_the_failure_set() -> None:
     assert [c.expect.error_required for c in tls_cases.TLS_CASES[3:]] == [True, True, False]
     assert len(tls_cases.select(None, tls=False)) == len(cases.CASES)
     assert len(tls_cases.select(None, tls=True)) == len(cases.CASES) + 6
-    assert [c.id for c in tls_cases.select(["tls-expired", "rsv1-text"], tls=True)] == ["rsv1-text", "tls-expired"]
+    assert [c.id for c in tls_cases.select(["tls-expired", "3-rsv1-text"], tls=True)] == ["3-rsv1-text", "tls-expired"]
     with pytest.raises(ValueError):
         tls_cases.select(["tls-expired"], tls=False)
     with pytest.raises(KeyError):
@@ -157,20 +158,22 @@ def end_by(s: ssl.SSLSocket, how: str) -> None:
 ])
 def test_the_peer_over_tls_reads_how_the_client_ended(peer: Peer, how: str, tcp_end: str,
                                                       tls_end: str | None) -> None:
-    pending, s, data = play(peer, "rsv1-text", f"end-{how}")
-    while len(data) < 7:
+    pending, s, data = play(peer, "3-rsv1-text", f"end-{how}")
+    while len(data) < SCRIPT_BYTES:  # all of it: unread bytes would make the close a reset
         data += s.recv(4096)
-    assert data[:7] == bytes((0x80 | 0x40 | TEXT, 5)) + b"hello"  # played over TLS as over TCP
+    assert data[8:23] == bytes((0x80 | 0x40 | TEXT, 13)) + b"reserved bits"  # played over TLS as over TCP
     end_by(s, how)
     o = pending.wait(5)
     assert o is not None and o.tls_handshake == "done" and (o.tcp_end, o.tls_end) == (tcp_end, tls_end), o
-    v = J.judge(cases.BY_ID["rsv1-text"], o, None, None)
+    v = J.judge(cases.BY_ID["3-rsv1-text"], o, None, None)
     assert v.verdict == "non-strict" and "without a close frame" in v.detail
 
 
 @needs_certs
 def test_the_peer_over_tls_answers_a_close_and_ends_with_close_notify(peer: Peer) -> None:
-    pending, s, _ = play(peer, "rsv1-text", "closing")
+    pending, s, data = play(peer, "3-rsv1-text", "closing")
+    while len(data) < SCRIPT_BYTES:  # the script: "before", the RSV1 text, the ping
+        data += s.recv(4096)
     s.sendall(masked_close(1002))
     answer = b""
     while len(answer) < 4:
@@ -179,7 +182,7 @@ def test_the_peer_over_tls_answers_a_close_and_ends_with_close_notify(peer: Peer
     assert s.recv(4096) == b""  # the peer's close_notify (Python returns b"" for it)
     o = pending.wait(5)
     assert o is not None and o.tcp_end == "peer"
-    assert J.judge(cases.BY_ID["rsv1-text"], o, None, None).verdict == "strict"
+    assert J.judge(cases.BY_ID["3-rsv1-text"], o, None, None).verdict == "strict"
     s.close()
 
 
@@ -187,10 +190,10 @@ def test_the_peer_over_tls_answers_a_close_and_ends_with_close_notify(peer: Peer
 def test_a_client_that_fails_the_handshake_of_a_case_is_told_apart(peer: Peer) -> None:
     """Over TLS every case has a listener of its own: a handshake that fails is that
     client's, in that case (here a client that trusts only the system's CAs)."""
-    pending = peer.expect("no-trust", cases.BY_ID["rsv1-text"])
+    pending = peer.expect("no-trust", cases.BY_ID["3-rsv1-text"])
     with pytest.raises(ssl.SSLCertVerificationError):
         raw_client(pending.url, context=ssl.create_default_context())
-    v = J.judge(cases.BY_ID["rsv1-text"], pending.wait(5), None, None)
+    v = J.judge(cases.BY_ID["3-rsv1-text"], pending.wait(5), None, None)
     assert (v.verdict, v.detail) == ("fail", "never connected to the peer: the TLS handshake failed: the client's "
                                              "alert: unknown ca")
 
@@ -279,7 +282,7 @@ def case_args(ids: list[str]) -> list[str]:
 def test_fake_clients_over_tls(tmp_path: Path) -> None:
     catalog = observe_catalog(tmp_path / "rt.toml", {"lib": "ok", "trusting": "ok", "plain": "ok"},
                               tls={"lib": "observe_client.py", "trusting": "insecure_observe_client.py"})
-    chosen = ["rsv1-text", "utf8-split-valid", *FAILURE_IDS]
+    chosen = ["3-rsv1-text", "6-kosme-split-3", *FAILURE_IDS]
     data, path, stdout = run_conformance(tmp_path, "--catalog", str(catalog), "conformance", *case_args(chosen))
     assert data["settings"]["tls"]["mode"] == "on" and data["settings"]["tls"]["file"] == "build/tls/server.pem"
     assert "--ca" in data["clients"]["lib"]["command"] and data["clients"]["plain"]["status"] == "n/a"
@@ -307,14 +310,15 @@ def test_fake_clients_over_tls(tmp_path: Path) -> None:
 def loadgen_verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str]]:
     if not HAVE_CERTS or not LOADGEN.exists():
         pytest.skip("build/tls or loadgen missing (make setup)")
-    chosen = ["rsv1-text", "ping-125", "utf8-split-invalid", "close-code-3000", "accept-wrong", *FAILURE_IDS]
+    chosen = ["3-rsv1-text", "2-ping-125", "6-split-invalid", "7-close-code-3000", "handshake-accept-wrong",
+              *FAILURE_IDS]
     data, _, _ = run_conformance(tmp_path_factory.mktemp("loadgen"), "conformance", "-c", "loadgen",
                                  *case_args(chosen))
     return data["conformance"]["verdicts"]["loadgen"]
 
 
-@pytest.mark.parametrize("case_id", ["rsv1-text", "ping-125", "utf8-split-invalid", "close-code-3000",
-                                     "accept-wrong", *FAILURE_IDS[:5]])
+@pytest.mark.parametrize("case_id", ["3-rsv1-text", "2-ping-125", "6-split-invalid", "7-close-code-3000",
+                                     "handshake-accept-wrong", *FAILURE_IDS[:5]])
 def test_loadgen_over_tls_is_strict(loadgen_verdicts: dict[str, dict[str, str]], case_id: str) -> None:
     assert loadgen_verdicts[case_id]["verdict"] == "strict", loadgen_verdicts[case_id]
 

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from wsbench.conformance.frames import BINARY, CLOSE, PONG, TEXT, ClientFrame, close_payload
-from wsbench.server_conformance import server_cases as C, utf8
+from wsbench.conformance import utf8
+from wsbench.server_conformance import server_cases as C
 from wsbench.server_conformance.replies import CLIENT_CLOSED, GAVE_UP, SERVER_EOF, SERVER_RESET, ServerObservation
 from wsbench.server_conformance.server_judge import judge
 from wsbench_runs import FIXTURES, PY, ROOT, lax_server_entry, wsbench

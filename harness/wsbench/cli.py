@@ -129,9 +129,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="with --servers: a catalog server (repeatable; default: every default server)")
     conf.add_argument("--target", action="append", metavar="[NAME=]ws://HOST:PORT/PATH",
                       help="with --servers: a loopback server wsbench did not start (repeatable)")
-    conf.add_argument("--quick", action="store_true", help="with --servers: the quick subset (every section)")
-    conf.add_argument("--case", action="append", help="case id (repeatable; default: all; `wsbench list` shows them; "
-                                                     "with --servers also a pattern: '6-invalid-*')")
+    conf.add_argument("--quick", action="store_true", help="the quick subset of the cases (every section)")
+    conf.add_argument("--case", action="append", help="case id or pattern: '6-invalid-*' (repeatable; default: all; "
+                                                     "`wsbench list` shows them)")
     conf.add_argument("--jobs", "-j", type=int, default=DEFAULT_JOBS,
                       help=f"client processes (with --servers: connections) at a time (default {DEFAULT_JOBS})")
     conf.add_argument("--tls", action="store_true",

@@ -5,6 +5,7 @@ Run with the repository's venv: .venv/bin/python -m pytest clients/loadgen/tests
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shutil
@@ -206,11 +207,20 @@ def peer() -> Iterator[Any]:
         yield p
 
 
+def slow_ping() -> Any:
+    """A ping, a 200 ms pause, then the peer's close (longer than a 100 ms --timeout-ms)."""
+    from wsbench.conformance.cases import BY_ID, Pause, closing
+
+    case = BY_ID["2-ping-125"]
+    ping = case.steps()[0]
+    return dataclasses.replace(case, id="slow-ping", build=lambda: (ping, Pause(0.2), closing(wait=False)))
+
+
 def observe(peer: Any, case_id: str, timeout_ms: int = 5000, prefix: list[str] | None = None) -> tuple[int, dict[str, Any], Any]:
-    """Run --kind observe on one conformance case: exit code, result, what the peer saw."""
+    """Run --kind observe on one conformance case (or "slow-ping"): exit code, result, what the peer saw."""
     from wsbench.conformance.cases import BY_ID
 
-    case = BY_ID[case_id]
+    case = slow_ping() if case_id == "slow-ping" else BY_ID[case_id]
     token = f"loadgen-test-{case_id}-{time.monotonic_ns()}"
     pending = peer.expect(token, case)
     code, _, res = loadgen("--kind", "observe", "--url", peer.url(case, token), "--timeout-ms", str(timeout_ms),
@@ -226,16 +236,16 @@ def test_observe_reports_messages_as_digests(peer: Any) -> None:
     from wsbench.conformance.cases import BY_ID
     from wsbench.conformance.judge import digest
 
-    code, res, _ = observe(peer, "utf8-4-byte")
+    code, res, _ = observe(peer, "6-valid-one-to-four")
     assert code == 0 and res["timed_out"] is False, res
     assert types(res) == ["open", "message", "close"], res
     message = {k: res["events"][1][k] for k in ("kind", "length", "head", "tail", "sample")}
-    assert message == digest(BY_ID["utf8-4-byte"].expect.messages[0])
+    assert message == digest(BY_ID["6-valid-one-to-four"].expect.messages[0])
     assert res["events"][2] == {**res["events"][2], "code": 1000, "wasClean": True}
 
 
-@pytest.mark.parametrize("case_id, code", [("utf8-split-invalid", 1007), ("close-reason-invalid", 1007),
-                                            ("masked-text", 1002), ("close-code-1015", 1002)])
+@pytest.mark.parametrize("case_id, code", [("6-split-invalid", 1007), ("7-close-reason-invalid-ff", 1007),
+                                            ("1-masked-text", 1002), ("7-close-code-1015", 1002)])
 def test_observe_fails_the_connection_with_the_code(peer: Any, case_id: str, code: int) -> None:
     """Protocol errors no longer end the run: an error event, our close frame, close."""
     rc, res, obs = observe(peer, case_id)
@@ -246,7 +256,7 @@ def test_observe_fails_the_connection_with_the_code(peer: Any, case_id: str, cod
 
 
 def test_observe_a_bad_upgrade_or_no_server_is_an_event(peer: Any) -> None:
-    rc, res, obs = observe(peer, "accept-wrong")
+    rc, res, obs = observe(peer, "handshake-accept-wrong")
     assert rc == 0 and types(res) == ["error", "close"], res
     assert "Sec-WebSocket-Accept" in res["events"][0]["message"] and obs.frames == []
     rc, _, res = loadgen("--kind", "observe", "--url", "ws://127.0.0.1:1/", "--timeout-ms", "2000")
@@ -254,16 +264,16 @@ def test_observe_a_bad_upgrade_or_no_server_is_an_event(peer: Any) -> None:
 
 
 def test_observe_reports_what_it_saw_at_its_timeout(peer: Any) -> None:
-    rc, res, obs = observe(peer, "ping-125", timeout_ms=100)  # the peer pauses 200 ms before its close
+    rc, res, obs = observe(peer, "slow-ping", timeout_ms=100)  # the peer pauses 200 ms before its close
     assert rc == 0 and res["timed_out"] is True and types(res) == ["open"], res
     assert [f.close_code() for _, f in obs.closes()] == [1000]  # then it closes cleanly
 
 
 @pytest.mark.skipif(not shutil.which("valgrind"), reason="valgrind not installed")
-@pytest.mark.parametrize("case_id, timeout_ms", [("text-16mib", 60000), ("fragments-1000", 5000), ("utf8-split-invalid", 5000),
-                                                 ("utf8-4-byte", 5000),  # decoded to UTF-16: 20 bytes, 13 units
-                                                 ("close-reason-invalid", 5000), ("length-top-bit", 5000),
-                                                 ("accept-wrong", 5000), ("ping-125", 100)])
+@pytest.mark.parametrize("case_id, timeout_ms", [("9-text-16mib-utf8-fragments-1kib", 60000), ("5-fragments-1000", 5000),
+                                                 ("6-split-invalid", 5000), ("6-valid-one-to-four", 5000),  # decoded to UTF-16: 20 bytes, 13 units
+                                                 ("7-close-reason-invalid-ff", 5000), ("1-length-top-bit", 5000),
+                                                 ("handshake-accept-wrong", 5000), ("slow-ping", 100)])
 def test_observe_no_leaks_under_valgrind(peer: Any, tmp_path: Path, case_id: str, timeout_ms: int) -> None:
     log = tmp_path / "vg.log"
     code, res, _ = observe(peer, case_id, timeout_ms=timeout_ms,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 
 from ..catalog import Program, load_catalog
-from ..conformance import schedule, tls_cases, tls_setup
+from ..conformance import cases, schedule, tls_cases, tls_setup
 from ..server_conformance import server_cases, server_schedule
 from ..target import target_programs
 from ..errors import WsbenchError
@@ -22,15 +22,15 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
         raise WsbenchError(f"--jobs must be between 1 and 64, got {args.jobs}")
     if args.servers:
         return servers(args, argv)
-    if args.server or args.target or args.quick:
-        raise WsbenchError("-s/--server, --target and --quick name the server cases: add --servers")
+    if args.server or args.target:
+        raise WsbenchError("-s/--server and --target name servers: add --servers")
     catalog = load_catalog(args.catalog)
     clients = catalog.select("client", args.client, None)
     try:
-        chosen = tls_cases.select(args.case, args.tls)
+        chosen = tls_cases.select(args.case, args.tls, args.quick)
     except KeyError as exc:
-        raise WsbenchError(f"unknown case '{exc.args[0]}' (`wsbench list` shows the {len(tls_cases.CASES)} cases "
-                           f"and the {len(tls_cases.TLS_CASES)} TLS-failure cases)") from None
+        raise WsbenchError(f"unknown case '{exc.args[0]}' (`wsbench list` shows the {len(cases.CASES)} client "
+                           f"cases and the {len(tls_cases.TLS_CASES)} TLS-failure cases)") from None
     except ValueError as exc:
         raise WsbenchError(f"case '{exc.args[0]}' is a TLS-failure case: it runs only with --tls") from None
     if not clients:

@@ -1,5 +1,6 @@
 """``wsbench list``: the runtimes, servers, clients, workloads, suites and conformance cases
-(the RFC 6455 cases and the TLS-failure set; the server cases by section)."""
+(the client cases and the server cases, each by Autobahn's sections with every case's RFC
+6455 section; the TLS-failure set)."""
 
 from __future__ import annotations
 
@@ -31,16 +32,21 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     print("suites:")
     for s in workloads.suites.values():
         print(f"  {s.name:<18} {s.description}")
-    print("conformance cases (wsbench conformance --case ID):")
-    for case in cases.CASES:
-        print(f"  {case.id:<24} {case.section:<6} {case.title}")
-    print("TLS-failure cases (wsbench conformance --tls; --case ID):")
+    print(f"client conformance cases ({len(cases.CASES)}; wsbench conformance --case ID), by "
+          "Autobahn|Testsuite's sections:")
+    _by_section({g: [(c.id, c.section, c.title) for c in chosen] for g, chosen in cases.by_group().items()})
+    print(f"TLS-failure cases ({len(tls_cases.TLS_CASES)}; wsbench conformance --tls --case ID):")
     for case in tls_cases.TLS_CASES:
-        print(f"  {case.id:<24} {case.section:<12} {case.title}")
+        print(f"  {case.id:<44} {case.section:<12} {case.title}")
     print(f"server conformance cases ({len(server_cases.CASES)}; wsbench conformance --servers --case ID), by "
           "Autobahn|Testsuite's sections:")
-    for group, chosen in server_cases.by_group().items():
-        print(f"  {group} {server_cases.GROUPS[group]} ({len(chosen)} cases)")
-        for sc in chosen:
-            print(f"    {sc.id:<44} {sc.section:<6} {sc.title}")
+    _by_section({g: [(c.id, c.section, c.title) for c in chosen] for g, chosen in server_cases.by_group().items()})
     return 0
+
+
+def _by_section(groups: dict[str, list[tuple[str, str, str]]]) -> None:
+    """Each section's line ("6 UTF-8 (370 cases)"), then its cases: id, RFC 6455 section, title."""
+    for group, chosen in groups.items():
+        print(f"  {cases.group_label(group)} ({len(chosen)} cases)")
+        for case_id, section, title in chosen:
+            print(f"    {case_id:<44} RFC {section:<6} {title}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from .cases import Closes, Fault, Pause
+from .cases import Chop, Close, Fault, Pause
 from .frames import (CLOSE, ClientFrame, accept_for, close_payload, read_client_frame, server_frame,
                      switching_protocols)
 from .observation import Pending, sendable
@@ -20,6 +20,7 @@ from .wire import Wire
 
 SETTLE_S = 0.05  # between the 101 and the first step, so the client has taken the response alone
 CLOSE_LINGER_S = 0.05  # after our answering close frame: does the client end TCP itself?
+REPLY_POLL_S = 0.01  # how often a waiting close looks whether the pongs have come
 
 
 class Session:
@@ -56,7 +57,7 @@ class Session:
         first = b""
         if self.case.with_101 and steps and not isinstance(steps[0], Pause):
             step = steps.pop(0)
-            first = step.data if isinstance(step, Closes) else step  # type: ignore[union-attr]
+            first = step.data if isinstance(step, (Close, Chop)) else step  # type: ignore[union-attr]
         self.t0 = asyncio.get_running_loop().time()
         self.wire.write(response + first)
         if first:
@@ -99,23 +100,47 @@ class Session:
                 self.obs.fault_t = round(self.now(), 4)
                 self.obs.fault = await self.wire.fault(step.kind)
                 continue
-            data = step.data if isinstance(step, Closes) else step
-            self.obs.step_t.append(round(self.now(), 4))
-            if isinstance(step, Closes):
+            if isinstance(step, Close):
+                if step.wait:
+                    await self.replies()
+                    if self.stop.is_set():
+                        return
+                self.obs.step_t.append(round(self.now(), 4))
                 self.obs.peer_close_t = self.obs.step_t[-1]
-            if not await self.send(data):
+            else:
+                self.obs.step_t.append(round(self.now(), 4))
+            if not await self.send(step.data if isinstance(step, Close) else step):
                 return
         self.obs.script_done_t = round(self.now(), 4)
 
-    async def send(self, data: bytes) -> bool:
-        if self.wire.closing():
-            return False
-        try:
-            self.wire.write(data)
-            await self.wire.drain()
-        except (ConnectionError, OSError):
-            self.end("client-reset")
-            return False
+    async def replies(self) -> None:
+        """Before a waiting close: every pong the case expects, or the reaction time over,
+        or the connection over (cases.Close)."""
+        deadline = self.now() + self.case.react_s
+        while len(self.obs.pongs()) < len(self.case.expect.pongs) and self.now() < deadline:
+            try:
+                await asyncio.wait_for(self.stop.wait(), REPLY_POLL_S)
+                return
+            except asyncio.TimeoutError:
+                pass
+
+    async def send(self, data: bytes | Chop) -> bool:
+        """Write the bytes (a Chop: piece by piece, pausing after each), waiting for each
+        write to drain; False once the connection is over."""
+        size = data.size if isinstance(data, Chop) else max(1, len(data))
+        pause = data.pause if isinstance(data, Chop) else 0.0
+        raw = data.data if isinstance(data, Chop) else data
+        for at in range(0, max(1, len(raw)), size):
+            if self.wire.closing() or (at and self.stop.is_set()):
+                return False
+            try:
+                self.wire.write(raw[at:at + size])
+                await self.wire.drain()
+            except (ConnectionError, OSError):
+                self.end("client-reset")
+                return False
+            if pause:
+                await asyncio.sleep(pause)
         return True
 
     async def read(self) -> None:

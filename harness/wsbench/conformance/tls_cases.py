@@ -20,7 +20,8 @@ Each case has a listener of its own (a port per client run: clients connect to
 
 from __future__ import annotations
 
-from .cases import BY_ID, CASES, Case, Expect, Fault, Pause, Step, binary, closing, frame, pattern, text
+from . import cases
+from .cases import Case, Expect, Fault, Pause, Step, binary, closing, frame, pattern, text
 from .frames import BINARY, CONT, TEXT
 
 GROUP = "tls-failure"
@@ -78,15 +79,16 @@ TLS_CASES: tuple[Case, ...] = (
 TLS_BY_ID: dict[str, Case] = {c.id: c for c in TLS_CASES}
 
 
-def select(ids: list[str] | None, tls: bool) -> list[Case]:
-    """The cases named (none named: the RFC 6455 cases, and with ``tls`` the TLS-failure
-    set too). Raises KeyError with an unknown name, ValueError with a TLS-failure case
-    named without ``tls``."""
-    if not ids:
-        return [*CASES, *(TLS_CASES if tls else ())]
-    for i in ids:
-        if i not in BY_ID and i not in TLS_BY_ID:
-            raise KeyError(i)
+def select(ids: list[str] | None, tls: bool, quick: bool = False) -> list[Case]:
+    """The cases named (ids, or shell patterns of the RFC 6455 cases' ids), and the quick
+    subset with ``quick``; none named: the RFC 6455 cases (or the quick subset), and with
+    ``tls`` the TLS-failure set too. Raises KeyError with an unknown name, ValueError with
+    a TLS-failure case named without ``tls``."""
+    named = ids or []
+    for i in named:
         if i in TLS_BY_ID and not tls:
             raise ValueError(i)
-    return [c for c in (*CASES, *TLS_CASES) if c.id in ids]
+    failures = [c for c in TLS_CASES if c.id in named] if named else list(TLS_CASES) if tls else []
+    rfc = [i for i in named if i not in TLS_BY_ID]
+    chosen = cases.select(rfc, quick) if rfc or quick or not named else []
+    return [*chosen, *failures]

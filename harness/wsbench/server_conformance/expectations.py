@@ -1,6 +1,6 @@
 """What a server case is (``ServerCase``), what a strict server does (``Expect``), and the
-helpers the case tables are written with (framing_cases.py, payload_cases.py;
-server_cases.py gathers them).
+constructors the shared case shapes (conformance/framing_cases.py, payload_cases.py) build
+the server cases with (server_cases.py gathers them).
 
 The server cases, as data: what the client writes and what a strict server does.
 
@@ -8,7 +8,7 @@ Written from RFC 6455 and from Autobahn|Testsuite's public case descriptions (fa
 grouped by Autobahn's sections: 1 framing, 2 pings and pongs, 3 reserved bits, 4 opcodes,
 5 fragmentation, 6 UTF-8, 7 closing, 9 limits, 10 auto-fragmentation). Where the RFC gives
 the shape, cases are generated from tables: every length form, every RSV bit on every
-frame kind, every reserved opcode, every close code, every UTF-8 sequence of utf8.py
+frame kind, every reserved opcode, every close code, every UTF-8 sequence of conformance/utf8.py
 whole and one byte per fragment, and a text split at every byte position.
 
 Expectations (``Expect.kind``):
@@ -34,31 +34,15 @@ Expectations (``Expect.kind``):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Callable, Literal
 
-from .steps import Pause, Step, close
+from ..conformance.script import (GROUPS, HEAVY_REACT_S, INVALID_DATA, POLICY, PROTOCOL_ERROR, REACT_S, TOO_BIG,
+                                  Message, Pause, Step)
 
-PROTOCOL_ERROR, INVALID_DATA, POLICY, TOO_BIG = 1002, 1007, 1008, 1009
+Msg = Message  # a message the server must echo: its kind and bytes (a function builds a big one)
 LIMIT_CODES = {TOO_BIG: "message too big", POLICY: "policy violation, e.g. a limit on fragments"}
-REACT_S = 2.0  # how long a server has to react once the script has been written
-HEAVY_REACT_S = 30.0  # the same, for the cases of megabytes
-
-GROUPS: dict[str, str] = {"1": "framing", "2": "pings and pongs", "3": "reserved bits", "4": "opcodes",
-                          "5": "fragmentation", "6": "UTF-8", "7": "closing", "9": "limits",
-                          "10": "auto-fragmentation"}
-
-
-@dataclass(frozen=True)
-class Msg:
-    """A message the server must echo: its kind and bytes (a function builds a big one)."""
-
-    kind: Literal["text", "binary"]
-    source: bytes | Callable[[], bytes] = field(repr=False)
-
-    @property
-    def data(self) -> bytes:
-        return self.source() if callable(self.source) else self.source
+__all__ = ["GROUPS", "HEAVY_REACT_S", "INVALID_DATA", "LIMIT_CODES", "Msg", "PROTOCOL_ERROR", "REACT_S", "Expect",
+           "ServerCase", "echo", "fails", "info"]
 
 
 @dataclass(frozen=True)
@@ -114,14 +98,6 @@ class ServerCase:
                 "title": self.title, "expect": self.expect.kind, "strict": self.expect.describe(), "why": self.why}
 
 
-def text(data: bytes | str) -> Msg:
-    return Msg("text", data.encode() if isinstance(data, str) else data)
-
-
-def binary(data: bytes) -> Msg:
-    return Msg("binary", data)
-
-
 def echo(*messages: Msg, pongs: tuple[bytes, ...] = (), close_reply: tuple[int | None, ...] = (1000,),
          **kw: object) -> Expect:
     return Expect("echo", messages=messages, pongs=pongs, close_reply=close_reply, **kw)  # type: ignore[arg-type]
@@ -135,35 +111,3 @@ def info(question: str, *awaited: Msg) -> Expect:
     """``awaited``: the echoes a server that accepts the input sends, which the client waits
     for before its close (so that the answer is not a race against the close)."""
     return Expect("info", open_question=question, messages=awaited)
-
-
-def then_close(*steps: Step) -> Callable[[], tuple[Step, ...]]:
-    """A script of valid input: the steps, then our close 1000 (once the echoes came)."""
-    return lambda: (*steps, close())
-
-
-def pattern(n: int, seed: int) -> bytes:
-    """n bytes that do not repeat with any short period (an echo shifted or reordered shows)."""
-    out = bytearray(n)
-    x = seed or 1
-    for i in range(n):
-        x = (x * 1103515245 + 12345) & 0x7FFFFFFF
-        out[i] = x >> 16 & 0xFF
-    return bytes(out)
-
-
-@cache
-def ascii_text(n: int) -> bytes:
-    """n bytes of printable ASCII (valid UTF-8 however it is cut)."""
-    line = b"wsbench server conformance: the quick brown fox jumps over the lazy dog 0123456789\n"
-    return (line * (n // len(line) + 1))[:n]
-
-
-@cache
-def big_binary(n: int) -> bytes:
-    import random
-    return random.Random(n).randbytes(n)
-
-
-def mib(n: int) -> str:
-    return f"{n >> 20} MiB" if n >= 1 << 20 and n % (1 << 20) == 0 else f"{n >> 10} KiB" if n >= 1024 else f"{n} B"

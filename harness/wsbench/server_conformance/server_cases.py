@@ -1,25 +1,29 @@
 """The server cases, as data (``CASES``): Autobahn|Testsuite's sections 1-7, 9 and 10,
-each case with its RFC 6455 section, in framing_cases.py and payload_cases.py (written
-from RFC 6455 and Autobahn's public case descriptions, facts only); what a case is and what
-each expectation asks: expectations.py. Here: the table, the quick subset (``QUICK``,
-every section represented), choosing cases, and the cases by section."""
+each case with its RFC 6455 section, from the case shapes both directions share
+(conformance/framing_cases.py and payload_cases.py, written from RFC 6455 and Autobahn's
+public case descriptions, facts only) with the tester playing a client (``AS_CLIENT``);
+what a case is and what each expectation asks: expectations.py. Here: the table, the
+quick subset (``QUICK``, every section represented), choosing cases, and the cases by
+section."""
 
 from __future__ import annotations
 
-import fnmatch
+from ..conformance.framing_cases import (RESERVED_OPCODES, RSV_FRAMES, fragmentation, framing, opcodes, pings,
+                                         reserved_bits)
+from ..conformance.payload_cases import (IANA_CODES, INVALID_CODES, UNDEFINED_CODES, VALID_CODES, auto_fragmentation,
+                                         closing, limits, utf8_cases)
+from ..conformance.script import Direction, ascii_text, chosen_ids, gathered, pattern
+from .expectations import GROUPS, LIMIT_CODES, Expect, Msg, ServerCase, echo, fails, info
 
-from .expectations import (GROUPS, LIMIT_CODES, Expect, Msg, ServerCase, ascii_text, pattern)
-from .framing_cases import RESERVED_OPCODES, RSV_FRAMES, fragmentation, framing, opcodes, pings, reserved_bits
-from .payload_cases import (IANA_CODES, INVALID_CODES, UNDEFINED_CODES, VALID_CODES, auto_fragmentation, closing,
-                            limits, utf8_cases)
+__all__ = ["AS_CLIENT", "BY_ID", "CASES", "Expect", "GROUPS", "IANA_CODES", "INVALID_CODES", "LIMIT_CODES", "Msg",
+           "QUICK", "RESERVED_OPCODES", "RSV_FRAMES", "ServerCase", "UNDEFINED_CODES", "VALID_CODES", "ascii_text",
+           "by_group", "pattern", "select"]
 
-__all__ = ["BY_ID", "CASES", "Expect", "GROUPS", "IANA_CODES", "INVALID_CODES", "LIMIT_CODES", "Msg", "QUICK",
-           "RESERVED_OPCODES", "RSV_FRAMES", "ServerCase", "UNDEFINED_CODES", "VALID_CODES", "ascii_text", "by_group",
-           "pattern", "select"]
-
-
-CASES: tuple[ServerCase, ...] = (*framing(), *pings(), *reserved_bits(), *opcodes(), *fragmentation(),
-                                 *utf8_cases(), *closing(), *limits(), *auto_fragmentation())
+# the tester plays a client: its frames masked; valid input is echoed
+AS_CLIENT = Direction(masked=True, case=ServerCase, echo=echo, fails=fails, info=info, receiver="server",
+                      handled="echoed")
+CASES: tuple[ServerCase, ...] = gathered(*(table(AS_CLIENT) for table in (
+    framing, pings, reserved_bits, opcodes, fragmentation, utf8_cases, closing, limits, auto_fragmentation)))
 BY_ID: dict[str, ServerCase] = {c.id: c for c in CASES}
 
 # every group represented, a few seconds per server (make test)
@@ -39,16 +43,11 @@ QUICK: tuple[str, ...] = (
 
 
 def select(ids: list[str] | None, quick: bool = False) -> list[ServerCase]:
-    """The cases named, a name being an id or a shell pattern of ids (``6-invalid-*``,
-    ``7-close-code-*``), and the quick subset with ``quick``; all when neither. A name
-    that is no case and matches none raises KeyError with the name."""
-    wanted: set[str] = set(QUICK) if quick else set()
-    for name in ids or []:
-        matched = fnmatch.filter(BY_ID, name) if any(ch in name for ch in "*?[") else [name] if name in BY_ID else []
-        if not matched:
-            raise KeyError(name)
-        wanted.update(matched)
-    return [c for c in CASES if c.id in wanted] if wanted else list(CASES)
+    """The cases named (ids or shell patterns: ``6-invalid-*``, ``7-close-code-*``), and the
+    quick subset with ``quick``; all when neither. Raises KeyError with a name that matches
+    no case."""
+    wanted = chosen_ids(list(BY_ID), QUICK, ids, quick)
+    return [c for c in CASES if c.id in wanted]
 
 
 def by_group(chosen: list[ServerCase] | tuple[ServerCase, ...] = CASES) -> dict[str, list[ServerCase]]:
