@@ -58,16 +58,18 @@ def test_client_verdicts_give_the_same_checks_as_server_verdicts() -> None:
 
     records = [CaseRecord.from_json(c.to_json()) for c in client_cases.CASES]
     verdicts = {c.id: Verdict("strict", "") for c in client_cases.CASES}
-    verdicts["masked-text"] = Verdict("fail", "delivered")
-    verdicts["utf8-ff"] = Verdict("non-strict", "dropped TCP")
+    verdicts["1-masked-text"] = Verdict("fail", "delivered")
+    verdicts["6-invalid-byte-ff"] = Verdict("non-strict", "dropped TCP")
     got = {c.key: c for c in checks(CLIENT_RULES, records, verdicts)}
     assert [c.key for c in got.values()] == [r.key for r in SERVER_RULES]
-    assert got[MASKING].let_through == ["masked-text"] and not got[MASKING].holds
+    assert got[MASKING].let_through == ["1-masked-text"] and not got[MASKING].holds
     assert got[UTF8].holds and got[UTF8].cases >= 8
     assert all(c.cases for c in got.values())
 
 
 def test_the_quick_subsets_test_utf8_and_masking_without_pauses() -> None:
+    assert len(quick.server_subset()) == len(quick.SERVER_CASES)  # every case it names is in its room
+    assert len(quick.client_subset()) == len(quick.CLIENT_CASES)
     for cases, rules in ((quick.server_subset(), SERVER_RULES), (quick.client_subset(), CLIENT_RULES)):
         records = [CaseRecord.from_json(c.to_json()) for c in cases]
         got = {c.key: c.cases for c in checks(rules, records, {c.id: Verdict("strict", "") for c in records})}

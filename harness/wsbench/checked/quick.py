@@ -24,40 +24,31 @@ from ..catalog import Program
 from ..conformance import cases as client_cases, schedule as client_schedule
 from ..conformance.peer import Peer
 from ..errors import WsbenchError
-from ..model import CaseRecord, ServerVerdict, Verdict
-from ..rfc_checks import CLIENT_RULES, MASKING, SERVER_RULES, UTF8, Rule, cases_of
+from ..model import ServerVerdict, Verdict
 from ..server_conformance import server_cases, server_schedule
 from ..target import is_target, parse_url
 
 JOBS = 4  # connections (servers) or client processes at a time
-PER_CHECK = 3  # a check none of whose chosen cases is in its room's table: its first cases there
 SERVER_CASES = ("1-unmasked-text", "1-unmasked-binary", "1-unmasked-ping", "1-unmasked-close", "6-invalid-byte-ff",
                 "6-invalid-surrogate-a080", "6-invalid-overlong-slash-2-per-byte", "6-split-invalid",
                 "6-truncated-at-end", "7-close-reason-invalid-ff")
-CLIENT_CASES = ("masked-text", "utf8-ff", "utf8-overlong-2", "close-reason-invalid")
+CLIENT_CASES = ("1-masked-text", "6-invalid-byte-ff", "6-invalid-overlong-slash-2", "7-close-reason-invalid-ff")
 
 C = TypeVar("C", server_cases.ServerCase, client_cases.Case)
 
 
-def _subset(table: Sequence[C], chosen: tuple[str, ...], rules: tuple[Rule, ...], paused: set[str]) -> list[C]:
-    """``chosen`` as the room's table has them; for a check none of them is about (the
-    room renamed its cases), its first ``PER_CHECK`` cases without a pause."""
-    records = {c.id: CaseRecord.from_json(c.to_json()) for c in table}
-    wanted = [i for i in chosen if i in records]
-    for rule in (r for r in rules if r.key in (UTF8, MASKING)):
-        if not cases_of(rule, (records[i] for i in wanted)):
-            wanted += [c.id for c in cases_of(rule, records.values()) if c.id not in paused][:PER_CHECK]
-    return [c for c in table if c.id in wanted]
+def _subset(table: Sequence[C], chosen: tuple[str, ...]) -> list[C]:
+    """``chosen`` as the room's table has them (a case renamed there fails the tests, not
+    the run: test_conformance_marks)."""
+    return [c for c in table if c.id in chosen]
 
 
 def server_subset() -> list[server_cases.ServerCase]:
-    paused = {c.id for c in server_cases.CASES if c.expect.before_end or c.heavy}
-    return _subset(server_cases.CASES, SERVER_CASES, SERVER_RULES, paused)
+    return _subset(server_cases.CASES, SERVER_CASES)
 
 
 def client_subset() -> list[client_cases.Case]:
-    paused = {c.id for c in client_cases.CASES if c.script_seconds() > 0 or c.certificate is not None}
-    return _subset(client_cases.CASES, CLIENT_CASES, CLIENT_RULES, paused)
+    return _subset(client_cases.CASES, CLIENT_CASES)
 
 
 @dataclass
