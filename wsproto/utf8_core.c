@@ -151,7 +151,21 @@ static int utf8_valid_ssse3(const uint8_t *p, size_t len)
     size_t i = 0;
 
     for (; i + 16 <= len; i += 16) {
-        __m128i in = _mm_loadu_si128((const __m128i *)(p + i));
+        __m128i in;
+        /* ASCII 64 bytes at a time: nothing to check but what the last block left open */
+        while (i + 64 <= len) {
+            __m128i a = _mm_loadu_si128((const __m128i *)(p + i)), b = _mm_loadu_si128((const __m128i *)(p + i + 16));
+            __m128i c = _mm_loadu_si128((const __m128i *)(p + i + 32)), d = _mm_loadu_si128((const __m128i *)(p + i + 48));
+            if (_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d))))
+                break;
+            err = _mm_or_si128(err, open);
+            open = _mm_setzero_si128();
+            prev = d;
+            i += 64;
+        }
+        if (i + 16 > len)
+            break;
+        in = _mm_loadu_si128((const __m128i *)(p + i));
         if (!_mm_movemask_epi8(in)) {
             err = _mm_or_si128(err, open); /* ASCII cannot finish a sequence */
             open = _mm_setzero_si128();

@@ -2,7 +2,8 @@
  * utf8_valid() 16 bytes at a time (SSSE3) against the one-character-at-a-time
  * validator of the same file, on every sequence of 1 to 4 bytes drawn from the
  * bytes where UTF-8's rules change, placed at every offset around a block
- * boundary, ending the text or followed by ASCII; then on pseudo-random texts
+ * boundary and after 64 bytes of ASCII (taken 64 at a time), ending the text
+ * or followed by ASCII; then on pseudo-random texts
  * of valid characters with one byte changed or cut short.  Prints the count of
  * texts checked, the mismatches (each, up to 10) and whether the SIMD path ran.
  */
@@ -41,12 +42,12 @@ static uint64_t next(uint64_t *x)
 
 int main(void)
 {
-    static const size_t offsets[] = { 0, 1, 12, 13, 14, 15, 16, 17, 30, 31 };
+    static const size_t offsets[] = { 0, 1, 12, 13, 14, 15, 16, 17, 30, 31, 62, 63, 64, 65, 78, 79, 80 };
     static const char *const chars[] = {
         "a", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xed\x9f\xbf",
         "\xee\x80\x80", "\xf4\x8f\xbf\xbf", "\xe0\xa0\x80", "\xf0\x90\x80\x80",
     };
-    uint8_t buf[64], text[512];
+    uint8_t buf[128], text[512];
     size_t n, o, code, total, k, len;
     uint64_t x = 0x9e3779b97f4a7c15ull;
     long r;
@@ -62,7 +63,7 @@ int main(void)
                 memcpy(buf + offsets[o], s, n);
                 len = offsets[o] + n;
                 compare(buf, len < U8_SIMD_MIN ? U8_SIMD_MIN : len); /* ends the text (or ASCII up to the minimum) */
-                compare(buf, 48);                                   /* ASCII after it */
+                compare(buf, len <= 48 ? 48 : 100);                 /* ASCII after it */
             }
         }
     }
