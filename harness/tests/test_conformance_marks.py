@@ -257,3 +257,10 @@ def test_a_conformance_file_of_the_same_versions_is_the_summary(tmp_path: Path) 
     lax = read_json(next((tmp_path / "o2").glob("run-*.json"))).servers["lax"].conformance
     assert lax is not None and lax.source == "none"
     assert "runtime 'Python 0.1' there" in lax.note and "conformance not checked" in done.stdout
+
+    # the same file passed over, the quick subset played instead: its note says why the file did not count
+    done = wsbench(*run_args, "--conformance", str(other), "--out", str(tmp_path / "o3"))
+    assert done.returncode == 0, done.stderr
+    lax = read_json(next((tmp_path / "o3").glob("run-*.json"))).servers["lax"].conformance
+    assert lax is not None and lax.source == "quick"
+    assert "files passed over" in lax.note and "runtime 'Python 0.1' there" in lax.note

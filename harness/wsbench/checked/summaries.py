@@ -59,8 +59,13 @@ def record_all(run: Run, servers: list[Program], clients: list[Program], sources
         for p in programs[side]:
             record = records[side][p.name]
             hit = found[side].get(p.name)
-            record.conformance = hit.summary if hit else ConformanceSummary(NONE, _not_checked(record, sources,
-                                                                                                skipped.get(p.name)))
+            passed_over = skipped.get(p.name)
+            if hit is None:
+                record.conformance = ConformanceSummary(NONE, _not_checked(record, sources, passed_over))
+            elif hit.summary.source == QUICK and passed_over:  # say why no file spoke for it
+                record.conformance = replace(hit.summary, note=f"{hit.summary.note} (files passed over: {passed_over})")
+            else:
+                record.conformance = hit.summary
     for twin in (c for c in clients if not c.echo_checks and c.twin_of in run.clients):
         run.clients[twin.name].conformance = run.clients[str(twin.twin_of)].conformance
     _sections(run, found)
