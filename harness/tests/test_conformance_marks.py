@@ -21,7 +21,7 @@ from runkit import run_of
 from wsbench_runs import ROOT, lax_server_entry, wsbench
 
 from wsbench.checked import quick
-from wsbench.checked.sources import differs, parse
+from wsbench.checked.origins import differs, parse
 from wsbench.errors import WsbenchError
 from wsbench.model import CaseRecord, CheckResult, ConformanceSummary, Verdict, read_json, write_json
 from wsbench.report import csvfile, printed, run_report

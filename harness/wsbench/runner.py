@@ -17,8 +17,8 @@ from .model import Cell, ProgramRecord, Run, Sample, Settings, now, write_json
 from .server import ServerHandle, start_server
 from .target import ExternalServer, is_target
 from .verify import verify_echo
-from .checked import sources as checked_sources, summaries as checked_summaries
-from .checked.sources import Sources
+from .checked import origins as checked_origins, summaries as checked_summaries
+from .checked.origins import Sources
 from .workloads import DEFAULT_SUITE, TLS_MODES, Suite, Workload, WorkloadSet, suite_defaults
 from . import certificates, environment, merge, newrun, pinning, target
 
@@ -99,7 +99,7 @@ def plan(request: Request, catalog: Catalog, workloads: WorkloadSet) -> tuple[Pl
     shard = merge.parse_shard(request.shard) if request.shard else None
     if shard:
         merge.refuse_unsharded(chosen, "--shard")
-    sources = checked_sources.parse(request.conformance, request.out) if request.out is not None else None
+    sources = checked_origins.parse(request.conformance, request.out) if request.out is not None else None
     return Plan(servers, clients, chosen, reps, suite, settings, target_pids, extra, shard, tls_values,
                 frozenset(g.name for g in guests), sources), catalog
 

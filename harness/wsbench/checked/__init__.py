@@ -2,7 +2,7 @@
 client's conformance summary, recorded with the run (model/program_checks.py), so that
 the ranked tables can say when a runtime is fast because it checks less.
 
-One concern per module: ``sources`` (``--conformance``: results files of ``wsbench
+One concern per module: ``origins`` (``--conformance``: results files of ``wsbench
 conformance`` given or found, and whether they hold the same program versions),
 ``quick`` (the quick subset of UTF-8 and masking cases, played at verify time against
 each server the run measures and each client) and ``summaries`` (the summaries and the

@@ -1,5 +1,5 @@
 """The quick subset: a few cases of invalid UTF-8 and of masking per side, played at
-verify time when no results file speaks for a program (sources.py).
+verify time when no results file speaks for a program (origins.py).
 
 Servers: the server room's raw-byte client (server_conformance/) plays the subset against
 a server started for it alone (the measured server never sees malformed input; a server

@@ -1,5 +1,5 @@
 """Each program's conformance summary, recorded in the run at verify time: from a results
-file that speaks for it (sources.py), else from the quick subset (quick.py), else "not
+file that speaks for it (origins.py), else from the quick subset (quick.py), else "not
 checked" with the reason; and the verdicts behind the summaries in the run's
 ``server_conformance`` and ``conformance`` sections (without what the servers sent
 back), for the report's case-by-case table."""
@@ -21,7 +21,7 @@ from ..paths import relative
 from ..progress import Progress
 from ..rfc_checks import MASKING, RULES, UTF8, checks
 from . import quick
-from .sources import OFF, Sources, differs, verdicts_of, versions
+from .origins import OFF, Sources, differs, verdicts_of, versions
 
 SIDES = ("server", "client")
 OFF_NOTE = "not checked: --conformance off"
