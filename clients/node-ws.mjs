@@ -7,9 +7,12 @@ import { describeTlsSocket } from './node-tls.mjs';
 import { main } from './workload/main.js';
 import { wsInfo } from '../servers/ws-info.mjs';
 
-// Same behaviour as the other clients: offer no compression; accept large echoes.
+// Offers no compression unless WSBENCH_WS_DEFLATE=1 (the deflate axis, wsbench run
+// --deflate on: harness/runtimes.toml's deflate entry), then ws' perMessageDeflate as it
+// ships (its default offer); accepts large echoes.
+const DEFLATE = process.env.WSBENCH_WS_DEFLATE === '1';
 function WsClient(url) {
-  return new WebSocket(url, { perMessageDeflate: false, maxPayload: 256 * 1024 * 1024 });
+  return new WebSocket(url, { ...(DEFLATE ? {} : { perMessageDeflate: false }), maxPayload: 256 * 1024 * 1024 });
 }
 
 const env = {

@@ -40,6 +40,7 @@ export function run(env, opts, body) {
     const sockets = [];
     let timer = null;
     let tls = /^wss:/i.test(opts.url) ? null : undefined; // null: not known yet
+    let extensions = null; // the first connection's WebSocket extensions (permessage-deflate), once open
 
     // On success the result has already been printed; the connections are then closed
     // cleanly (bounded wait, outside the measurement) so the server sees a close frame
@@ -106,6 +107,7 @@ export function run(env, opts, body) {
         ws.onclose = (ev) => finish(new Error('connection closed in phase ' + ctx.phase + ' ' + closeDetail(ev)));
         ws.onopen = () => {
           if (tls === null) tls = tlsField(env, ws);
+          if (extensions === null && typeof ws.extensions === 'string') extensions = ws.extensions;
           try {
             onOpen(ws);
           } catch (e) {
@@ -121,6 +123,7 @@ export function run(env, opts, body) {
       done(result) {
         if (ctx.finished) return;
         if (tls) result.tls = tls;
+        if (extensions) result.extensions = extensions; // what its first connection agreed (deflate)
         if (typeof env.about === 'function') Object.assign(result, env.about());
         env.print(JSON.stringify(result));
         finish(null, result);

@@ -134,10 +134,11 @@ V8 = ["v8-run-cluster.json"]
 V9 = ["v9-run.json", *(name.replace("v7-", "v9-") for name in V7)]
 V10 = [*(name.replace("v9-", "v10-") for name in V9), "v10-server-conformance.json"]
 V11 = [*(name.replace("v10-", "v11-") for name in V10), "v11-run-checked.json"]
+V12 = [*(name.replace("v11-", "v12-") for name in V11), "v12-run-deflate.json"]
 
 
-@pytest.mark.parametrize("name", V11)
-def test_version_11_round_trip(name: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", V12)
+def test_version_12_round_trip(name: str, tmp_path: Path) -> None:
     path = SCHEMAS / name
     run = read_json(path)
     write_json(run, tmp_path / "again.json")
@@ -145,13 +146,13 @@ def test_version_11_round_trip(name: str, tmp_path: Path) -> None:
     assert read_json(tmp_path / "again.json") == run
 
 
-@pytest.mark.parametrize("name", V7 + V8 + V9 + V10)
-def test_versions_7_to_10_are_written_again_with_only_what_versions_9_to_11_added(
+@pytest.mark.parametrize("name", V7 + V8 + V9 + V10 + V11)
+def test_versions_7_to_11_are_written_again_with_only_what_versions_9_to_12_added(
         name: str, tmp_path: Path) -> None:
     """Version 9 adds the programs' expect, info and barrier, version 10 the
-    server_conformance section, version 11 the programs' conformance summary (null in
-    older files): a file of version 7 to 10 written again differs in those and in its
-    version, nothing else."""
+    server_conformance section, version 11 the programs' conformance summary, version 12
+    the programs' deflate (null in older files): a file of version 7 to 11 written again
+    differs in those and in its version, nothing else."""
     path = SCHEMAS / name
     run = read_json(path)
     want = json.loads(path.read_text())
@@ -159,7 +160,9 @@ def test_versions_7_to_10_are_written_again_with_only_what_versions_9_to_11_adde
         for program in want[side].values():
             if want["schema_version"] < 9:
                 program.update(expect=None, info=None, barrier=None)
-            program.update(conformance=None)
+            if want["schema_version"] < 11:
+                program.update(conformance=None)
+            program.update(deflate=None)
     want["schema_version"] = SCHEMA_VERSION
     want["server_conformance"] = want.get("server_conformance")
     assert rewritten(run, tmp_path) == want

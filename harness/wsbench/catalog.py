@@ -35,6 +35,17 @@ class TlsSpec:
 
 
 @dataclass(frozen=True)
+class DeflateSpec:
+    """How a program speaks permessage-deflate (runtimes.toml's ``deflate`` table; the
+    deflate axis, deflate.py): a server's ``args`` turn it on, a client's ``env`` or
+    ``args`` make it offer it (empty: it offers it as its runtime ships it)."""
+
+    args: tuple[str, ...] = key(())
+    env: dict[str, str] = key(default_factory=dict)
+    defaults: dict[str, Any] = key(default_factory=dict)  # what the runtime does unless told (ws: threshold)
+
+
+@dataclass(frozen=True)
 class Program:
     """A server or a client: a command line run from the repository root."""
 
@@ -53,7 +64,9 @@ class Program:
     echo_checks: bool = True  # clients: check the echoes (False only for the twins of --verify both)
     tls: TlsSpec | None = key(None, check=lambda where, spec, what: _names_a_certificate(f"{where}: {what}", spec))
     # how it speaks TLS (None: it cannot)
+    deflate: DeflateSpec | None = key(None)  # how it speaks permessage-deflate (None: it cannot)
     secure: bool = False  # this instance runs over TLS (a server's "/wss" twin, a client in its cells)
+    compressed: bool = False  # this instance runs with permessage-deflate on (deflate.py: "/deflate" twins)
     twin_of: str | None = None  # a twin's catalog name (NAME/wss, NAME/unchecked): scopes treat it as NAME
     barrier: str = key("stdin")  # clients: how they take the two barriers (hold.py): "stdin" or "http" (k6)
     expect: dict[str, Any] = key(default_factory=dict, check=lambda where, table, what: _expect(where, table))

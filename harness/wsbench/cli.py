@@ -24,6 +24,7 @@ from .paths import PROFILES_DIR, REPORTS_DIR, RUNTIMES_FILE, WORKLOADS_DIR
 from .profile import hyperfine, profiling
 from .profile.record import DEFAULT_FREQUENCY
 from .certificates import DEFAULT_KEY_TYPE, KEY_TYPES
+from .deflate import DEFLATE_MODES
 from .workloads import DEFAULT_MIN_SECONDS, TLS_MODES
 
 EXIT_USAGE = 2
@@ -87,6 +88,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="a JSON object added to the run's environment section (make bench-docker)")
     cluster_options.add_arguments(run)  # --target, --shard, --cluster and theirs
     _tls(run)
+    run.add_argument("--deflate", choices=DEFLATE_MODES, default="off",
+                     help="permessage-deflate: off (every server refuses it, default), on (every server as its twin "
+                          "NAME/deflate with its runtime's compression; cells whose server or client cannot "
+                          "compress are n/a), or both, interleaved")
     _results(run)
 
     mrg = add("merge", help="merge the shards of one plan (wsbench run --shard I/N): throughputs sum")

@@ -37,6 +37,7 @@ from .paths import ROOT
 from .model import Sample, Settings
 from .server import ServerHandle
 from .certificates import tls_summary
+from .deflate import deflate_summary
 from .workloads import HOLDING_KINDS, Workload
 
 START_LINE = "WSBENCH-START"
@@ -156,7 +157,7 @@ class _Measurement:
         rss_reset = procfs.reset_peak_rss(self.server_pid) if self.server_pid is not None else None
         if rss_reset:
             self.sample.reading_errors.append(f"server peak RSS: {rss_reset}")
-        tls_mark = self.server.tls_mark()
+        mark = self.server.stdout_mark()
         before = procfs.rss_kib(self.server_pid) if self.server_pid is not None else None
         began = time.monotonic()
         try:
@@ -186,7 +187,7 @@ class _Measurement:
             f"{self.culprit}: {self.sample.error}" if self.sample.error else None)
         if self.sample.error is not None or phase.result is None:
             return self.sample
-        return self.readings(phase, phase.result, rusage, before, tls_mark, rss_reset)
+        return self.readings(phase, phase.result, rusage, before, mark, rss_reset)
 
     def follow(self, proc: Any, began: float, deadline: float) -> _Phase:
         """The client's lines until its result, a problem, or the deadline."""
@@ -250,7 +251,7 @@ class _Measurement:
         if phase.started is False and "error" not in phase.result:
             phase.problem = f"result line before {START_LINE}: the readings were never taken"
 
-    def readings(self, phase: _Phase, result: dict[str, Any], rusage: Any, before: int | None, tls_mark: Any,
+    def readings(self, phase: _Phase, result: dict[str, Any], rusage: Any, before: int | None, mark: int,
                  rss_reset: str | None) -> Sample:
         """The sample of a client that ended well: its figures, the readings of both sides,
         and the checks that can still fail it."""
@@ -269,9 +270,12 @@ class _Measurement:
                 wanted = (self.override or {}).get("connections", workload.params.get("connections"))
                 if wanted != "max":
                     return self.fail(stopped)
-        server_tls = tls_summary(self.server.tls_lines(tls_mark))
+        server_tls = tls_summary(self.server.tls_lines(mark))
         if server_tls is not None:
             sample.extra["server_tls"] = server_tls
+        server_deflate = deflate_summary(self.server.deflate_lines(mark))
+        if server_deflate is not None:
+            sample.extra["server_deflate"] = server_deflate
         if result["errors"]:
             return self.fail(f"{result['errors']} echoes did not match what was sent")
         unmet = self.client.unmet(result, "result line")  # e.g. ws with or without bufferutil, as the catalog says

@@ -20,7 +20,7 @@ from .verify import verify_echo
 from .checked import origins as checked_origins, summaries as checked_summaries
 from .checked.origins import Sources
 from .workloads import DEFAULT_SUITE, TLS_MODES, Suite, Workload, WorkloadSet, suite_defaults
-from . import certificates, environment, merge, newrun, pinning, target
+from . import certificates, deflate, environment, merge, newrun, pinning, target
 
 
 @dataclass
@@ -60,6 +60,7 @@ class Request:
     shard: str | None = None
     tls: str | None = None
     tls_key: str = certificates.DEFAULT_KEY_TYPE
+    deflate: str = "off"  # --deflate off|on|both (deflate.py)
     conformance: list[str] | None = None  # --conformance: results files, auto, quick or off
     out: Path | None = None  # --out: where auto looks for results files of wsbench conformance
 
@@ -91,8 +92,11 @@ def plan(request: Request, catalog: Catalog, workloads: WorkloadSet) -> tuple[Pl
         raise WsbenchError("the filters leave no " + ("server" if not servers else "client") + " to run")
     reps, min_seconds = suite_defaults(suite, request.repetitions, request.min_seconds)
     servers, tls_settings, tls_values = _tls_axis(request, suite, servers)
+    if request.deflate != "off" and request.target:
+        raise WsbenchError("--deflate starts servers with permessage-deflate on; a --target is measured as it runs")
+    servers, deflate_settings = deflate.deflate_axis(request.deflate, servers)
     settings = Settings(min_seconds=min_seconds, verify=request.verify,
-                        pinning=pinning.plan() if request.pin else None, tls=tls_settings)
+                        pinning=pinning.plan() if request.pin else None, tls=tls_settings, deflate=deflate_settings)
     if request.verify == "both":
         clients = [twin for c in clients for twin in (c, c.unchecked_twin())]
     extra = _environment_from(request.environment_from) if request.environment_from else {}
@@ -180,7 +184,7 @@ def not_applicable(workload: Workload, server: Program, client: Program) -> str 
     if why:
         return f"server {server.name} {why}"
     why = client.cannot(workload.kind, workload.client_features) or (client.cannot_tls() if server.secure else None)
-    return f"client {client.name} {why}" if why else None
+    return f"client {client.name} {why}" if why else deflate.not_applicable(server, client)
 
 
 def make_cells(plan: Plan, catalog: Catalog) -> list[Cell]:
@@ -200,23 +204,36 @@ def new_run(plan: Plan, catalog: Catalog, argv: list[str]) -> Run:
     if not cells:
         raise WsbenchError("no server/client pair is left: the workloads' scopes (workloads/*.toml) "
                            "exclude every selected pair; name the workloads without --suite, or use --suite full")
-    return newrun.new_run(catalog, argv, plan.servers, plan.clients,
-                        {**plan.settings.to_json(), "shard": list(plan.shard) if plan.shard else None},
-                        workloads=plan.workloads, cells=cells, suite=plan.suite.name if plan.suite else None,
-                        repetitions=plan.repetitions, environment_extra=plan.environment_extra,
-                        server_record=lambda s: _server_record(s, plan))
+    run = newrun.new_run(catalog, argv, plan.servers, plan.clients,
+                         {**plan.settings.to_json(), "shard": list(plan.shard) if plan.shard else None},
+                         workloads=plan.workloads, cells=cells, suite=plan.suite.name if plan.suite else None,
+                         repetitions=plan.repetitions, environment_extra=plan.environment_extra,
+                         server_record=lambda s: _server_record(s, plan))
+    if plan.settings.deflate:
+        for client in plan.clients:
+            run.clients[client.name].deflate = deflate.record(client)
+    return run
 
 
 def _server_record(p: Program, plan: Plan) -> ProgramRecord:
     record = newrun.record(p)
     if p.secure:
         record.tls = plan.settings.tls and {k: v for k, v in plan.settings.tls.items() if k != "mode"}
+    if p.compressed:
+        record.deflate = deflate.record(p)
     if is_target(p):
         record.target = p.command[0]
         record.readings = ExternalServer(p, Path(), plan.target_pids.get(p.name)).readings
+    elif not _started(p):
+        record.readings = "not started: its cells are n/a (it cannot compress)"
     else:
         record.readings = "the server's own process (started by wsbench): CPU-time clock and VmHWM from /proc"
     return record
+
+
+def _started(server: Program) -> bool:
+    """Whether the run starts ``server``: not a deflate twin that cannot compress (its cells are n/a)."""
+    return not (server.compressed and deflate.cannot_deflate(server))
 
 
 Repetition = Callable[[int, Cell], Sample]  # measures repetition N of a cell, records its sample, returns it
@@ -250,7 +267,7 @@ def execute(plan: Plan, run: Run, log_dir: Path, results: Path, progress: Progre
     running: dict[str, ServerHandle] = {}
     log_dir.mkdir(parents=True, exist_ok=True)
     try:
-        for server in plan.servers:
+        for server in filter(_started, plan.servers):
             live = _start_verified(server, run.servers[server.name], log_dir, progress, plan.settings,
                                    plan.target_pids)
             if live:
@@ -268,7 +285,8 @@ def execute(plan: Plan, run: Run, log_dir: Path, results: Path, progress: Progre
                     if cell.client == client.name and not cell.blocked:
                         cell.blocked = f"client '{client.name}': {missing[0]} is missing; run: make setup"
         if plan.conformance is not None:
-            checked_summaries.record_all(run, plan.servers, plan.clients, plan.conformance, log_dir, progress)
+            checked_summaries.record_all(run, list(filter(_started, plan.servers)), plan.clients, plan.conformance,
+                                         log_dir, progress)
         clients = {c.name: c for c in plan.clients}
         secure_clients = {c.name: c.over_tls(plan.tls_values) for c in plan.clients
                           if plan.tls_values is not None and c.tls is not None}
@@ -279,6 +297,7 @@ def execute(plan: Plan, run: Run, log_dir: Path, results: Path, progress: Progre
             measure = run_sweep if workload.sweep else run_ramp if workload.ramp else run_client
             server = running[cell.server]
             client = (secure_clients if server.program.secure else clients)[cell.client]
+            client = deflate.with_deflate(client) if server.program.compressed else client
             if workload.fresh_server and not is_target(server.program):
                 sample = _on_a_fresh_server(measure, client, server, workload, rep, log_dir, plan.settings)
             else:

@@ -1,7 +1,8 @@
 """Starting an echo server, waiting for its readiness line (and taking the ``WSBENCH-INFO``
 line it may print before it: what the server's implementation uses, e.g. ws with or
 without bufferutil), and reading what it prints afterwards (servers/README.md): the
-``WSBENCH-TLS`` line of every TLS connection. Its stdout is read until it exits, so a
+``WSBENCH-TLS`` line of every TLS connection, the ``WSBENCH-DEFLATE`` line of every
+connection to a server with permessage-deflate on (deflate.py). Its stdout is read until it exits, so a
 server that prints per connection never blocks."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any, Iterable, Protocol
 from . import procs
 from .logs import last_line
 from .catalog import Program
+from .deflate import parse_deflate_line
 from .errors import WsbenchError
 from .paths import ROOT
 
@@ -46,9 +48,11 @@ class ServerHandle(Protocol):
 
     def stop(self) -> str | None: ...
 
-    def tls_mark(self) -> int: ...
+    def stdout_mark(self) -> int: ...
 
     def tls_lines(self, since: int) -> list[dict[str, Any]]: ...
+
+    def deflate_lines(self, since: int) -> list[dict[str, Any]]: ...
 
 
 def parse_info_line(line: str) -> dict[str, Any] | None:
@@ -78,10 +82,10 @@ def parse_tls_line(line: str) -> dict[str, Any] | None:
 @dataclass
 class StdoutTail:
     """Reads a server's stdout after its readiness line, in a thread, until it exits;
-    keeps the WSBENCH-TLS lines."""
+    keeps the WSBENCH-TLS and WSBENCH-DEFLATE lines, in order, each as (kind, fields)."""
 
     reader: procs.LineReader
-    lines: list[dict[str, Any]] = field(default_factory=list)
+    lines: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def start(self) -> None:
@@ -95,10 +99,11 @@ class StdoutTail:
                     if self.reader.eof:
                         return
                     continue
-                parsed = parse_tls_line(line)
-                if parsed is not None:
-                    with self._lock:
-                        self.lines.append(parsed)
+                for kind, parse in (("tls", parse_tls_line), ("deflate", parse_deflate_line)):
+                    parsed = parse(line)
+                    if parsed is not None:
+                        with self._lock:
+                            self.lines.append((kind, parsed))
         except (OSError, ValueError):
             return  # the server is being stopped: its stdout was closed under us
         finally:
@@ -108,9 +113,9 @@ class StdoutTail:
         with self._lock:
             return len(self.lines)
 
-    def since(self, mark: int) -> list[dict[str, Any]]:
+    def since(self, mark: int, kind: str) -> list[dict[str, Any]]:
         with self._lock:
-            return list(self.lines[mark:])
+            return [fields for k, fields in self.lines[mark:] if k == kind]
 
 
 @dataclass
@@ -129,15 +134,22 @@ class RunningServer:
     def url(self, path: str = "/") -> str:
         return f"{'wss' if self.program.secure else 'ws'}://127.0.0.1:{self.port}{path}"
 
-    def tls_mark(self) -> int:
+    def stdout_mark(self) -> int:
         return self.tail.mark() if self.tail else 0
 
     def tls_lines(self, since: int) -> list[dict[str, Any]]:
-        """The WSBENCH-TLS lines printed since ``tls_mark()`` returned ``since``."""
+        """The WSBENCH-TLS lines printed since ``stdout_mark()`` returned ``since``."""
         if self.tail is None or not self.program.secure:
             return []
         time.sleep(SETTLE_S)
-        return self.tail.since(since)
+        return self.tail.since(since, "tls")
+
+    def deflate_lines(self, since: int) -> list[dict[str, Any]]:
+        """The WSBENCH-DEFLATE lines printed since ``stdout_mark()`` returned ``since``."""
+        if self.tail is None or not self.program.compressed:
+            return []
+        time.sleep(0 if self.program.secure else SETTLE_S)  # tls_lines has waited already
+        return self.tail.since(since, "deflate")
 
     def alive(self) -> bool:
         return self.proc.poll() is None

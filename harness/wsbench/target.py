@@ -179,8 +179,11 @@ class ExternalServer:
     def stop(self) -> str | None:
         return None
 
-    def tls_mark(self) -> int:
+    def stdout_mark(self) -> int:
         return 0
 
     def tls_lines(self, since: int) -> list[dict[str, object]]:
         return []  # a target's stdout is not ours to read
+
+    def deflate_lines(self, since: int) -> list[dict[str, object]]:
+        return []

@@ -2,10 +2,14 @@
 // package, with or without its bufferutil add-on (the catalog's node-ws-native and
 // node-ws, WS_NO_BUFFER_UTIL=1), and /broadcast. Contract: servers/README.md.
 //   node_modules/node20/bin/node servers/node-ws/server.mjs --port 0 [--host ADDR] [--tls-cert FILE --tls-key FILE]
-// With the TLS arguments: node:https (Node's own OpenSSL) carrying ws, wss:// only.
+//     [--deflate [--deflate-threshold N] [--deflate-{server,client}-no-context-takeover]
+//      [--deflate-{server,client}-max-window-bits 9..15]]
+// With the TLS arguments: node:https (Node's own OpenSSL) carrying ws, wss:// only. With
+// --deflate: ws' perMessageDeflate (its threshold: 1,024 bytes unless given).
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import { WebSocketServer } from 'ws';
+import { deflateLine, parseDeflate } from '../deflate.mjs';
 import { parseHost, parsePort } from '../port.mjs';
 import { parseTls, tlsLine } from '../tls.mjs';
 import { wsInfo } from '../ws-info.mjs';
@@ -19,11 +23,27 @@ const argv = process.argv.slice(2);
 const port = parsePort(argv);
 let host = '127.0.0.1';
 let tls = null;
+let deflate = null;
 try {
   host = parseHost(argv);
   tls = parseTls(argv);
+  deflate = parseDeflate(argv, ['--deflate-threshold', '--deflate-server-no-context-takeover',
+    '--deflate-client-no-context-takeover', '--deflate-server-max-window-bits', '--deflate-client-max-window-bits'],
+  'ws has no such knob');
 } catch (e) {
   die(e.message);
+}
+
+// ws' perMessageDeflate options from the deflate arguments (unset: ws' defaults).
+function wsDeflate(args) {
+  const options = {
+    threshold: args['--deflate-threshold'],
+    serverNoContextTakeover: args['--deflate-server-no-context-takeover'],
+    clientNoContextTakeover: args['--deflate-client-no-context-takeover'],
+    serverMaxWindowBits: args['--deflate-server-max-window-bits'],
+    clientMaxWindowBits: args['--deflate-client-max-window-bits'],
+  };
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
 }
 
 // Over TLS the https server listens and ws takes its upgrades (and forwards its
@@ -39,7 +59,7 @@ const server = tls ? httpsServer(tls) : null;
 
 const wss = new WebSocketServer({
   ...(server ? { server } : { host, port }),
-  perMessageDeflate: false,
+  perMessageDeflate: deflate ? wsDeflate(deflate) : false,
   maxPayload: 256 * 1024 * 1024,
   clientTracking: false,
   // no `path`: the upgrade is accepted on any request path
@@ -72,8 +92,22 @@ function isBroadcast(url) {
   return (q < 0 ? url : url.slice(0, q)) === '/broadcast';
 }
 
+// With --deflate: the Sec-WebSocket-Extensions header ws answers an upgrade with (its
+// 'headers' event, just before the 101 goes out), printed once the connection is open.
+const answered = new WeakMap();
+if (deflate) {
+  wss.on('headers', (headers, req) => {
+    const line = headers.find((h) => h.toLowerCase().startsWith('sec-websocket-extensions:'));
+    answered.set(req, line ? line.slice(line.indexOf(':') + 1).trim() : null);
+  });
+}
+
 wss.on('connection', (ws, req) => {
   if (server) reportTls(req.socket);
+  if (deflate) {
+    const offered = req.headers['sec-websocket-extensions'];
+    process.stdout.write(deflateLine({ offered: offered ?? null, response: answered.get(req) ?? null }) + '\n');
+  }
   ws.on('error', (err) => process.stderr.write(`connection error: ${err.message}\n`));
   if (isBroadcast(req.url || '/')) {
     subscribers.add(ws);

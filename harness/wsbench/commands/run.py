@@ -23,7 +23,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
                              client=args.client, repetitions=args.repetitions, min_seconds=args.min_seconds,
                              pin=args.pin, verify=args.verify, target=args.target, target_pid=args.target_pid,
                              allow_remote=args.allow_remote, environment_from=args.environment_from,
-                             shard=args.shard, tls=args.tls, tls_key=args.tls_key,
+                             shard=args.shard, tls=args.tls, tls_key=args.tls_key, deflate=args.deflate,
                              conformance=args.conformance, out=args.out)
     if args.cluster:
         return _cluster(args, argv, request)

@@ -37,10 +37,12 @@ class Settings:
     # (as "<name>/unchecked"), to measure what the checks cost
     pinning: Pinning | None = None  # client and server on separate cores
     tls: dict[str, Any] | None = None  # the TLS axis and the servers' certificate (schema 7)
+    deflate: dict[str, Any] | None = None  # the deflate axis: {"mode": "on"|"both"}, None when off (schema 12)
 
     def to_json(self) -> dict[str, Any]:
         return {"min_seconds": self.min_seconds, "verify": self.verify,
-                "pinning": self.pinning.to_json() if self.pinning else None, "tls": self.tls}
+                "pinning": self.pinning.to_json() if self.pinning else None, "tls": self.tls,
+                "deflate": self.deflate}
 
 
 @dataclass
@@ -150,6 +152,7 @@ class ProgramRecord:
     info: dict[str, Any] | None = None  # servers: what their WSBENCH-INFO line said (schema 9)
     barrier: str | None = None  # clients: how they took the barriers, "stdin" or "http" (schema 9)
     conformance: ConformanceSummary | None = None  # wsbench run: what it checks, and whence (schema 11)
+    deflate: dict[str, Any] | None = None  # runs with the deflate axis: how it compresses, or why not (schema 12)
 
     def to_json(self) -> dict[str, Any]:
         out = dict(self.__dict__)

@@ -10,7 +10,7 @@ every version)."""
 from __future__ import annotations
 
 SCHEMA = "wsbench-run"
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 READABLE_VERSIONS = tuple(range(1, SCHEMA_VERSION + 1))
 
 HISTORY: dict[int, str] = {
@@ -167,4 +167,21 @@ hold the verdicts the summaries were made of (the quick subset's, or those copie
 the file, without ``observed``), for the report's case-by-case table; null when no
 program of that side was checked. Versions 1 to 10 are still read (no summaries: the
 tables mark nothing).""",
+    12: """\
+the deflate axis (``wsbench run --deflate off|on|both``, issue 32).
+``settings.deflate``: null (off: every server refuses permessage-deflate, as before), or
+``{"mode": "on"|"both"}``; a server with permessage-deflate on is the twin ``NAME/deflate``
+of the catalog's server (started with the catalog's ``deflate`` arguments, e.g.
+``--deflate``). Every server and client record has ``deflate``: null (a run without the
+axis, and the servers without compression in a run with it), else ``args``, ``env`` (what
+turns it on) and ``defaults`` (what the runtime does unless told, e.g. ws'
+``threshold_bytes`` 1024), or ``cannot`` with the reason (the cells of such a program with
+deflate on are n/a with it; a server twin that cannot compress is not started). Per sample
+``extra.server_deflate`` is what the server printed for the sample's connections
+(servers/README.md, WSBENCH-DEFLATE: ``connections``, ``negotiated`` — how many it answered
+with permessage-deflate, null where it cannot tell —, ``offered`` and ``response``, each
+the header's value, "none", or null where the server cannot tell; absent for servers
+without deflate on), and ``extra.extensions`` what the client's WebSocket says its first
+connection agreed (its ``extensions`` attribute; absent when empty or when the client has
+none). Versions 1 to 11 are still read (the records' ``deflate`` null, no axis).""",
 }

@@ -5,7 +5,8 @@ behind one interface (export.py: the registry).
   ``conformance`` and ``merge`` print, and those of ``wsbench profile`` and ``startup``;
 - ranked: the ranked tables per workload, the run's facts, failures, what the checks cost;
 - derived: derived figures (QuickJS scoreboard, geometric-mean scores, efficiency views);
-- capacity, tls, shards: the sections of those runs; sources, claims: the source
+- capacity, tls, shards: the sections of those runs; compression: the deflate axis's facts
+  line and the mark of each ranked row; sources, claims: the source
   documents' published figures beside ours;
 - the exporters: markdown, html (+ templates/, charts, visuals), csvfile, jsonfile;
 - screenshot: the HTML opened in headless Chromium (console errors, charts' sizes, a PNG);

@@ -11,7 +11,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from . import check_marks, tls as tls_report
+from . import check_marks, compression, tls as tls_report
 from ..doc import Bullets, Grid, Section
 from ..metrics import COLUMNS, METRICS, Metric
 from ..ranking import (CV_WARN, SATURATED, RankedRow, bound_note, bound_side, label, median_of, rank, ranked,
@@ -43,6 +43,7 @@ def environment(run: Run) -> list[str]:
     if isinstance(env.get("docker"), dict):
         out.append(_containers(env["docker"]))
     out += tls_report.header(run)
+    out += compression.header(run)
     if run.settings and run.settings.get("verify") in ("off", False):
         out.append("**echo contents NOT verified** (`--verify off`): for measuring what the checks cost, "
                    "not for publishing")
@@ -135,8 +136,9 @@ def _row(run: Run, row: RankedRow, metric: Metric, extra: list[Metric]) -> list[
     s, cell, d = row.summary, row.cell, metric.digits
     flag = " ⚠" if s.cv is not None and s.cv > CV_WARN else ""
     note = f" ({len(cell.errors)} of {len(cell.samples)} reps failed)" if cell.errors else ""
-    return [str(row.position), label(run, "clients", cell.client), label(run, "servers", cell.server),
-            f"{s.median:,.{d}f}{note}", f"{s.ci95[0]:,.{d}f}–{s.ci95[1]:,.{d}f}", fmt_factor(row.factor),
+    return [str(row.position), label(run, "clients", cell.client),
+            label(run, "servers", cell.server) + compression.mark(run, cell), f"{s.median:,.{d}f}{note}",
+            f"{s.ci95[0]:,.{d}f}–{s.ci95[1]:,.{d}f}", fmt_factor(row.factor),
             *(_reading(run, cell, m) for m in extra), bound_note(cell) or "–", pct(s.cv) + flag]
 
 

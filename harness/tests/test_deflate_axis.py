@@ -1,0 +1,100 @@
+"""The deflate axis of ``wsbench run`` (issue 32, deflate.py): the twins NAME/deflate, the
+n/a cells of what cannot compress, what each sample records of the negotiation (schema 12),
+and the marks of the ranked table; one small run of the JavaScript servers and clients."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from wsbench.catalog import load_catalog
+from wsbench.deflate import deflate_axis, deflate_summary, negotiated, not_applicable, parse_deflate_line, with_deflate
+from wsbench.errors import WsbenchError
+from wsbench.model.schema import SCHEMA_VERSION
+from wsbench.runner import Request, plan
+from wsbench.workloads import load_workloads
+
+from wsbench_runs import load_run, wsbench
+
+CATALOG = load_catalog()
+
+
+@pytest.mark.parametrize("mode, names", [("off", ["bun"]), ("on", ["bun/deflate"]), ("both", ["bun", "bun/deflate"])])
+def test_the_axis(mode: str, names: list[str]) -> None:
+    servers, settings = deflate_axis(mode, [CATALOG.servers["bun"]])
+    assert [s.name for s in servers] == names
+    assert settings == (None if mode == "off" else {"mode": mode})
+    if mode == "on":
+        assert servers[0].command[-1] == "--deflate" and servers[0].catalog_name == "bun"
+
+
+def test_what_cannot_compress_is_n_a_with_the_catalog_reason() -> None:
+    deno, lws = (with_deflate(CATALOG.servers[n]) for n in ("deno", "lws"))
+    assert not_applicable(deno, CATALOG.clients["bun"]) == \
+        "server deno has no permessage-deflate: Deno.upgradeWebSocket has no option for it"
+    assert "LWS_WITHOUT_EXTENSIONS=ON" in str(not_applicable(lws, CATALOG.clients["bun"]))
+    bun = with_deflate(CATALOG.servers["bun"])
+    assert "offers no permessage-deflate" in str(not_applicable(bun, CATALOG.clients["deno"]))
+    assert not_applicable(bun, CATALOG.clients["node22"]) is None
+    assert not_applicable(CATALOG.servers["deno"], CATALOG.clients["deno"]) is None  # deflate off
+    ws = with_deflate(CATALOG.clients["node-ws"])
+    assert ws.name == "node-ws" and ws.env["WSBENCH_WS_DEFLATE"] == "1"
+
+
+def test_a_target_cannot_take_the_axis() -> None:
+    request = Request(workload=["smoke_text"], target=["t=ws://127.0.0.1:1/"], deflate="on")
+    with pytest.raises(WsbenchError, match="--deflate starts servers"):
+        plan(request, CATALOG, load_workloads())
+
+
+def test_lines_and_summaries() -> None:
+    ws = parse_deflate_line('WSBENCH-DEFLATE offered="permessage-deflate; client_max_window_bits" '
+                            'response="permessage-deflate"')
+    bun = parse_deflate_line('WSBENCH-DEFLATE offered="permessage-deflate" response=?')
+    none = parse_deflate_line("WSBENCH-DEFLATE offered=none response=none")
+    assert parse_deflate_line("WSBENCH-DEFLATE offered=x response=y") is None
+    assert deflate_summary([ws, ws]) == {"connections": 2, "negotiated": 2, "response": "permessage-deflate",
+                                         "offered": "permessage-deflate; client_max_window_bits"}
+    assert deflate_summary([bun])["negotiated"] is None and deflate_summary([none])["negotiated"] == 0
+    assert negotiated(deflate_summary([bun]), "permessage-deflate; server_no_context_takeover") is True
+    assert negotiated(deflate_summary([bun]), None) is None
+    assert negotiated(deflate_summary([none]), None) is False
+
+
+def test_a_run_with_deflate_both(tmp_path: Path) -> None:
+    run = wsbench("run", "--deflate", "both", "-w", "smoke_text", "-s", "node-ws", "-s", "bun", "-s", "deno",
+                  "-c", "node-ws", "-c", "bun", "-n", "1", "--min-seconds", "0", "--conformance", "off",
+                  "--out", str(tmp_path), "--quiet")
+    assert run.returncode == 0, run.stderr
+    data = load_run(tmp_path)
+    assert data["schema_version"] == SCHEMA_VERSION and data["settings"]["deflate"] == {"mode": "both"}
+    cells = {(c["server"], c["client"]): c for c in data["cells"]}
+    assert len(cells) == 12
+    for server in ("node-ws/deflate", "bun/deflate"):
+        for client in ("node-ws", "bun"):
+            extra = cells[server, client]["samples"][0]["extra"]
+            assert extra["server_deflate"]["connections"] == 1
+            assert extra["server_deflate"]["offered"] == "permessage-deflate; client_max_window_bits"
+            assert "permessage-deflate" in extra["extensions"]
+    assert cells["node-ws/deflate", "bun"]["samples"][0]["extra"]["server_deflate"]["response"] == "permessage-deflate"
+    assert cells["bun/deflate", "bun"]["samples"][0]["extra"]["extensions"] == \
+        "permessage-deflate; server_no_context_takeover; client_no_context_takeover"
+    for server in ("node-ws", "bun", "deno"):
+        for client in ("node-ws", "bun"):
+            extra = cells[server, client]["samples"][0]["extra"]
+            assert "server_deflate" not in extra and "extensions" not in extra
+    for client in ("node-ws", "bun"):
+        assert cells["deno/deflate", client]["na"] == \
+            "server deno has no permessage-deflate: Deno.upgradeWebSocket has no option for it"
+    assert data["servers"]["node-ws/deflate"]["deflate"]["defaults"]["threshold_bytes"] == 1024
+    assert data["servers"]["deno/deflate"]["deflate"]["cannot"].startswith("has no permessage-deflate")
+    assert data["servers"]["node-ws"]["deflate"] is None
+    assert data["clients"]["node-ws"]["deflate"]["env"] == {"WSBENCH_WS_DEFLATE": "1"}
+    rows = [line for line in run.stdout.splitlines() if re.match(r"^\| \d+ \|", line)]
+    assert len(rows) == 10
+    assert sum("+ permessage-deflate [deflate]" in r for r in rows) == 4
+    assert sum("[no deflate]" in r for r in rows) == 6
+    assert "n/a: server deno has no permessage-deflate" in run.stdout
+    assert "permessage-deflate: servers with and without it, interleaved" in run.stdout
