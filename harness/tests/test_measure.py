@@ -87,7 +87,7 @@ def test_min_seconds_repeats_rounds_and_pin_separates_the_cores(tmp_path: Path) 
     assert proc.returncode == 0, proc.stderr
     run = load_run(out)
     assert run["settings"] == {"min_seconds": 0.3, "verify": "on", "pinning": {"client": [0], "server": [1]},
-                               "tls": None, "shard": None}
+                               "tls": None, "deflate": None, "shard": None}
     sample = run["cells"][0]["samples"][0]
     assert sample["seconds"] >= 0.3 and sample["extra"]["rounds"] > 1
     assert sample["messages"] == 10 * sample["extra"]["rounds"] == sample["extra"]["checked"]
