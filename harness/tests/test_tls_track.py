@@ -118,7 +118,7 @@ def test_verification_checks_the_certificate_and_the_host_name(tmp_path: Path, e
     try:
         assert live.url().startswith("wss://127.0.0.1:")
         result = verify_echo(live.url(), certificates.client_context(certs))
-        lines = live.tls_lines(0)
+        lines = live.printed(0).get("tls", [])
     finally:
         live.stop()
     if why is None:

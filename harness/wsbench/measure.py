@@ -270,10 +270,11 @@ class _Measurement:
                 wanted = (self.override or {}).get("connections", workload.params.get("connections"))
                 if wanted != "max":
                     return self.fail(stopped)
-        server_tls = tls_summary(self.server.tls_lines(mark))
+        printed = self.server.printed(mark)
+        server_tls = tls_summary(printed.get("tls", []))
         if server_tls is not None:
             sample.extra["server_tls"] = server_tls
-        server_deflate = deflate_summary(self.server.deflate_lines(mark))
+        server_deflate = deflate_summary(printed.get("deflate", []))
         if server_deflate is not None:
             sample.extra["server_deflate"] = server_deflate
         if result["errors"]:

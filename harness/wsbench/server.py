@@ -50,9 +50,7 @@ class ServerHandle(Protocol):
 
     def stdout_mark(self) -> int: ...
 
-    def tls_lines(self, since: int) -> list[dict[str, Any]]: ...
-
-    def deflate_lines(self, since: int) -> list[dict[str, Any]]: ...
+    def printed(self, since: int) -> dict[str, list[dict[str, Any]]]: ...
 
 
 def parse_info_line(line: str) -> dict[str, Any] | None:
@@ -113,9 +111,13 @@ class StdoutTail:
         with self._lock:
             return len(self.lines)
 
-    def since(self, mark: int, kind: str) -> list[dict[str, Any]]:
+    def since(self, mark: int) -> dict[str, list[dict[str, Any]]]:
+        """The lines kept since ``mark``, by kind, in order."""
+        out: dict[str, list[dict[str, Any]]] = {}
         with self._lock:
-            return [fields for k, fields in self.lines[mark:] if k == kind]
+            for kind, fields in self.lines[mark:]:
+                out.setdefault(kind, []).append(fields)
+        return out
 
 
 @dataclass
@@ -137,19 +139,13 @@ class RunningServer:
     def stdout_mark(self) -> int:
         return self.tail.mark() if self.tail else 0
 
-    def tls_lines(self, since: int) -> list[dict[str, Any]]:
-        """The WSBENCH-TLS lines printed since ``stdout_mark()`` returned ``since``."""
-        if self.tail is None or not self.program.secure:
-            return []
+    def printed(self, since: int) -> dict[str, list[dict[str, Any]]]:
+        """The per-connection lines printed since ``stdout_mark()`` returned ``since``, by
+        kind ("tls", "deflate"), after one settling pause for a server that prints them."""
+        if self.tail is None or not (self.program.secure or self.program.compressed):
+            return {}
         time.sleep(SETTLE_S)
-        return self.tail.since(since, "tls")
-
-    def deflate_lines(self, since: int) -> list[dict[str, Any]]:
-        """The WSBENCH-DEFLATE lines printed since ``stdout_mark()`` returned ``since``."""
-        if self.tail is None or not self.program.compressed:
-            return []
-        time.sleep(0 if self.program.secure else SETTLE_S)  # tls_lines has waited already
-        return self.tail.since(since, "deflate")
+        return self.tail.since(since)
 
     def alive(self) -> bool:
         return self.proc.poll() is None

@@ -17,6 +17,7 @@ import ipaddress
 import socket
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from . import procfs
@@ -182,8 +183,5 @@ class ExternalServer:
     def stdout_mark(self) -> int:
         return 0
 
-    def tls_lines(self, since: int) -> list[dict[str, object]]:
-        return []  # a target's stdout is not ours to read
-
-    def deflate_lines(self, since: int) -> list[dict[str, object]]:
-        return []
+    def printed(self, since: int) -> dict[str, list[dict[str, Any]]]:
+        return {}  # a target's stdout is not ours to read
