@@ -141,6 +141,12 @@ def tls_twins(servers: list[Program], values: dict[str, str]) -> list[Program]:
     return twins
 
 
+def on_axis(mode: str, servers: list[Program], twins: list[Program]) -> list[Program]:
+    """The servers of a run along an axis with twins (TLS, deflate): the twins instead
+    ("on"), or each server beside its twin, interleaved ("both")."""
+    return twins if mode == "on" else [s for pair in zip(servers, twins) for s in pair]
+
+
 @dataclass(frozen=True)
 class Catalog:
     runtimes: dict[str, Runtime]

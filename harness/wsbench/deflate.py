@@ -14,7 +14,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from .catalog import Program
+from .catalog import Program, on_axis
 from .errors import WsbenchError
 
 DEFLATE_MODES = ("off", "on", "both")
@@ -50,9 +50,7 @@ def deflate_axis(mode: str, servers: list[Program]) -> tuple[list[Program], dict
         raise WsbenchError(f"--deflate must be one of {', '.join(DEFLATE_MODES)}, got '{mode}'")
     if mode == "off":
         return servers, None
-    twins = [with_deflate(s) for s in servers]
-    chosen = twins if mode == "on" else [s for pair in zip(servers, twins) for s in pair]
-    return chosen, {"mode": mode}
+    return on_axis(mode, servers, [with_deflate(s) for s in servers]), {"mode": mode}
 
 
 def not_applicable(server: Program, client: Program) -> str | None:

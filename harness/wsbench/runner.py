@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .catalog import Catalog, Program, tls_twins
+from .catalog import Catalog, Program, on_axis, tls_twins
 from .errors import WsbenchError
 from .jsonobj import read_object
 from .measure import run_client
@@ -144,8 +144,7 @@ def tls_axis(mode: str, key_type: str,
     certs = certificates.load_certs()
     values = certs.values(entry)
     twins = tls_twins(servers, values)
-    chosen = twins if mode == "on" else [s for pair in zip(servers, twins) for s in pair]
-    return chosen, {"mode": mode, **certs.describe(entry)}, values
+    return on_axis(mode, servers, twins), {"mode": mode, **certs.describe(entry)}, values
 
 
 def _environment_from(path: Path) -> dict[str, object]:
