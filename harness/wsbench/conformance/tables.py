@@ -6,9 +6,8 @@ the TLS-failure set (its cases are those of group ``tls-failure``)."""
 from __future__ import annotations
 
 from ..doc import Block, Grid, Section
-from ..model import CaseRecord, Run, Verdict
+from ..model import VERDICT_MARKS as MARKS, CaseRecord, Run, Verdict
 
-MARKS = {"strict": "S", "non-strict": "n", "fail": "F", "n/a": "n/a"}
 JUDGED = ("strict", "non-strict", "fail")  # counted per client; "n/a" too where a client has it
 TLS_GROUP = "tls-failure"
 LEGEND = ("**S** strict: the close code RFC 6455 asks for (for valid input: every message delivered, "

@@ -9,7 +9,7 @@ Layering: the model imports nothing of the harness but ``metrics``, ``stats`` an
 ``errors``; everything else reads and writes results through it.
 """
 
-from .conformance import CaseRecord, Conformance, Verdict
+from .conformance import VERDICT_MARKS, CaseRecord, Conformance, Verdict
 from .gate import (EXIT_CANNOT_RUN, EXIT_PASS, EXIT_REGRESSION, FAILING, CellCount, DeterministicBaseline, Finding,
                    Gate, GateBaseline, GateReport, Outcome, WallBaseline, gate_from_json)
 from .profiles import PASSES, OverheadRuns, PassResult, ProfileCell, Profiles, SideBreakdown, TopFrame
@@ -23,5 +23,5 @@ from .startup import Figures, Startup, StartupTime
 __all__ = ["CaseRecord", "Cell", "CellCount", "CheckResult", "ConformanceSummary", "Conformance", "DeterministicBaseline", "EXIT_CANNOT_RUN", "EXIT_PASS",
            "EXIT_REGRESSION", "FAILING", "Figures", "Finding", "Gate", "GateBaseline", "GateReport", "HISTORY",
            "Outcome", "OverheadRuns", "PASSES", "PassResult", "ProfileCell", "Profiles", "ProgramRecord",
-           "READABLE_VERSIONS", "Run", "SCHEMA", "SCHEMA_VERSION", "Sample", "ServerConformance", "ServerVerdict", "Settings", "SideBreakdown", "Startup",
+           "READABLE_VERSIONS", "VERDICT_MARKS", "Run", "SCHEMA", "SCHEMA_VERSION", "Sample", "ServerConformance", "ServerVerdict", "Settings", "SideBreakdown", "Startup",
            "StartupTime", "TopFrame", "Verdict", "WallBaseline", "gate_from_json", "now", "read_json", "write_json"]

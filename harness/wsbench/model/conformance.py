@@ -29,6 +29,10 @@ class CaseRecord:
                           d.get("expect", ""), d.get("strict", ""), d.get("why", ""))
 
 
+# a verdict of either room as the tables print it (Autobahn's letters)
+VERDICT_MARKS = {"strict": "S", "non-strict": "n", "fail": "F", "informational": "I", "n/a": "n/a"}
+
+
 @dataclass(frozen=True)
 class Verdict:
     verdict: str  # strict, non-strict or fail; n/a: the client cannot run the case (over TLS)

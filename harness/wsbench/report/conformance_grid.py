@@ -10,13 +10,12 @@ from __future__ import annotations
 from typing import Mapping, Protocol
 
 from ..doc import Block, Grid, Section
-from ..model import CaseRecord, ConformanceSummary, Run
+from ..model import VERDICT_MARKS as MARKS, CaseRecord, ConformanceSummary, Run
 from ..model.program_checks import NONE
 from ..rfc_checks import MASKING, RULES, UTF8, Rule
 from .check_marks import cases_line, recorded
 
 TITLE = "Conformance of the programs — what each checks of RFC 6455"
-MARKS = {"strict": "S", "non-strict": "n", "fail": "F", "informational": "I", "n/a": "n/a"}
 TONES = {"strict": "ok", "non-strict": "non-strict", "fail": "failed", "informational": "info", "n/a": "none"}
 LEGEND = ("**S** strict: the connection failed with the code RFC 6455 asks for (valid input: handled whole, the "
           "close answered); **n** non-strict: failed by dropping TCP without a close frame (7.1.7 permits it), or "

@@ -6,10 +6,9 @@ cell the verdict and the close behaviour, and every case that is not strict, in 
 from __future__ import annotations
 
 from ..doc import Block, Grid, Section
-from ..model import CaseRecord, Run, ServerVerdict
+from ..model import VERDICT_MARKS as MARKS, CaseRecord, Run, ServerVerdict
 from .server_checks import CHECKS, server_checks
 
-MARKS = {"strict": "S", "non-strict": "n", "fail": "F", "informational": "I"}
 KINDS = ("strict", "non-strict", "fail", "informational")
 LEGEND = ("Each cell: the verdict, then the close behaviour. Verdict: **S** strict: the close code RFC 6455 asks "
           "for (1002 protocol error, 1007 invalid UTF-8; 7.4.1), nothing echoed that must not be; for valid input, "
