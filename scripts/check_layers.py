@@ -58,9 +58,11 @@ class Layer:
 # before it; within a layer the calls must not form a cycle.
 LAYERS: tuple[Layer, ...] = (
     Layer("pure", "no JS, sockets or libwebsockets: frames, close codes, the handshake's "
-          "request and 101 check, URLs, UTF-8 (the wire protocol's room, wsproto/), the switches",
+          "request and 101 check, URLs, UTF-8, permessage-deflate (the wire protocol's room, "
+          "wsproto/), the switches",
           ("wsproto.h", "opts.h", "opts.c", "wsclose.h", "wsclose.c", "handshake_core.h",
-           "handshake_core.c", "url_core.h", "url_core.c", "utf8_core.h", "utf8_core.c"),
+           "handshake_core.c", "url_core.h", "url_core.c", "utf8_core.h", "utf8_core.c",
+           "deflate_core.h", "deflate_core.c"),
           ("quickjs", "libwebsockets", "sys/socket.h", "sys/epoll.h", "netdb.h", "poll.h")),
     Layer("loop", "the event loop (fds, epoll batching, deadlines, service depth) and the "
           "send queue; knows nothing of connections",

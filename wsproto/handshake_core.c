@@ -30,7 +30,8 @@ static int put(char **at, const char *end, const char *s, size_t n)
 #define PUTL(lit) put(&at, end, (lit), sizeof(lit) - 1)
 
 size_t hs_request(char *out, size_t cap, const char *path, const char *host,
-                  const char *protos, const uint8_t nonce[16], char accept[HS_ACCEPT_LEN + 1])
+                  const char *protos, const char *exts, const uint8_t nonce[16],
+                  char accept[HS_ACCEPT_LEN + 1])
 {
     char key[25], both[24 + sizeof(GUID)];
     unsigned char digest[SHA_DIGEST_LENGTH];
@@ -59,6 +60,11 @@ size_t hs_request(char *out, size_t cap, const char *path, const char *host,
     if (protos && *protos) {
         bad |= PUTL("Sec-WebSocket-Protocol: ");
         bad |= PUTS(protos);
+        bad |= PUTL("\r\n");
+    }
+    if (exts && *exts) {
+        bad |= PUTL("Sec-WebSocket-Extensions: ");
+        bad |= PUTS(exts);
         bad |= PUTL("\r\n");
     }
     bad |= PUTL("\r\n");
@@ -126,7 +132,7 @@ static int offered(const char *protos, const char *v, size_t vl)
 }
 
 const char *hs_check(const char *head, size_t len, const char *accept, const char *protos,
-                     char *proto, size_t cap)
+                     char *proto, size_t cap, const char **ext, size_t *extlen)
 {
     const char *p = head, *end = head + len, *eol;
     int upgrade = 0, connection = 0, accepted = 0, nproto = 0;
@@ -135,6 +141,10 @@ const char *hs_check(const char *head, size_t len, const char *accept, const cha
 
     if (cap)
         proto[0] = 0;
+    if (ext) {
+        *ext = NULL;
+        *extlen = 0;
+    }
     eol = memmem(p, len, "\r\n", 2);
     /* "HTTP/1.1 101" and then a blank or the end of the line */
     if (!eol || eol - p < 12 || memcmp(p, "HTTP/1.1 101", 12) ||
@@ -158,8 +168,14 @@ const char *hs_check(const char *head, size_t len, const char *accept, const cha
             connection |= has_item(v, vlen, "upgrade", 7);
         else if (nlen == 20 && !strncasecmp(p, "Sec-WebSocket-Accept", 20))
             accepted = vlen == HS_ACCEPT_LEN && !memcmp(v, accept, HS_ACCEPT_LEN);
-        else if (nlen == 24 && !strncasecmp(p, "Sec-WebSocket-Extensions", 24))
-            return "server negotiated an extension we did not offer";
+        else if (nlen == 24 && !strncasecmp(p, "Sec-WebSocket-Extensions", 24)) {
+            if (!ext)
+                return "server negotiated an extension we did not offer";
+            if (*ext)
+                return "more than one Sec-WebSocket-Extensions header in the 101 response";
+            *ext = v;
+            *extlen = vlen;
+        }
         else if (nlen == 22 && !strncasecmp(p, "Sec-WebSocket-Protocol", 22)) {
             nproto++;
             pv = v;

@@ -28,6 +28,11 @@ struct wsp {
     uint64_t f_left;     /* payload bytes of the current frame still to come */
     uint8_t ctl[128];
     size_t ctllen;
+    /* permessage-deflate (deflate_core.h): the reserved bits a frame may carry once an
+     * extension is agreed (0x40: RSV1, on a data message's first frame only), and the
+     * current message's RSV1, set by the parser and taken (cleared) by the client */
+    uint8_t rsv_ok;
+    uint8_t msg_rsv1;
 };
 
 /* The protocol violations a frame header can have (each one fails the
@@ -74,6 +79,19 @@ struct wsp_cb {
 };
 
 #define WSP_STOP_ERROR (-1)
+
+/* A header with reserved bits set (b0: its first byte): are they allowed?  Only RSV1,
+ * only once permessage-deflate is agreed, only on a data message's first frame
+ * (RFC 7692 6); then the message is marked (msg_rsv1) and 0 returned.  Out of line and
+ * cold: a frame without reserved bits runs no instruction of it. */
+static __attribute__((cold, noinline, unused)) int wsp_reserved(struct wsp *w, uint8_t b0)
+{
+    int op = b0 & 0x0f;
+    if ((b0 & 0x70) & ~w->rsv_ok || (op != 1 && op != 2))
+        return 1;
+    w->msg_rsv1 = 1;
+    return 0;
+}
 
 /* a server frame's header length (no mask key) from its second byte */
 static inline size_t wsp_header_len(uint8_t b1)
@@ -139,7 +157,7 @@ static inline int wsp_feed(struct wsp *w, const uint8_t *p, size_t n, const stru
                 uint64_t len = l7;
                 int op = b0 & 0x0f, i;
                 if (cb->order == WSP_ORDER_RESERVED_FIRST) {
-                    if (b0 & 0x70)
+                    if ((b0 & 0x70) && wsp_reserved(w, b0))
                         WSP_FAIL(WSP_RESERVED_BITS);
                     if (h[1] & 0x80)
                         WSP_FAIL(WSP_MASKED);
@@ -157,7 +175,7 @@ static inline int wsp_feed(struct wsp *w, const uint8_t *p, size_t n, const stru
                 w->f_op = op;
                 w->f_left = len;
                 w->hdrneed = 0;
-                if (cb->order == WSP_ORDER_MASK_FIRST && (b0 & 0x70))
+                if (cb->order == WSP_ORDER_MASK_FIRST && (b0 & 0x70) && wsp_reserved(w, b0))
                     WSP_FAIL(WSP_RESERVED_BITS);
                 if (op >= 8) {
                     if (op > 10)

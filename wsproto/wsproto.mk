@@ -6,9 +6,11 @@
 #   WSPROTO_SRCS     the room's sources, base names (compile them from $(WSPROTO_DIR))
 #   WSPROTO_CPPFLAGS where its headers are found: #include "wsproto.h", "utf8_core.h", ...
 #   WSPROTO_OBJS     its objects, in a folder of their own under the includer's $(OBJDIR)
+#   WSPROTO_LDLIBS   the libraries it needs at link time (zlib: deflate_core.c)
 
 
 WSPROTO_DIR      := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
-WSPROTO_SRCS     := wsclose.c handshake_core.c url_core.c utf8_core.c
+WSPROTO_SRCS     := wsclose.c handshake_core.c url_core.c utf8_core.c deflate_core.c
 WSPROTO_CPPFLAGS := -I$(WSPROTO_DIR)
 WSPROTO_OBJS      = $(WSPROTO_SRCS:%.c=$(OBJDIR)/wsproto/%.o)
+WSPROTO_LDLIBS   := -lz

@@ -560,7 +560,7 @@ static void feed_head(struct conn *c, const unsigned char *p, size_t n)
 		return;
 	}
 	hlen = (size_t)(end + 4 - c->head);
-	if ((why = hs_check(c->head, hlen, c->accept, NULL, NULL, 0))) {
+	if ((why = hs_check(c->head, hlen, c->accept, NULL, NULL, 0, NULL, NULL))) {
 		char msg[160];
 
 		if (!c->ops->on_error)

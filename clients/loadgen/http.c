@@ -65,7 +65,7 @@ size_t http_request(const struct url *u, char *out, size_t cap,
 	size_t n;
 
 	rand_bytes(nonce, sizeof(nonce));
-	n = hs_request(out, cap, u->target, u->host_header, NULL, nonce, accept);
+	n = hs_request(out, cap, u->target, u->host_header, NULL, NULL, nonce, accept);
 	if (!n)
 		fail("upgrade request too long");
 	return n;

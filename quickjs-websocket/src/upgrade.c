@@ -122,7 +122,7 @@ int upg_start(struct fr *f, const struct tp_ops *ops, const char *host, int port
         u->protos = u->tail;
     }
     fr_random(nonce, sizeof(nonce));
-    u->reqlen = hs_request(u->buf, sizeof(u->buf), path, hosthdr, protos, nonce, u->accept);
+    u->reqlen = hs_request(u->buf, sizeof(u->buf), path, hosthdr, protos, NULL, nonce, u->accept);
     if (!u->reqlen) {
         *why = "upgrade request too long";
         goto fail;
@@ -219,7 +219,7 @@ again:
         return;
     }
     head += from;
-    why = hs_check(u->buf, head, u->accept, u->protos, t->protocol, sizeof(t->protocol));
+    why = hs_check(u->buf, head, u->accept, u->protos, t->protocol, sizeof(t->protocol), NULL, NULL);
     if (why)
         upg_close(f, why);
     else

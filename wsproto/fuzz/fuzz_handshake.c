@@ -50,7 +50,7 @@ static void raw(const uint8_t *data, size_t size)
     hl = hs_head_len(h, size);
     CHECK(hl == (e ? (size_t)(e - h) + 4 : 0));
 
-    why = hs_check(h, size, ACCEPT, OFFER, proto, sizeof(proto));
+    why = hs_check(h, size, ACCEPT, OFFER, proto, sizeof(proto), NULL, NULL);
     if (!why) {
         CHECK(size >= 12 && !memcmp(h, "HTTP/1.1 101", 12));
         CHECK(has_header(h, size, "upgrade", "websocket"));
@@ -60,7 +60,7 @@ static void raw(const uint8_t *data, size_t size)
         CHECK(!proto[0] || has_header(h, size, "sec-websocket-protocol", proto));
     }
     {
-        int none = hs_check(h, size, ACCEPT, NULL, NULL, 0) == NULL;
+        int none = hs_check(h, size, ACCEPT, NULL, NULL, 0, NULL, NULL) == NULL;
         if (none)
             CHECK(!why && !proto[0]);
         if (!has_header(h, size, "sec-websocket-protocol", ""))
@@ -182,7 +182,7 @@ static void roundtrip(const uint8_t *d, size_t n)
                 chosen = TOKENS[i];
     }
 
-    len = hs_request(req, sizeof(req) - 1, path, "example.org:8080", protos, nonce, accept);
+    len = hs_request(req, sizeof(req) - 1, path, "example.org:8080", protos, NULL, nonce, accept);
     CHECK(len > 0);
     req[len] = 0;
     CHECK(!strncmp(req, "GET ", 4) && !strncmp(req + 4, path, strlen(path)));
@@ -242,7 +242,7 @@ static void roundtrip(const uint8_t *d, size_t n)
     }
     put(&o, "\r\n");
     CHECK(hs_head_len(o.b, o.n) == o.n);
-    why = hs_check(o.b, o.n, accept, protos, proto, sizeof(proto));
+    why = hs_check(o.b, o.n, accept, protos, proto, sizeof(proto), NULL, NULL);
     if (defect == D_NONE || defect < D_STATUS || (defect == D_TWO && !chosen)) {
         if (why)
             fprintf(stderr, "rejected (%s):\n%.*s\n", why, (int)o.n, o.b);

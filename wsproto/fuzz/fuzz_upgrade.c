@@ -34,7 +34,7 @@ static const char ACCEPT[] = "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=";
 /* loadgen's call: no subprotocol offered, none wanted back */
 static const char *check(const char *h, size_t n)
 {
-    return hs_check(h, n, ACCEPT, NULL, NULL, 0);
+    return hs_check(h, n, ACCEPT, NULL, NULL, 0, NULL, NULL);
 }
 
 static void raw(const uint8_t *data, size_t size)
@@ -97,7 +97,7 @@ static void request(const uint8_t *d, size_t n)
             path[at++] = (char)d[i];
     path[at] = 0;
     len = ref_request(path, "127.0.0.1:8080", nonce, out, sizeof(out), accept);
-    len2 = hs_request(ours, sizeof(ours), path, "127.0.0.1:8080", NULL, nonce, accept2);
+    len2 = hs_request(ours, sizeof(ours), path, "127.0.0.1:8080", NULL, NULL, nonce, accept2);
     CHECK(len2 == len && !memcmp(ours, out, len));
     CHECK(!strcmp(accept, accept2));
 }
