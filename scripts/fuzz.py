@@ -70,6 +70,7 @@ TARGETS = [
     Target("wsproto_handshake", ROOM, "handshake", [ROOM + "/handshake_core.c"], ["-lcrypto"]),
     Target("wsproto_upgrade", ROOM, "upgrade", [ROOM + "/handshake_core.c"], ["-lcrypto"]),
     Target("wsproto_close", ROOM, "close", [ROOM + "/wsclose.c", ROOM + "/utf8_core.c"]),
+    Target("wsproto_deflate", ROOM, "deflate", [ROOM + "/deflate_core.c"], ["-lz"]),
     Target("echo_reqopts", ECHO, "reqopts", [ECHO + "/reqopts.c"]),
 ]
 
