@@ -32,6 +32,20 @@ static struct conn *dirty_list;
 static uint64_t armed_at;
 
 /*
+ * permessage-deflate (conn_use_deflate): what every connection offers, the first
+ * agreeing answer (the result line's "extensions"), the largest message inflated, and
+ * one scratch buffer for the whole process (pmd_inflate's output, handed to the same
+ * path as an uncompressed chunk's bytes).
+ */
+#define Z_SCRATCH (64 * 1024)
+static struct pmd_params z_offer;
+static char z_offer_str[160];
+static int z_on;
+static char z_answer[256];
+static uint64_t z_max_message = (uint64_t)256 << 20;
+static unsigned char *z_scratch;
+
+/*
  * wss:// (conn_use_tls): every connection's bytes go through tls.c. Writes take
  * the same path as ws:// (write_queue), with tls_write_gathered for writev; events of a TLS
  * connection come tagged (the low bit of its pointer in the epoll data) to
@@ -68,6 +82,37 @@ void evloop_init(uint64_t timeout)
 	rbuf = xmalloc(RBUF_SIZE);
 }
 
+void conn_use_deflate(const struct pmd_params *offer)
+{
+	z_offer = *offer;
+	if (!pmd_offer(z_offer_str, sizeof(z_offer_str), &z_offer))
+		fail("permessage-deflate: the offer cannot be written");
+	z_on = 1;
+	if (!z_scratch)
+		z_scratch = xmalloc(Z_SCRATCH);
+}
+
+const char *conn_extensions(void)
+{
+	return z_answer[0] ? z_answer : NULL;
+}
+
+void conn_set_max_message(uint64_t max)
+{
+	z_max_message = max;
+}
+
+static void z_free(struct conn *c)
+{
+	if (!c->z)
+		return;
+	pmd_stream_free(&c->z->tx);
+	pmd_stream_free(&c->z->rx);
+	free(c->z->out.p);
+	free(c->z);
+	c->z = NULL;
+}
+
 void evloop_set_deadline(uint64_t timeout)
 {
 	timeout_ms = timeout;
@@ -80,6 +125,8 @@ void evloop_free(void)
 	close(epfd);
 	free(rbuf);
 	rbuf = NULL;
+	free(z_scratch);
+	z_scratch = NULL;
 }
 
 void evloop_phase(const char *fmt, ...)
@@ -164,18 +211,38 @@ void conn_send_ref(struct conn *c, const unsigned char *p, size_t len)
 	queue_push(c, p, len, NULL);
 }
 
-void conn_send_frame(struct conn *c, int opcode, const void *payload,
-		     size_t len)
+static void send_copy(struct conn *c, int opcode, const void *payload, size_t len)
 {
 	unsigned char *f = xmalloc(FRAME_HEADER_MAX + len);
 
 	queue_push(c, f, frame_build(f, opcode, payload, len), f);
 }
 
+void conn_send_deflated(struct conn *c, int opcode, const void *payload, size_t len)
+{
+	struct pmd_buf *out = &c->z->out;
+	unsigned char *f;
+
+	out->len = 0;
+	if (pmd_deflate(&c->z->tx, payload, len, 1, out) != PMD_OK)
+		fail("permessage-deflate: out of memory compressing a message of %zu bytes", len);
+	f = xmalloc(FRAME_HEADER_MAX + out->len);
+	queue_push(c, f, frame_build_rsv1(f, opcode, out->p, out->len), f);
+}
+
+void conn_send_frame(struct conn *c, int opcode, const void *payload,
+		     size_t len)
+{
+	if (c->z)
+		conn_send_deflated(c, opcode, payload, len);
+	else
+		send_copy(c, opcode, payload, len);
+}
+
 void conn_send_control(struct conn *c, int opcode, const void *payload,
 		       size_t len)
 {
-	conn_send_frame(c, opcode, payload, len);
+	send_copy(c, opcode, payload, len);
 }
 
 void conn_close(struct conn *c, int code)
@@ -218,6 +285,7 @@ static void finish(struct conn *c)
 	if (c->state == C_DONE)
 		return;
 	close_socket(c);
+	z_free(c);
 	c->state = C_DONE;
 	if (!c->close_code)
 		c->close_code = 1006;
@@ -275,6 +343,7 @@ void conn_free(struct conn *c)
 	queue_clear(c);
 	free(c->head);
 	c->head = NULL;
+	z_free(c);
 	c->state = C_DONE;
 }
 
@@ -300,7 +369,7 @@ static int conn_register(struct conn *c, const struct url *u)
 		tls_attach(c->fd);
 	c->state = C_CONNECTING;
 	req = xmalloc(4096 + sizeof(u->target));
-	n = http_request(u, req, 4096 + sizeof(u->target), c->accept);
+	n = http_request(u, z_on ? z_offer_str : NULL, req, 4096 + sizeof(u->target), c->accept);
 	/* stays queued (flush_dirty skips C_CONNECTING) until connected */
 	queue_push(c, (unsigned char *)req, n, (unsigned char *)req);
 	c->head = xmalloc(HEAD_MAX);
@@ -435,39 +504,92 @@ static int on_parsed_frame(void *ctx, int opcode, int fin, uint64_t len)
 	return 0;
 }
 
+/* A message's bytes (as sent, or as inflated): kept, counted and handed to the workload. */
+static int take_bytes(struct conn *c, const unsigned char *p, size_t n)
+{
+	if (c->msg_len < sizeof(c->msg_head)) {
+		size_t h = sizeof(c->msg_head) - (size_t)c->msg_len;
+
+		if (h == sizeof(c->msg_head) && n >= h)
+			memcpy(c->msg_head, p, sizeof(c->msg_head));
+		else
+			for (h = 0; h < n && c->msg_len + h < sizeof(c->msg_head); h++)
+				c->msg_head[c->msg_len + h] = p[h];
+	}
+	c->msg_len += n;
+	if (c->want_data && c->ops->on_data && c->state == C_OPEN)
+		c->ops->on_data(c, p, n);
+	return c->failed;	/* stop parsing once failed */
+}
+
+/* The message is complete. */
+static int message_end(struct conn *c)
+{
+	int opcode = c->msg_opcode;
+
+	c->msg_opcode = 0;
+	if (c->ops->on_message && c->state == C_OPEN)
+		c->ops->on_message(c, opcode, c->msg_len);
+	return c->state == C_DONE || c->failed;
+}
+
+/* pmd_inflate's sink: the inflated bytes take the uncompressed path */
+static int inflated(void *ctx, const uint8_t *p, size_t n)
+{
+	return take_bytes(ctx, p, n);
+}
+
+/*
+ * A chunk of a compressed message (RSV1 on its first frame: the parser set
+ * msg_rsv1, cleared here at the message's end): inflated through the process's
+ * scratch buffer, never past the largest message (close 1009 before it is produced);
+ * data that is not DEFLATE is close 1007.
+ */
+static __attribute__((noinline)) int on_deflated_data(struct conn *c, const unsigned char *p,
+						      size_t n, int final)
+{
+	char why[128];
+	int r;
+
+	if (final)
+		c->parser.msg_rsv1 = 0;
+	r = pmd_inflate(&c->z->rx, p, n, final, z_max_message, z_scratch, Z_SCRATCH, inflated, c);
+	if (r == PMD_TOO_BIG) {
+		snprintf(why, sizeof(why), "compressed message inflates past %llu bytes",
+			 (unsigned long long)z_max_message);
+		conn_fail(c, 1009, why);
+		return 1009;
+	}
+	if (r == PMD_BAD_DATA) {
+		conn_fail(c, 1007, "invalid compressed data (permessage-deflate)");
+		return 1007;
+	}
+	if (r == PMD_NOMEM) {
+		conn_fail(c, 1011, "permessage-deflate: out of memory inflating a message");
+		return 1011;
+	}
+	if (r)
+		return r;
+	return final ? message_end(c) : 0;
+}
+
 /* A chunk of a data message (empty only for an empty frame); at its end, the message. */
 static int on_parsed_data(void *ctx, const unsigned char *p, size_t n, int first,
 			  int final, int binary, size_t remain)
 {
 	struct conn *c = ctx;
-	int opcode;
+	int r;
 
 	(void)first;
 	(void)binary;
 	(void)remain;
-	if (n) {
-		if (c->msg_len < sizeof(c->msg_head)) {
-			size_t h = sizeof(c->msg_head) - (size_t)c->msg_len;
-
-			if (h == sizeof(c->msg_head) && n >= h)
-				memcpy(c->msg_head, p, sizeof(c->msg_head));
-			else
-				for (h = 0; h < n && c->msg_len + h < sizeof(c->msg_head); h++)
-					c->msg_head[c->msg_len + h] = p[h];
-		}
-		c->msg_len += n;
-		if (c->want_data && c->ops->on_data && c->state == C_OPEN)
-			c->ops->on_data(c, p, n);
-		if (c->failed)	/* stop parsing once failed */
-			return c->failed;
-	}
+	if (__builtin_expect(c->parser.msg_rsv1, 0))
+		return on_deflated_data(c, p, n, final);
+	if (n && (r = take_bytes(c, p, n)))
+		return r;
 	if (!final)
 		return 0;
-	opcode = c->msg_opcode;
-	c->msg_opcode = 0;
-	if (c->ops->on_message && c->state == C_OPEN)
-		c->ops->on_message(c, opcode, c->msg_len);
-	return c->state == C_DONE || c->failed;
+	return message_end(c);
 }
 
 static int on_parsed_control(void *ctx, int opcode, const unsigned char *p,
@@ -544,12 +666,24 @@ static void feed_frames(struct conn *c, const unsigned char *p, size_t n)
 	wsp_feed(&c->parser, p, n, &parser_cb, c);
 }
 
+/* A refused extension answer, in words: the room's reason and the answer itself. */
+static const char *z_refused(const char *why, const char *ext, size_t extlen)
+{
+	static char msg[320];
+
+	snprintf(msg, sizeof(msg), "permessage-deflate refused: %s (Sec-WebSocket-Extensions: %.*s)",
+		 why, extlen > 120 ? 120 : (int)extlen, ext);
+	return msg;
+}
+
 /* Collect the response head; once complete, check it and go on to frames. */
 static void feed_head(struct conn *c, const unsigned char *p, size_t n)
 {
 	size_t take = n < HEAD_MAX - c->head_len ? n : HEAD_MAX - c->head_len;
 	size_t from = c->head_len > 3 ? c->head_len - 3 : 0, hlen, took = take;
-	const char *end, *why;
+	const char *end, *why, *ext = NULL;
+	size_t extlen = 0;
+	struct pmd_agreed agreed;
 
 	memcpy(c->head + c->head_len, p, take);
 	c->head_len += take;
@@ -560,14 +694,25 @@ static void feed_head(struct conn *c, const unsigned char *p, size_t n)
 		return;
 	}
 	hlen = (size_t)(end + 4 - c->head);
-	if ((why = hs_check(c->head, hlen, c->accept, NULL, NULL, 0, NULL, NULL))) {
-		char msg[160];
+	why = hs_check(c->head, hlen, c->accept, NULL, NULL, 0, z_on ? &ext : NULL,
+		       z_on ? &extlen : NULL);
+	if (!why && ext && (why = pmd_agree(ext, extlen, &z_offer, &agreed)))
+		why = z_refused(why, ext, extlen);
+	if (why) {
+		char msg[400];
 
 		if (!c->ops->on_error)
 			fail("upgrade failed: %s", why);
 		snprintf(msg, sizeof(msg), "upgrade failed: %s", why);
 		conn_fail(c, 0, msg);
 		return;
+	}
+	if (ext) {
+		c->z = xcalloc(1, sizeof(*c->z));
+		pmd_stream_setup(&c->z->tx, &c->z->rx, &agreed);
+		c->parser.rsv_ok = 0x40;
+		if (!z_answer[0])
+			snprintf(z_answer, sizeof(z_answer), "%.*s", (int)extlen, ext);
 	}
 	/* bytes after the head are the first frames */
 	take = c->head_len - hlen;

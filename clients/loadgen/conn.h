@@ -7,6 +7,7 @@
 #ifndef LG_CONN_H
 #define LG_CONN_H
 
+#include "deflate_core.h"
 #include "frame.h"
 #include "http.h"
 #include "wsproto.h"
@@ -46,6 +47,14 @@ struct outq_item {
 	unsigned char *owned;	/* freed once sent (control frames, HTTP) */
 };
 
+/* permessage-deflate on one connection (conn_use_deflate), once the server agreed:
+ * the room's two streams (zlib's state made at the first message each way) and the
+ * compressor's output buffer, kept for the next message */
+struct conn_z {
+	struct pmd_stream tx, rx;
+	struct pmd_buf out;
+};
+
 struct conn {
 	int fd;
 	enum conn_state state;
@@ -69,6 +78,7 @@ struct conn {
 	int want_data;		/* deliver payload chunks to ops->on_data (1 after conn_start) */
 	int close_sent, close_code;
 	int failed;		/* our close code after conn_fail(), else 0 */
+	struct conn_z *z;	/* permessage-deflate agreed, else NULL (and always without --deflate) */
 };
 
 /* Set up the loop (epoll, timer); the deadline fails the run when passed. */
@@ -76,6 +86,22 @@ void evloop_init(uint64_t timeout_ms);
 
 /* Every connection from now on speaks TLS (tls_init done): wss://. */
 void conn_use_tls(void);
+
+/*
+ * Every connection from now on offers permessage-deflate with `offer` (the room's
+ * pmd_offer; fails the run if it cannot be written). A connection whose server agrees
+ * compresses every data message it sends (conn_send_frame, conn_send_deflated) and
+ * inflates every message that comes with RSV1; one that answers without the extension
+ * runs uncompressed; a refused answer (pmd_agree) fails it like a bad upgrade.
+ */
+void conn_use_deflate(const struct pmd_params *offer);
+
+/* The Sec-WebSocket-Extensions value the first agreeing server answered (the first
+ * connection's, for the result line), or NULL. */
+const char *conn_extensions(void);
+
+/* A message inflates to at most this many bytes (default 256 MiB), else close 1009. */
+void conn_set_max_message(uint64_t max);
 
 /* Move that deadline to `timeout_ms` from now. */
 void evloop_set_deadline(uint64_t timeout_ms);
@@ -115,9 +141,14 @@ void conn_send_ref(struct conn *c, const unsigned char *p, size_t len);
 void conn_send_control(struct conn *c, int opcode, const void *payload,
 		       size_t len);
 
-/* Queue a data frame of any length with FIN set (masked here, copied). */
+/* Queue a data frame of any length with FIN set (masked here, copied); compressed
+ * (RSV1) when the connection agreed to permessage-deflate. */
 void conn_send_frame(struct conn *c, int opcode, const void *payload,
 		     size_t len);
+
+/* Queue a data message compressed (c->z must be set): one FIN frame with RSV1,
+ * masked, in a buffer of its own. */
+void conn_send_deflated(struct conn *c, int opcode, const void *payload, size_t len);
 
 /* Send a close frame with `code` (once) and wait for the server's close. */
 void conn_close(struct conn *c, int code);

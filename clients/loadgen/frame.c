@@ -20,6 +20,14 @@ size_t frame_build(unsigned char *out, int opcode, const void *payload,
 	return h + len;
 }
 
+size_t frame_build_rsv1(unsigned char *out, int opcode, const void *payload, size_t len)
+{
+	size_t n = frame_build(out, opcode, payload, len);
+
+	out[0] |= 0x40;
+	return n;
+}
+
 void frameset_init(struct frameset *fs, int opcode, const void *payload,
 		   size_t len)
 {

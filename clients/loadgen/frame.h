@@ -26,6 +26,9 @@
 size_t frame_build(unsigned char *out, int opcode, const void *payload,
 		   size_t len);
 
+/* The same with RSV1 set (a permessage-deflate message's compressed payload). */
+size_t frame_build_rsv1(unsigned char *out, int opcode, const void *payload, size_t len);
+
 /*
  * The same message as a ring of pre-masked frames, each with its own random
  * key: sending cycles through them, so no frame is masked at send time and

@@ -58,14 +58,14 @@ void url_parse(struct url *u, const char *s)
 		fail("%s: %s", why, s);
 }
 
-size_t http_request(const struct url *u, char *out, size_t cap,
+size_t http_request(const struct url *u, const char *exts, char *out, size_t cap,
 		    char accept[29])
 {
 	unsigned char nonce[16];
 	size_t n;
 
 	rand_bytes(nonce, sizeof(nonce));
-	n = hs_request(out, cap, u->target, u->host_header, NULL, NULL, nonce, accept);
+	n = hs_request(out, cap, u->target, u->host_header, NULL, exts, nonce, accept);
 	if (!n)
 		fail("upgrade request too long");
 	return n;

@@ -25,14 +25,15 @@ void url_parse(struct url *u, const char *s);
 
 /*
  * Write the upgrade request with a fresh random key into `out` (size `cap`):
- * the room's hs_request() (wsproto/handshake_core.c), no subprotocol offered.
+ * the room's hs_request() (wsproto/handshake_core.c), no subprotocol offered, the
+ * extensions `exts` offered (NULL: none).
  * Returns its length and stores the expected Sec-WebSocket-Accept (28 chars
  * + NUL) in `accept`.
  */
-size_t http_request(const struct url *u, char *out, size_t cap,
+size_t http_request(const struct url *u, const char *exts, char *out, size_t cap,
 		    char accept[29]);
 
 /* The response is checked by the room's hs_check() (conn.c), with no
- * subprotocol offered. */
+ * subprotocol offered; its extension, if any, by the room's pmd_agree(). */
 
 #endif

@@ -142,9 +142,14 @@ void run_idle(const struct opts *o)
 	evloop_phase("alive check");
 	I.alive_phase = 1;
 	flen = frame_build(frame, OP_TEXT, ALIVE, ALIVE_LEN);
-	for (i = 0; i < I.n; i++)
-		if (!I.live[i]->gone)
+	for (i = 0; i < I.n; i++) {
+		if (I.live[i]->gone)
+			continue;
+		if (I.live[i]->c.z)	/* permessage-deflate: compressed by its own stream */
+			conn_send_deflated(&I.live[i]->c, OP_TEXT, ALIVE, ALIVE_LEN);
+		else
 			conn_send_ref(&I.live[i]->c, frame, flen);
+	}
 	I.deadline = now_ns() + ALIVE_WAIT_NS;
 	evloop_wake_at(I.deadline);
 	evloop_run(echoes_in, NULL, NULL);

@@ -259,6 +259,7 @@ void run_observe(const struct opts *o)
 	evloop_wake_at(O.deadline);
 	evloop_phase("observe");
 	sb_printf(&O.events, "[");
+	conn_set_max_message(MAX_MESSAGE);	/* a compressed message inflates no further */
 	conn_start(&O.c, &o->url, &ops, NULL);
 	evloop_run(over, NULL, NULL);
 	timed_out = O.c.state != C_DONE;

@@ -156,7 +156,10 @@ void run_request(const struct opts *o)
 		Q.got = 0;
 		/* a fresh mask for every request */
 		req_len = frame_build(req, OP_TEXT, "x", 1);
-		conn_send_ref(&Q.c, req, req_len);
+		if (Q.c.z)	/* permessage-deflate */
+			conn_send_deflated(&Q.c, OP_TEXT, "x", 1);
+		else
+			conn_send_ref(&Q.c, req, req_len);
 		t0 = now_ns();
 		evloop_run(got_reply, NULL, NULL);
 		ms[i] = (double)(Q.t_end - t0) / 1e6;

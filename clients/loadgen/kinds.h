@@ -2,6 +2,7 @@
 #ifndef LG_KINDS_H
 #define LG_KINDS_H
 
+#include "deflate_core.h"
 #include "http.h"
 
 #include <stddef.h>
@@ -39,6 +40,8 @@ struct opts {
 	uint64_t ping_ms;	/* idle: --ping-ms (0: no pings) */
 	uint64_t drain_ms;	/* fanout: --drain-ms after the last message was due */
 	int publish;		/* fanout: --publish on (default) or off */
+	int deflate;		/* --deflate on: offer permessage-deflate */
+	struct pmd_params deflate_offer;	/* what it offers (the --deflate-* knobs) */
 };
 
 /*

@@ -13,8 +13,10 @@
  *   wsbench-loadgen --kind fanout --url ws://.../broadcast --connections N --rate R --count M --size S [--sources K]
  *   wsbench-loadgen --url wss://127.0.0.1:PORT/ --ca build/tls/ca.pem ...   (any kind)
  *   wsbench-loadgen --kind handshake --url wss://... --ca ... --count 1000 --tls-resume
+ *   wsbench-loadgen --deflate on [--deflate-server-no-context-takeover] ...   (any kind)
  */
 #include "conn.h"
+#include "deflate_core.h"
 #include "kinds.h"
 #include "tls.h"
 #include "util.h"
@@ -31,13 +33,17 @@
 	"[--window W] [--connections C] [--text ascii|mixed] [--rate R] [--duration-ms D] " \
 	"[--expect text|close] [--expect-length L] [--min-ms MS] [--verify on|off] [--timeout-ms MS] " \
 	"[--concurrency C] [--sources K] [--stall-ms MS] [--hold-ms H] [--ping-ms P] [--drain-ms MS] " \
-	"[--publish on|off]"
+	"[--publish on|off] [--deflate on|off] [--deflate-server-no-context-takeover] " \
+	"[--deflate-client-no-context-takeover] [--deflate-server-max-window-bits N] " \
+	"[--deflate-client-max-window-bits N]"
 
 static const char *const known[] = {
 	"url", "kind", "type", "size", "count", "warmup", "mode", "window",
 	"timeout-ms", "text", "connections", "transfer", "rate", "duration-ms",
 	"expect", "expect-length", "polls", "min-ms", "verify", "ca", "tls-resume",
-	"concurrency", "sources", "stall-ms", "hold-ms", "ping-ms", "drain-ms", "publish", NULL,
+	"concurrency", "sources", "stall-ms", "hold-ms", "ping-ms", "drain-ms", "publish",
+	"deflate", "deflate-server-no-context-takeover", "deflate-client-no-context-takeover",
+	"deflate-server-max-window-bits", "deflate-client-max-window-bits", NULL,
 };
 #define NKNOWN (sizeof(known) / sizeof(known[0]) - 1)
 
@@ -80,6 +86,58 @@ static void require(const char *name)
 {
 	if (!get(name))
 		fail("missing --%s; usage: %s", name, USAGE);
+}
+
+/* A bare flag (or =on/=true, =off/=false). */
+static int flag_arg(const char *name)
+{
+	const char *v = get(name);
+
+	if (!v || !strcmp(v, "false") || !strcmp(v, "off"))
+		return 0;
+	if (strcmp(v, "true") && strcmp(v, "on"))
+		fail("--%s takes no value (or on/off), got \"%s\"", name, v);
+	return 1;
+}
+
+/* A window size of 9 to 15 bits, or 0 if not given. */
+static uint8_t window_bits_arg(const char *name)
+{
+	const char *v = get(name);
+	uint64_t n;
+
+	if (!v)
+		return 0;
+	n = int_arg(name, 0, 0);
+	if (n < 9 || n > 15)
+		fail("--%s must be 9 to 15, got %s", name, v);
+	return (uint8_t)n;
+}
+
+/* --deflate on|off and the RFC 7692 parameters of the offer (none without --deflate on). */
+static void parse_deflate(struct opts *o)
+{
+	static const char *const knobs[] = {
+		"deflate-server-no-context-takeover", "deflate-client-no-context-takeover",
+		"deflate-server-max-window-bits", "deflate-client-max-window-bits",
+	};
+	const char *v = get("deflate");
+	struct pmd_params p = PMD_PARAMS_DEFAULT;
+	uint8_t bits;
+	size_t i;
+
+	if (v && strcmp(v, "on") && strcmp(v, "off"))
+		fail("--deflate must be on or off, got \"%s\"", v);
+	o->deflate = v && !strcmp(v, "on");
+	for (i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++)
+		if (get(knobs[i]) && !o->deflate)
+			fail("--%s needs --deflate on", knobs[i]);
+	p.server_no_context_takeover = (uint8_t)flag_arg("deflate-server-no-context-takeover");
+	p.client_no_context_takeover = (uint8_t)flag_arg("deflate-client-no-context-takeover");
+	p.server_max_window_bits = window_bits_arg("deflate-server-max-window-bits");
+	if ((bits = window_bits_arg("deflate-client-max-window-bits")))
+		p.client_max_window_bits = bits;
+	o->deflate_offer = p;
 }
 
 /* The options of the capacity kinds (idle, fanout). */
@@ -130,7 +188,9 @@ static void parse(int argc, char **argv, struct opts *o)
 			fail("unknown option --%s; usage: %s", a, USAGE);
 		if (eq)
 			vals[k] = eq + 1;
-		else if ((!strcmp(a, "transfer") || !strcmp(a, "tls-resume")) &&
+		else if ((!strcmp(a, "transfer") || !strcmp(a, "tls-resume") ||
+			  !strcmp(a, "deflate-server-no-context-takeover") ||
+			  !strcmp(a, "deflate-client-no-context-takeover")) &&
 			 (i + 1 >= argc || !strncmp(argv[i + 1], "--", 2)))
 			vals[k] = "true";	/* bare flags */
 		else if (i + 1 < argc)
@@ -162,6 +222,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	if (!o->tls && (o->ca || o->tls_resume))
 		fail("--ca and --tls-resume go with a wss:// URL");
 	o->timeout_ms = int_arg("timeout-ms", 60000, 1);
+	parse_deflate(o);
 
 	v = get("type");
 	if (v && strcmp(v, "text") && strcmp(v, "binary"))
@@ -243,6 +304,26 @@ static void raise_nofile(void)
 	}
 }
 
+/* what the result line adds: "tls" (wss://), "extensions" (what the first connection
+ * agreed, as the JavaScript clients' WebSocket.extensions) */
+static int more_tls;
+
+static const char *result_tail(void)
+{
+	static char out[1024];
+	char ext[600];
+	size_t n = 0;
+
+	out[0] = 0;
+	if (more_tls)
+		n = (size_t)snprintf(out, sizeof(out), "%s", tls_result());
+	if (conn_extensions() && n < sizeof(out)) {
+		json_string(ext, sizeof(ext), conn_extensions());
+		snprintf(out + n, sizeof(out) - n, ", \"extensions\": %s", ext);
+	}
+	return out;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -264,8 +345,11 @@ int main(int argc, char **argv)
 	if (o.tls) {
 		tls_init(o.ca, &o.url, o.tls_resume);
 		conn_use_tls();
-		result_more = tls_result;
+		more_tls = 1;
 	}
+	if (o.deflate)
+		conn_use_deflate(&o.deflate_offer);
+	result_more = result_tail;
 	if (!strcmp(o.kind, "echo"))
 		run_echo(&o, 0);
 	else if (!strcmp(o.kind, "latency"))
