@@ -155,6 +155,52 @@ function arrayBufferJoinNaive (bufs) {
 }
 
 
+/*
+ * permessage-deflate (RFC 7692): the third argument's perMessageDeflate, as
+ * connect() takes it: null (not offered), or [server_no_context_takeover,
+ * client_no_context_takeover, server_max_window_bits, client_max_window_bits]
+ * (window bits 0: not named; client's 1: named without a value).  true offers
+ * "permessage-deflate; client_max_window_bits" (what ws, undici and browsers
+ * offer).  Bad values throw here, at construction.
+ */
+const PMD_KEYS = ['serverNoContextTakeover', 'clientNoContextTakeover', 'serverMaxWindowBits', 'clientMaxWindowBits']
+function windowBits (name, v, any) {
+  if (v === undefined || v === false) return 0
+  if (v === true && any) return 1
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 9 || v > 15) {
+    throw new RangeError('perMessageDeflate.' + name + ': an integer from 9 to 15' + (any ? ', true or false' : ''))
+  }
+  return v
+}
+function deflateOffer (pmd, secure) {
+  if (pmd === undefined || pmd === false || pmd === null) return null
+  if (pmd !== true && typeof pmd !== 'object') {
+    throw new TypeError('perMessageDeflate: true, false or an object of parameters')
+  }
+  let offer
+  if (pmd === true) {
+    offer = [0, 0, 0, 1]
+  } else {
+    for (const k of Object.keys(pmd)) {
+      if (PMD_KEYS.indexOf(k) < 0) throw new TypeError('perMessageDeflate: unknown parameter ' + k)
+    }
+    for (const k of PMD_KEYS.slice(0, 2)) {
+      if (pmd[k] !== undefined && typeof pmd[k] !== 'boolean') throw new TypeError('perMessageDeflate.' + k + ': true or false')
+    }
+    offer = [pmd.serverNoContextTakeover ? 1 : 0, pmd.clientNoContextTakeover ? 1 : 0,
+      windowBits('serverMaxWindowBits', pmd.serverMaxWindowBits, false),
+      windowBits('clientMaxWindowBits', pmd.clientMaxWindowBits === undefined ? true : pmd.clientMaxWindowBits, true)]
+  }
+  /* switched off (QJSWS_DISABLE=deflate, or all): not offered */
+  if (!OPT.deflate) return null
+  if (!lws.own_path(secure)) {
+    throw new DOMException('permessage-deflate needs the module\'s own connection setup and framing ' +
+      '(libwebsockets, which does it with connect, framing, batch' + (secure ? ' or tls' : '') +
+      ' off, is built without extensions)', 'NotSupportedError')
+  }
+  return offer
+}
+
 function utf8Length (s) {
   return lws.encode_utf8(s).byteLength
 }
@@ -162,7 +208,9 @@ function utf8Length (s) {
 /* ------------------------------------------------------------------ */
 
 export class WebSocket {
-  constructor (url, protocols) {
+  /* options (not in the standard): {perMessageDeflate: true | {serverNoContextTakeover,
+     clientNoContextTakeover, serverMaxWindowBits, clientMaxWindowBits}} */
+  constructor (url, protocols, options) {
     /* (`arguments` only when needed: it costs an object per construction) */
     if (url === undefined && arguments.length < 1) throw new TypeError('WebSocket: 1 argument required')
     url = String(url)
@@ -180,6 +228,11 @@ export class WebSocket {
         seen.add(p.toLowerCase())
       }
       if (list.length) protos = list.join(', ')
+    }
+    let deflate = null
+    if (options !== undefined && options !== null) {
+      if (typeof options !== 'object') throw new TypeError('WebSocket: options must be an object')
+      deflate = deflateOffer(options.perMessageDeflate, u[0])
     }
 
     /* as few fields as possible: each one costs a property addition per
@@ -208,7 +261,8 @@ export class WebSocket {
     ensureInit()
     /* _conn is absent until connect() returns: events raised inside it are
        deferred (_event); _deferred too exists only then */
-    this._conn = lws.connect(u[0], u[1], u[2], u[3], protos, this)
+    this._conn = deflate === null ? lws.connect(u[0], u[1], u[2], u[3], protos, this)
+      : lws.connect(u[0], u[1], u[2], u[3], protos, this, deflate)
     const q = this._deferred
     if (q !== undefined) {
       this._deferred = undefined
@@ -227,7 +281,9 @@ export class WebSocket {
   get url () { return this._url }
   get readyState () { return this._readyState }
   get protocol () { return this._protocol }
-  get extensions () { return '' }
+  /* the server's Sec-WebSocket-Extensions answer once open, as browsers give it
+     (permessage-deflate agreed); '' when none */
+  get extensions () { return this._extensions || '' }
   get binaryType () { return this._binaryType }
   set binaryType (v) {
     /* only ArrayBuffer delivery exists in qjs (no Blob); other values ignored */
@@ -401,6 +457,7 @@ export class WebSocket {
         if (this._readyState !== CONNECTING) return
         this._readyState = OPEN
         this._protocol = a
+        if (b !== undefined) this._extensions = b /* permessage-deflate agreed */
         /* open, error and close happen once per socket: their own objects
            (eventpool or not) */
         const ev = { type: 'open', target: this, currentTarget: this }

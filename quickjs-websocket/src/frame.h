@@ -10,12 +10,28 @@
 #ifndef QJSWS_FRAME_H
 #define QJSWS_FRAME_H
 
+#include "deflate_core.h"
 #include "opts.h"
 #include "tp.h"
 
 #pragma GCC visibility push(hidden)
 
 struct upg;
+
+/*
+ * permessage-deflate (RFC 7692, deflate_core.h) on a connection that agreed to
+ * it: allocated by the upgrade (upgrade.c) once the server's answer is checked,
+ * freed with the connection (fr_release).  A connection without it holds a
+ * NULL pointer and nothing else.  Our framing compresses every message it
+ * sends (fr_own_send); the receive path (rx.c) inflates the messages whose
+ * first frame had RSV1.
+ */
+struct pmd_conn {
+    struct pmd_stream tx, rx;  /* our compressor, our decompressor (made at first use) */
+    uint8_t rx_msg;            /* the message being received is compressed ... */
+    uint8_t rx_first;          /* ... and none of it was delivered yet */
+    char ext[];                /* the server's Sec-WebSocket-Extensions value (ws.extensions) */
+};
 
 struct fr {
     struct tp tp;        /* first */
@@ -29,6 +45,7 @@ struct fr {
     struct upg *upg;     /* upgrade.c: the opening handshake while it runs */
     int linger;          /* a failure's close frame: 1 end our side once it is written,
                           * 2 ended: reading to the peer's end, 3 the end came */
+    struct pmd_conn *pmd; /* permessage-deflate agreed (upgrade.c), else NULL */
 };
 
 static inline struct fr *fr_of(struct tp *t)

@@ -88,24 +88,69 @@ static conn *get_conn(JSContext *ctx, JSValueConst v)
     return JS_GetOpaque2(ctx, v, js_lws_conn_class_id);
 }
 
-/* connect(secure, host, port, path, protocols, ws) -> conn; events go to
- * WebSocket.prototype._event/_emitMessage with this = ws */
+/* own_path(secure) -> whether connect() sets such a connection up itself (our
+ * socket, handshake and framing: permessage-deflate is possible) or lets
+ * libwebsockets do it (built without extensions: no deflate) */
+JSValue js_own_path(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    UNUSED(this_val);
+    UNUSED(argc);
+    return JS_NewBool(ctx, upg_wanted(JS_ToBool(ctx, argv[0])));
+}
+
+/* the permessage-deflate offer websocket.js passes: [server_no_context_takeover,
+ * client_no_context_takeover, server_max_window_bits, client_max_window_bits]
+ * (0/1, 0/1, 0 or 9..15, 0 or 1 (a name without a value) or 9..15), checked
+ * there; 0, or -1 with an exception */
+static int deflate_params(JSContext *ctx, JSValueConst v, struct pmd_params *p)
+{
+    int32_t x[4];
+    uint32_t i;
+    for (i = 0; i < 4; i++) {
+        JSValue e = JS_GetPropertyUint32(ctx, v, i);
+        int r = JS_ToInt32(ctx, &x[i], e);
+        JS_FreeValue(ctx, e);
+        if (r)
+            return -1;
+        if (x[i] < 0 || x[i] > 15) {
+            JS_ThrowRangeError(ctx, "permessage-deflate parameter out of range");
+            return -1;
+        }
+    }
+    p->server_no_context_takeover = (uint8_t)!!x[0];
+    p->client_no_context_takeover = (uint8_t)!!x[1];
+    p->server_max_window_bits = (uint8_t)x[2];
+    p->client_max_window_bits = (uint8_t)x[3];
+    return 0;
+}
+
+/* connect(secure, host, port, path, protocols, ws[, deflate]) -> conn; events go to
+ * WebSocket.prototype._event/_emitMessage with this = ws; deflate: the
+ * permessage-deflate offer (deflate_params), null or absent: none */
 JSValue js_connect(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
 {
     const char *host = NULL, *path = NULL, *protos = NULL;
     char hosthdr[300];
-    int secure, port, own;
+    int secure, port, own, deflate = 0;
+    struct pmd_params pmd;
     const struct tp_ops *tp;
     conn *c;
     JSValue obj;
     UNUSED(this_val);
-    UNUSED(argc);
 
     if (!loop_inited())
         return JS_ThrowInternalError(ctx, "quickjs-websocket: not initialised");
     secure = JS_ToBool(ctx, argv[0]);
     if (JS_ToInt32(ctx, &port, argv[2]))
         return JS_EXCEPTION;
+    if (argc > 6 && !JS_IsUndefined(argv[6]) && !JS_IsNull(argv[6])) {
+        if (deflate_params(ctx, argv[6], &pmd) < 0)
+            return JS_EXCEPTION;
+        if (!upg_wanted(secure))
+            return JS_ThrowTypeError(ctx, "permessage-deflate needs the module's own connection "
+                                          "setup (libwebsockets is built without extensions)");
+        deflate = 1;
+    }
     host = JS_ToCString(ctx, argv[1]);
     path = JS_ToCString(ctx, argv[3]);
     if (!JS_IsUndefined(argv[4]) && !JS_IsNull(argv[4]))
@@ -139,7 +184,8 @@ JSValue js_connect(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst
 
     if (own) {
         const char *why = NULL;
-        if (upg_start(&c->sm.fr, tp, host, port, path, hosthdr, protos, &why) < 0) {
+        if (upg_start(&c->sm.fr, tp, host, port, path, hosthdr, protos, deflate ? &pmd : NULL,
+                      &why) < 0) {
             /* raised inside connect(): websocket.js delivers them later */
             ev_error(c, why);
             sm_report_close(&c->sm, 1006, "", 0, 0);

@@ -18,7 +18,9 @@ static inline int jsconn_count(void)
     return jsconn_n;
 }
 
-/* connect(secure, host, port, path, protocols, ws) -> conn, and the conn
+/* own_path(secure): connect() would set it up itself (permessage-deflate possible) */
+JSValue js_own_path(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
+/* connect(secure, host, port, path, protocols, ws[, deflate]) -> conn, and the conn
  * object's methods */
 JSValue js_connect(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
 JSValue js_conn_send(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);

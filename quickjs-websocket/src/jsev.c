@@ -289,11 +289,20 @@ void ev_sm_error(struct sm *s, const char *msg)
 void ev_sm_open(struct sm *s)
 {
     conn *c = conn_of_sm(s);
-    JSValue argv[2];
+    JSValue argv[3];
+    int argc = 2;
     argv[0] = JS_NewInt32(c->jsctx, EV_OPEN);
     argv[1] = JS_NewString(c->jsctx, s->fr.tp.protocol);
-    dispatch_js(c, JSB.evfn, 2, (JSValueConst *)argv);
+    if (s->fr.pmd) {
+        /* permessage-deflate agreed (upgrade.c): our parser lets RSV1 through on
+         * a data message's first frame; JS gets the server's answer (extensions) */
+        c->rxp.rsv_ok = 0x40;
+        argv[argc++] = JS_NewString(c->jsctx, s->fr.pmd->ext);
+    }
+    dispatch_js(c, JSB.evfn, argc, (JSValueConst *)argv);
     JS_FreeValue(c->jsctx, argv[1]);
+    if (argc > 2)
+        JS_FreeValue(c->jsctx, argv[2]);
 }
 
 void ev_sm_close(struct sm *s, int code, const char *reason, size_t rlen, int clean)

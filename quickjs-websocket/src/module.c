@@ -6,7 +6,7 @@
  * (created by init()).  Each connection is a JS "conn" object wrapping a
  * struct conn.  websocket.js provides the browser API on top of this.
  *
- * The fifteen optimizations can be switched off at run time with the environment
+ * The fifteen optimizations (and permessage-deflate, switch "deflate") can be switched off at run time with the environment
  * variable QJSWS_DISABLE (comma separated short names, or "all"); see
  * README.md.  The switch state is read once, at module load.
  */
@@ -113,7 +113,8 @@ static const JSCFunctionListEntry js_lws_funcs[] = {
     JS_CFUNC_DEF("service_fd", 2, js_service_fd),
     JS_CFUNC_DEF("tick", 0, js_tick),
     JS_CFUNC_DEF("active", 0, js_active),
-    JS_CFUNC_DEF("connect", 6, js_connect),
+    JS_CFUNC_DEF("connect", 7, js_connect),
+    JS_CFUNC_DEF("own_path", 1, js_own_path),
     JS_CFUNC_DEF("parse_url", 1, js_parse_url),
     JS_CFUNC_DEF("encode_utf8", 1, js_encode_utf8),
     JS_CFUNC_DEF("decode_utf8", 1, js_decode_utf8),

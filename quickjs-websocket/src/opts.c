@@ -10,7 +10,7 @@
 const char *const opt_names[OPT_COUNT] = {
     "join", "buffered", "pool", "scheduler", "transfer",
     "fragbuf", "strsend", "batch", "eventpool", "urlparse", "framing", "strrecv", "connect",
-    "direct", "tls",
+    "direct", "tls", "deflate",
 };
 
 unsigned g_opts = OPT_ALL;

@@ -22,9 +22,11 @@ enum {
     OPT_JOIN = 1 << 0, OPT_BUFFERED = 1 << 1, OPT_POOL = 1 << 2, OPT_SCHEDULER = 1 << 3,
     OPT_TRANSFER = 1 << 4, OPT_FRAGBUF = 1 << 5, OPT_STRSEND = 1 << 6, OPT_BATCH = 1 << 7,
     OPT_EVENTPOOL = 1 << 8, OPT_URLPARSE = 1 << 9, OPT_FRAMING = 1 << 10, OPT_STRRECV = 1 << 11,
-    OPT_CONNECT = 1 << 12, OPT_DIRECT = 1 << 13, OPT_TLS = 1 << 14, OPT_ALL = (1 << 15) - 1,
+    OPT_CONNECT = 1 << 12, OPT_DIRECT = 1 << 13, OPT_TLS = 1 << 14,
+    /* not an optimization: permessage-deflate offered when asked for (off: never) */
+    OPT_DEFLATE = 1 << 15, OPT_ALL = (1 << 16) - 1,
 };
-#define OPT_COUNT 15
+#define OPT_COUNT 16
 
 extern unsigned g_opts; /* set once, at module load */
 #define OPT(x) (g_opts & (x))

@@ -212,11 +212,84 @@ static int rx_frame(void *ctx, int op, int fin, uint64_t len)
     return 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* permessage-deflate (deflate_core.h): a compressed message inflated     */
+
+/* where pmd_inflate() puts what it inflates, piece by piece: one for the
+ * process (each piece is copied out of it before the next) */
+#define INFLATE_SCRATCH (16 * 1024)
+static uint8_t inflate_scratch[INFLATE_SCRATCH];
+
+struct inflating {
+    conn *c;
+    int binary;
+};
+
+/* pmd_inflate's sink: an inflated piece goes the way an uncompressed chunk
+ * goes (size limit, UTF-8, the accumulator); the message's end is delivered
+ * once the last compressed chunk is inflated (rx_inflate) */
+static int inflated_piece(void *ctx, const uint8_t *p, size_t n)
+{
+    struct inflating *in = ctx;
+    conn *c = in->c;
+    int first = c->sm.fr.pmd->rx_first;
+    c->sm.fr.pmd->rx_first = 0;
+    return conn_deliver(c, p, n, first, 0, in->binary, 0) < 0 ? 1 : 0;
+}
+
+/*
+ * A chunk of a data message on a connection that agreed to deflate: a message
+ * whose first frame had RSV1 (the parser marks it: msg_rsv1) is inflated, no
+ * more than the size limit of it ever (a bomb fails with 1009 before more is
+ * allocated), invalid DEFLATE data fails with 1007; any other message goes
+ * its usual way (RFC 7692 lets a side send a message uncompressed).
+ */
+static __attribute__((noinline)) int rx_inflate(conn *c, const uint8_t *p, size_t n, int first,
+                                                int final, int binary, size_t remain)
+{
+    struct pmd_conn *pc = c->sm.fr.pmd;
+    struct inflating in = { c, binary };
+    int r;
+    if (first) {
+        pc->rx_msg = c->rxp.msg_rsv1;
+        pc->rx_first = 1;
+        c->rxp.msg_rsv1 = 0;
+        if (pc->rx_msg)
+            c->msg_len = 0; /* (its frames' size checks count from here) */
+    }
+    if (!pc->rx_msg)
+        return conn_deliver(c, p, n, first, final, binary, remain);
+    if (c->sm.state != ST_OPEN)
+        return 0; /* dropped, as every message once closing (the stream matters no more) */
+    r = pmd_inflate(&pc->rx, p, n, final, g_max_message, inflate_scratch, INFLATE_SCRATCH,
+                    inflated_piece, &in);
+    if (r > 0)
+        return -1; /* the receive path failed the connection */
+    if (r < 0) {
+        if (r == PMD_TOO_BIG)
+            sm_fail(&c->sm, 1009, fail_text(1009));
+        else if (r == PMD_BAD_DATA)
+            sm_fail(&c->sm, 1007, "invalid compressed data");
+        else
+            sm_fail(&c->sm, 1009, NO_MEMORY_TEXT);
+        return -1;
+    }
+    if (!final)
+        return 0;
+    pc->rx_msg = 0;
+    return conn_deliver(c, p, 0, pc->rx_first, 1, binary, 0);
+}
+
 static int rx_data(void *ctx, const uint8_t *p, size_t n, int first, int final, int binary,
                    size_t remain)
 {
     conn *c = ctx;
-    return conn_deliver(c, p, n, first, final, binary, remain) < 0 || c->sm.fr.kill_pending;
+    int r;
+    if (__builtin_expect(c->sm.fr.pmd != NULL, 0))
+        r = rx_inflate(c, p, n, first, final, binary, remain);
+    else
+        r = conn_deliver(c, p, n, first, final, binary, remain);
+    return r < 0 || c->sm.fr.kill_pending;
 }
 
 static int rx_control(void *ctx, int op, const uint8_t *p, size_t n)

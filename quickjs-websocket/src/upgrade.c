@@ -34,6 +34,8 @@ struct upg {
     size_t got;            /* response bytes in buf (once the request is out) */
     char accept[HS_ACCEPT_LEN + 1];
     const char *protos;    /* offered subprotocols (in tail), or NULL */
+    int pmd_offered;       /* permessage-deflate offered, with ... */
+    struct pmd_params pmd; /* ... these parameters */
     char buf[HS_HEAD_MAX];
     char tail[];
 };
@@ -105,12 +107,14 @@ static int send_first(struct fr *f, const char **why)
 }
 
 int upg_start(struct fr *f, const struct tp_ops *ops, const char *host, int port,
-              const char *path, const char *hosthdr, const char *protos, const char **why)
+              const char *path, const char *hosthdr, const char *protos,
+              const struct pmd_params *pmd, const char **why)
 {
     struct tp *t = &f->tp;
     size_t pl = protos && *protos ? strlen(protos) + 1 : 0;
     struct upg *u = malloc(sizeof(*u) + pl);
     uint8_t nonce[16];
+    char exts[160];
     if (!u) {
         *why = "out of memory";
         return -1;
@@ -121,8 +125,17 @@ int upg_start(struct fr *f, const struct tp_ops *ops, const char *host, int port
         memcpy(u->tail, protos, pl);
         u->protos = u->tail;
     }
+    if (pmd) {
+        if (!pmd_offer(exts, sizeof(exts), pmd)) {
+            *why = "bad permessage-deflate parameters";
+            goto fail;
+        }
+        u->pmd_offered = 1;
+        u->pmd = *pmd;
+    }
     fr_random(nonce, sizeof(nonce));
-    u->reqlen = hs_request(u->buf, sizeof(u->buf), path, hosthdr, protos, NULL, nonce, u->accept);
+    u->reqlen = hs_request(u->buf, sizeof(u->buf), path, hosthdr, protos, pmd ? exts : NULL, nonce,
+                           u->accept);
     if (!u->reqlen) {
         *why = "upgrade request too long";
         goto fail;
@@ -156,6 +169,27 @@ static void upg_failed(struct fr *f, const char *why)
         send_first(f, &why) == 0)
         return;
     upg_close(f, why);
+}
+
+/* the server's Sec-WebSocket-Extensions answer to our permessage-deflate offer:
+ * checked (pmd_agree), and the connection's deflate state made; NULL, or why
+ * the answer is refused (the connection then fails) */
+static const char *pmd_agreed(struct fr *f, const char *ext, size_t extlen)
+{
+    struct pmd_agreed a;
+    const char *why = pmd_agree(ext, extlen, &f->upg->pmd, &a);
+    struct pmd_conn *pc;
+    if (why)
+        return why;
+    pc = malloc(sizeof(*pc) + extlen + 1);
+    if (!pc)
+        return "out of memory";
+    memset(pc, 0, sizeof(*pc));
+    pmd_stream_setup(&pc->tx, &pc->rx, &a);
+    memcpy(pc->ext, ext, extlen);
+    pc->ext[extlen] = 0;
+    f->pmd = pc;
+    return NULL;
 }
 
 /* the 101 is in: the connection is open, and ours from its first byte */
@@ -219,7 +253,14 @@ again:
         return;
     }
     head += from;
-    why = hs_check(u->buf, head, u->accept, u->protos, t->protocol, sizeof(t->protocol), NULL, NULL);
+    {
+        const char *ext = NULL;
+        size_t extlen = 0;
+        why = hs_check(u->buf, head, u->accept, u->protos, t->protocol, sizeof(t->protocol),
+                       u->pmd_offered ? &ext : NULL, u->pmd_offered ? &extlen : NULL);
+        if (!why && ext)
+            why = pmd_agreed(f, ext, extlen);
+    }
     if (why)
         upg_close(f, why);
     else

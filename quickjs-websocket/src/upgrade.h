@@ -21,12 +21,15 @@ int upg_wanted(int secure);
 
 /*
  * Connect over transport `ops` and start the upgrade (`hosthdr`: the Host
- * header's value; `protos`: offered subprotocols, or NULL).  0 under way
- * (events follow), -1 failed at once (*why; nothing is registered, no event
- * was raised).
+ * header's value; `protos`: offered subprotocols, or NULL; `pmd`:
+ * permessage-deflate offered with these parameters, or NULL: not offered).
+ * 0 under way (events follow), -1 failed at once (*why; nothing is
+ * registered, no event was raised).  A server that agrees to deflate leaves
+ * f->pmd set once the connection is open.
  */
 int upg_start(struct fr *f, const struct tp_ops *ops, const char *host, int port,
-              const char *path, const char *hosthdr, const char *protos, const char **why);
+              const char *path, const char *hosthdr, const char *protos,
+              const struct pmd_params *pmd, const char **why);
 
 /* the connection is detached: free what the upgrade still holds */
 void upg_free(struct fr *f);
