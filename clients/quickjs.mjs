@@ -66,8 +66,14 @@ function planted(Base, turns) {
   };
 }
 
+// QJSWS_DEFLATE=1 (the deflate axis: harness/runtimes.toml): every connection offers
+// permessage-deflate, "permessage-deflate; client_max_window_bits" (quickjs-websocket/README.md).
+const Offering = std.getenv('QJSWS_DEFLATE') === '1'
+  ? class extends WebSocket { constructor(url, protocols) { super(url, protocols, { perMessageDeflate: true }); } }
+  : WebSocket;
+
 const env = {
-  WebSocket: plantSpin > 0 ? planted(WebSocket, plantSpin) : WebSocket,
+  WebSocket: plantSpin > 0 ? planted(Offering, plantSpin) : Offering,
   now: () => os.now(), // monotonic, milliseconds (fractional)
   print,
   setTimeout: (fn, ms) => os.setTimeout(fn, ms),
