@@ -51,19 +51,19 @@ const KIND_BODIES = {
 };
 
 
-// The whole client: parse, run, report a failure as {"error": ...}, then wait for the
-// harness (env.hold) so it can read this process's CPU time and memory while it is
-// still alive. Resolves to the exit code (0; 1 on failure; 3 when this client cannot run
+// The whole client: parse, run (which waits for the harness, env.hold, with its
+// connections open: session.js), report a failure as {"error": ...} and then wait for the
+// harness, so it can read this process's CPU time and memory while it is still alive. Resolves to the exit code (0; 1 on failure; 3 when this client cannot run
 // what was asked); the adapter exits with it.
 export async function main(env, argv) {
   let code = 0;
   try {
     const opts = parseArgs(argv);
-    await run(env, opts, KIND_BODIES[opts.kind]);
+    await run(env, opts, KIND_BODIES[opts.kind]); // it held at the end barrier, connections open
   } catch (e) {
     env.print(JSON.stringify({ error: oneLine(e) }));
     code = e && e.unsupported ? 3 : 1;
+    if (env.hold) await env.hold();
   }
-  if (env.hold) await env.hold();
   return code;
 }

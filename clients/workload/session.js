@@ -17,9 +17,11 @@ function tlsField(env, ws) {
   return field;
 }
 
-// Runs one kind, prints WSBENCH-START and the result line, and resolves to the result
-// object. Rejects (with an Error whose message is one line) on any failure: connection
-// error, early close, or timeout.
+// Runs one kind, prints WSBENCH-START and the result line, holds at the end barrier
+// (env.hold, when the adapter has one) with its connections open, closes them, and
+// resolves to the result object. Rejects (with an Error whose message is one line) on
+// any failure: connection error, early close, or timeout (then without holding: the
+// caller holds).
 //
 // body(ctx) starts the work; ctx offers:
 //   ctx.connect(onOpen)  a new tracked socket on opts.url; errors and closes fail the run
@@ -42,14 +44,33 @@ export function run(env, opts, body) {
     let tls = /^wss:/i.test(opts.url) ? null : undefined; // null: not known yet
     let extensions = null; // the first connection's WebSocket extensions (permessage-deflate), once open
 
-    // On success the result has already been printed; the connections are then closed
-    // cleanly (bounded wait, outside the measurement) so the server sees a close frame
-    // rather than a dropped TCP connection. On failure they are closed without waiting.
+    // On success the result has already been printed; with env.hold (the harness's end
+    // barrier) the connections stay open, their handlers detached, until the harness has
+    // taken its end readings (the bytes on the wire of their sockets among them), and are
+    // closed after it, so closing is not part of what was measured. Then they are closed
+    // cleanly (bounded wait) so the server sees a close frame rather than a dropped TCP
+    // connection. On failure they are closed at once, without waiting.
     const CLOSE_WAIT_MS = 500;
     function finish(err, result) {
       if (ctx.finished) return;
       ctx.finished = true;
       if (timer !== null && typeof env.clearTimeout === 'function') env.clearTimeout(timer);
+      for (const ws of sockets) {
+        ws.onopen = null;
+        ws.onmessage = null;
+        ws.onerror = null;
+        ws.onclose = null;
+      }
+      if (err || typeof env.hold !== 'function') {
+        closeAll(err, result);
+        return;
+      }
+      Promise.resolve(env.hold()).then(
+        () => closeAll(null, result),
+        (e) => closeAll(new Error('end barrier: ' + describe(e)), result),
+      );
+    }
+    function closeAll(err, result) {
       const settle = () => (err ? reject(err) : resolve(result));
       let pending = 0;
       let settled = false;
@@ -60,10 +81,6 @@ export function run(env, opts, body) {
         }
       };
       for (const ws of sockets) {
-        ws.onopen = null;
-        ws.onmessage = null;
-        ws.onerror = null;
-        ws.onclose = null;
         if (ws.readyState === CLOSED) continue;
         if (!err) {
           pending++;

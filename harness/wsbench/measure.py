@@ -6,8 +6,9 @@ clients/README.md), on its stdin or, for a client that cannot read it (k6: the c
 - start barrier: at ``WSBENCH-START`` the client waits; the harness reads both sides' CPU
   clocks, then tells it ``GO``, and only then does the client start its clock. Nothing
   the client measures can run before the readings are taken.
-- end: the client prints its result line after stopping its clock and stays alive until
-  the harness lets it go; the harness reads both CPU clocks and peak RSS in that moment.
+- end: the client prints its result line after stopping its clock and stays alive, its
+  connections open, until the harness lets it go; the harness reads both CPU clocks, peak
+  RSS and the server's sockets in that moment.
 
 Readings:
 - CPU of either side: its process CPU clock between the two lines (see procfs). A reading
@@ -18,6 +19,8 @@ Readings:
 - peak RSS: each side's VmHWM; the server's is reset before the run. A reset or reading
   that fails leaves that reading empty (None) with a line in ``reading_errors``: a value
   is never carried over from an earlier cell.
+- bytes on the wire: the kernel's counters of the server's connections at both barriers
+  (socket_bytes.py, ``extra.wire``), where the connections are the same at both.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from . import procfs, procs
+from . import procfs, procs, socket_bytes
 from .hold import GO_LINE, Hold, hold_for
 from .catalog import Program
 from .logs import last_line
@@ -126,6 +129,8 @@ class _Phase:
     problem: str | None = None  # fails the sample; the client is stopped
     stray: str = ""  # the last line that was neither a marker nor a result
     timed_out: bool = False
+    wire0: socket_bytes.Reading | str | None = None  # the server's sockets at the start barrier
+    wire1: socket_bytes.Reading | str | None = None  # and at the end barrier
 
 
 class _Measurement:
@@ -144,6 +149,7 @@ class _Measurement:
                               .replace("/", "~"))
         self.checks = settings.verify != "off" and client.echo_checks
         self.server_pid = server.pid  # None: a server wsbench cannot read (--target): no server readings
+        self.server_port = socket_bytes.port_of(server.url())
 
     def fail(self, why: str) -> Sample:
         self.sample.error = f"{self.culprit}: {why}"
@@ -228,6 +234,8 @@ class _Measurement:
         phase.clocks.server0 = procfs.process_cpu_ns(server_pid) if server_pid is not None else None
         phase.fdlimits = {"client_nofile": procfs.fd_limit(proc.pid),
                           "server_nofile": procfs.fd_limit(server_pid) if server_pid is not None else None}
+        if self.server_port is not None:
+            phase.wire0 = socket_bytes.read(self.server_port)
         phase.problem = phase.clocks.start_problem(server_pid is not None)
         if phase.problem is None:
             refused = self.hold.go()
@@ -244,6 +252,8 @@ class _Measurement:
             phase.server_hwm = procfs.peak_rss_kib(self.server_pid)
         phase.clocks.client1 = procfs.process_cpu_ns(proc.pid)
         phase.client_hwm = procfs.peak_rss_kib(proc.pid)
+        if phase.wire0 is not None and self.server_port is not None:
+            phase.wire1 = socket_bytes.read(self.server_port)
         if not procfs.running(proc.pid):  # it did not hold: readings may be partial
             phase.clocks.client1 = phase.client_hwm = None
         self.hold.release()
@@ -277,6 +287,12 @@ class _Measurement:
         server_deflate = deflate_summary(printed.get("deflate", []))
         if server_deflate is not None:
             sample.extra["server_deflate"] = server_deflate
+        if phase.wire0 is not None and phase.wire1 is not None:
+            wire = socket_bytes.phase(phase.wire0, phase.wire1, sample.messages)
+            if isinstance(wire, str):
+                sample.reading_errors.append(f"bytes on the wire: {wire}")
+            else:
+                sample.extra["wire"] = wire
         if result["errors"]:
             return self.fail(f"{result['errors']} echoes did not match what was sent")
         unmet = self.client.unmet(result, "result line")  # e.g. ws with or without bufferutil, as the catalog says

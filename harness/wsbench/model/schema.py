@@ -10,7 +10,7 @@ every version)."""
 from __future__ import annotations
 
 SCHEMA = "wsbench-run"
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 READABLE_VERSIONS = tuple(range(1, SCHEMA_VERSION + 1))
 
 HISTORY: dict[int, str] = {
@@ -184,4 +184,16 @@ the header's value, "none", or null where the server cannot tell; absent for ser
 without deflate on), and ``extra.extensions`` what the client's WebSocket says its first
 connection agreed (its ``extensions`` attribute; absent when empty or when the client has
 none). Versions 1 to 11 are still read (the records' ``deflate`` null, no axis).""",
+    13: """\
+bytes on the wire, counted by the kernel (socket_bytes.py). Per sample ``extra.wire``: the
+TCP payload the server's established connections on its port received (``c2s_bytes``)
+and sent (``s2c_bytes``) between the start and the end barrier (tcp_info's
+``bytes_received`` and ``bytes_sent`` from ``ss -tin``: frame headers, masks, compression
+and TLS records included), over ``connections`` connections, and per message
+(``c2s_per_msg``, ``s2c_per_msg``: over the sample's ``messages``); absent, with a line in
+``reading_errors``, where the connections changed while measured (a closed connection's
+counters are gone) or ``ss`` could not be read. The clients hold at the end barrier with
+their connections open and close them after it. A program's ``deflate`` record has
+``command`` where compression is another build (lws-echo-deflate). Versions 1 to 12 are
+still read.""",
 }
