@@ -11,6 +11,9 @@ import { main } from './workload/main.js';
 
 const argv = (__ENV.WSBENCH_ARGV || '').split('\n').filter((a) => a !== '');
 const held = __ENV.WSBENCH_HOLD === '1';
+// The deflate axis (wsbench run --deflate): k6 offers permessage-deflate only when its
+// Params.compression says "deflate" (its default is none).
+const deflate = __ENV.WSBENCH_K6_DEFLATE === '1';
 const holdUrl = __ENV.WSBENCH_HOLD_URL || '';
 
 // One VU runs the workload once. maxDuration only bounds it: the workload's own
@@ -74,7 +77,7 @@ function now() {
 // on* handlers, binaryType, readyState, bufferedAmount, close) is k6's accessor or method,
 // reached through the prototype (k6's accessors do not look at `this`).
 function K6Socket(url) {
-  const ws = new WebSocket(url);
+  const ws = deflate ? new WebSocket(url, null, { compression: 'deflate' }) : new WebSocket(url);
   const send = ws.send;
   return Object.create(ws, {
     send: {

@@ -38,8 +38,10 @@ class TlsSpec:
 class DeflateSpec:
     """How a program speaks permessage-deflate (runtimes.toml's ``deflate`` table; the
     deflate axis, deflate.py): a server's ``args`` turn it on, a client's ``env`` or
-    ``args`` make it offer it (empty: it offers it as its runtime ships it)."""
+    ``args`` make it offer it (empty: it offers it as its runtime ships it); ``command``
+    replaces the program's command line where compression is another build (lws-echo-deflate)."""
 
+    command: tuple[str, ...] | None = key(None, nonempty=True)
     args: tuple[str, ...] = key(())
     env: dict[str, str] = key(default_factory=dict)
     defaults: dict[str, Any] = key(default_factory=dict)  # what the runtime does unless told (ws: threshold)

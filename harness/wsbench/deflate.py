@@ -35,11 +35,13 @@ def with_deflate(program: Program) -> Program:
     (started with the catalog's deflate arguments; one that cannot compress keeps its
     command, and its cells are n/a), a client keeps its name and offers it."""
     spec = program.deflate
-    command = program.command + (spec.args if spec else ())
+    command = ((spec.command or program.command) + spec.args) if spec else program.command
     env = {**program.env, **(spec.env if spec else {})}
+    requires = program.requires + ((spec.command[0],) if spec and spec.command else ())
     if program.kind == "server":
         return replace(program, name=f"{program.name}{TWIN}", label=f"{program.label} + permessage-deflate",
-                       command=command, env=env, compressed=True, twin_of=program.twin_of or program.name)
+                       command=command, env=env, requires=requires, compressed=True,
+                       twin_of=program.twin_of or program.name)
     return replace(program, command=command, env=env, compressed=True)
 
 
@@ -74,7 +76,8 @@ def record(program: Program) -> dict[str, Any] | None:
     if why or program.deflate is None:
         return {"cannot": why}
     spec = program.deflate
-    return {"args": list(spec.args), "env": dict(spec.env), "defaults": dict(spec.defaults)}
+    return {"args": list(spec.args), "env": dict(spec.env), "defaults": dict(spec.defaults),
+            **({"command": list(spec.command)} if spec.command else {})}
 
 
 def parse_deflate_line(line: str) -> dict[str, str | None] | None:
