@@ -318,6 +318,23 @@ def test_window_bits_and_context(peer_factory, bits, takeover):
     assert not [l for l in data_lines(peer) if l.startswith("BADINFLATE")], data_lines(peer)
 
 
+# every switch off that leaves the module's own connection setup (deflate needs it)
+NAIVE = {"QJSWS_DISABLE": "join,buffered,pool,scheduler,transfer,fragbuf,strsend,eventpool,urlparse,strrecv,direct"}
+
+
+@pytest.mark.parametrize("case", ["frag", "final", "plain"])
+def test_naive_paths(peer_factory, case):
+    """The same with every optimization off but the module's own connection setup: the
+    naive receive path (JS joins the inflated chunks) and the JS send()."""
+    peer = peer_factory("raw")
+    expect = len(send_case(case, zlib.compressobj(wbits=-15))[1])
+    res = run(peer.url + query(answer="permessage-deflate", send=case), expect=expect, sends=SENDS, env=NAIVE)
+    assert res["options"]["join"] is False and res["options"]["connect"] is True, res
+    assert res["got"] == json.loads(peer.wait_line("WANT")[0][5:]), res
+    assert res["echoed"] == len(SENDS) and res["bad"] == 0, res
+    assert res["close"] == {"code": 1000, "reason": "", "wasClean": True}, res
+
+
 def test_uncompressed_echo_and_no_agreement(peer_factory):
     """An offer the server does not take: no extension, nothing compressed; an agreed
     connection whose peer answers uncompressed gets its messages as they are."""
