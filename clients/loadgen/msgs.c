@@ -185,7 +185,8 @@ static __attribute__((noinline)) void send_deflated(const struct msgs *m, struct
 		zplain = xmalloc(m->size ? m->size : 1);
 		memcpy(zplain, m->plain, m->size);
 	}
-	field_of(m, k, zplain);
+	/* the number the checks expect: the ring slot's (k mod R), or k in head mode */
+	field_of(m, m->head_mode ? k : k & m->ring_mask, zplain);
 	conn_send_deflated(c, m->opcode, zplain, m->size);
 }
 
