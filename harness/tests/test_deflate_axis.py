@@ -98,3 +98,16 @@ def test_a_run_with_deflate_both(tmp_path: Path) -> None:
     assert sum("[no deflate]" in r for r in rows) == 6
     assert "n/a: server deno has no permessage-deflate" in run.stdout
     assert "permessage-deflate: servers with and without it, interleaved" in run.stdout
+    # bytes on the wire, counted on the server's sockets: a 64-byte text is 70 bytes from a client
+    # (2 of header, 4 of mask) and 66 from a server, uncompressed; ws compresses both ways with context
+    # takeover (its threshold applies only without), Bun's server answers without it
+    for server in ("node-ws", "bun"):
+        for client in ("node-ws", "bun"):
+            wire = cells[server, client]["samples"][0]["extra"]["wire"]
+            assert (wire["connections"], wire["c2s_per_msg"], wire["s2c_per_msg"]) == (1, 70.0, 66.0)
+    packed = cells["node-ws/deflate", "node-ws"]["samples"][0]["extra"]["wire"]
+    assert packed["c2s_per_msg"] < 70 and packed["s2c_per_msg"] < 66
+    report = wsbench("report", str(next(tmp_path.glob("run-*.json"))), "--format", "md", "-o", str(tmp_path / "r"))
+    assert report.returncode == 0, report.stderr
+    costs = (tmp_path / "r" / "results.md").read_text().split("## What compression costs", 1)[1]
+    assert "| smoke_text | Node 20 + ws | Node 20 + ws | permessage-deflate [deflate] | 70.0 → " in costs

@@ -288,7 +288,7 @@ class _Measurement:
         if server_deflate is not None:
             sample.extra["server_deflate"] = server_deflate
         if phase.wire0 is not None and phase.wire1 is not None:
-            wire = socket_bytes.phase(phase.wire0, phase.wire1, sample.messages)
+            wire = socket_bytes.phase(phase.wire0, phase.wire1, sample.messages or 0)
             if isinstance(wire, str):
                 sample.reading_errors.append(f"bytes on the wire: {wire}")
             else:

@@ -122,6 +122,9 @@ _ALL = [
     Metric("latency_p95_us", "p95 µs", False, 1, _extra("latency_us", "p95")),
     Metric("lost", "lost", False, 0, _extra("lost")),
     Metric("max_connections", "largest N with p95 in bound", True, 0, _extra("max_connections")),
+    # bytes on the wire per message, counted by the kernel on the server's sockets (socket_bytes.py)
+    Metric("wire_c2s_per_msg", "wire B/msg c→s", False, 1, _extra("wire", "c2s_per_msg")),
+    Metric("wire_s2c_per_msg", "wire B/msg s→c", False, 1, _extra("wire", "s2c_per_msg")),
 ]
 METRICS: dict[str, Metric] = {m.name: m for m in _ALL}
 

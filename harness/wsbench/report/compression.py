@@ -1,14 +1,18 @@
 """The deflate axis in a report (runs of ``wsbench run --deflate on|both``): the facts line,
-and the mark each ranked row carries after its server, so that rows with and without
-permessage-deflate are never read as like with like.
+the mark each ranked row carries after its server, so that rows with and without
+permessage-deflate are never read as like with like, and "What compression costs": each
+``NAME/deflate`` cell beside ``NAME``'s from the same interleaved run.
 
 A row's mark comes from what its samples recorded (deflate.negotiated): the server's
 WSBENCH-DEFLATE lines where it tells, else the client's WebSocket ``extensions``."""
 
 from __future__ import annotations
 
-from ..deflate import negotiated
+from ..deflate import TWIN, negotiated
+from ..doc import Grid, Section
 from ..model import Cell, Run
+from ..ranking import label
+from .derived import median_text, ratio_text, twin_pairs
 
 MARKS = {True: "deflate", False: "no deflate", None: "deflate ?"}
 
@@ -34,3 +38,50 @@ def mark(run: Run, cell: Cell) -> str:
         return f" [{MARKS[False]}]"  # deflate off: the server refuses every offer (contract item 5)
     told = {negotiated(s.extra.get("server_deflate"), s.extra.get("extensions")) for s in cell.ok_samples}
     return f" [{MARKS[told.pop() if len(told) == 1 else None]}]"
+
+
+def sections(run: Run) -> list[Section]:
+    """"What compression costs", in a run with both sides of the axis."""
+    pairs = twin_pairs(run, TWIN)
+    if not pairs:
+        return []
+    grid = Grid(["workload", "client", "server", "agreed", "wire B/msg c→s off → on", "on ÷ off",
+                 "wire B/msg s→c off → on", "on ÷ off", "msgs/s off → on", "on ÷ off",
+                 "client CPU µs/msg off → on", "server CPU µs/msg off → on", "peak RSS MiB client, server off → on"],
+                right={4, 5, 6, 7, 8, 9, 10, 11, 12})
+    for plain, packed in pairs:
+        metric = "msgs_per_s" if run.workloads.get(plain.workload, {}).get("kind") == "echo" else None
+        grid.add([plain.workload, label(run, "clients", plain.client), label(run, "servers", plain.server),
+                  _agreed(packed) + mark(run, packed),
+                  _arrow(plain, packed, "wire_c2s_per_msg", 1), ratio_text(plain, packed, "wire_c2s_per_msg"),
+                  _arrow(plain, packed, "wire_s2c_per_msg", 1), ratio_text(plain, packed, "wire_s2c_per_msg"),
+                  _arrow(plain, packed, metric, 0) if metric else "–",
+                  ratio_text(plain, packed, metric) if metric else "–",
+                  _arrow(plain, packed, "client_cpu_us_per_msg", 2), _arrow(plain, packed, "server_cpu_us_per_msg", 2),
+                  f"{median_text(plain, 'client_peak_rss_mib', digits=1)}, "
+                  f"{median_text(plain, 'server_peak_rss_mib', digits=1)} → "
+                  f"{median_text(packed, 'client_peak_rss_mib', digits=1)}, "
+                  f"{median_text(packed, 'server_peak_rss_mib', digits=1)}"])
+    return [Section("What compression costs", [
+        "Each `NAME/deflate` cell beside `NAME`'s from the same interleaved run: the same client, workload and "
+        "server runtime, permessage-deflate the only difference (where both sides agreed: the mark after "
+        "\"agreed\"). Medians of the repetitions; ratios on ÷ off with their 95 % bootstrap interval. Bytes on "
+        "the wire are the TCP payload the server's sockets received (c→s) and sent (s→c) while measured, counted "
+        "by the kernel (frame headers and masks included), over the messages of the phase: the compression "
+        "ratio measured, not assumed. What the messages hold decides the ratio: say so when quoting it.",
+        grid])]
+
+
+def _agreed(cell: Cell) -> str:
+    """What the server answered (its WSBENCH-DEFLATE line), else what the client says it agreed."""
+    for s in cell.ok_samples:
+        told = s.extra.get("server_deflate")
+        if isinstance(told, dict) and told.get("response") not in (None, "none"):
+            return str(told["response"])
+        if s.extra.get("extensions"):
+            return str(s.extra["extensions"])
+    return "nothing"
+
+
+def _arrow(plain: Cell, packed: Cell, metric: str, digits: int) -> str:
+    return f"{median_text(plain, metric, digits=digits)} → {median_text(packed, metric, digits=digits)}"

@@ -15,14 +15,39 @@ import statistics
 from dataclasses import dataclass
 
 from ..metrics import METRICS
-from ..ranking import bound_side, factor, median_of, rank, workload_metric
+from ..ranking import bound_side, factor, median_of, rank, values, workload_metric
 from ..model import Cell, ProgramRecord, Run
-from ..stats import Summary
+from ..stats import Summary, ratio_of_medians
 
 QUICKJS = "quickjs"
 BASELINE = "quickjs-baseline"
 JIT_RUNTIMES = ("node20", "node22", "bun", "deno")
 NATIVE_RUNTIME = "native"
+
+
+def twin_pairs(run: Run, suffix: str) -> list[tuple[Cell, Cell]]:
+    """Each cell of a server beside its twin's (``NAME`` and ``NAME`` + ``suffix``: the TLS
+    and deflate axes) from the same run, same workload and client, both with samples."""
+    cells = {c.key: c for c in run.cells}
+    out = []
+    for cell in run.cells:
+        if cell.server.endswith(suffix):
+            continue
+        twin = cells.get(f"{cell.workload}/{cell.server}{suffix}/{cell.client}")
+        if twin is not None and cell.ok_samples and twin.ok_samples:
+            out.append((cell, twin))
+    return out
+
+
+def ratio_text(base: Cell, other: Cell, metric: str) -> str:
+    """``other``'s median over ``base``'s, with its 95 % bootstrap interval: "1.23 (1.10–1.40)"."""
+    r = ratio_of_medians(values(other, metric), values(base, metric))
+    return "–" if r is None else f"{r[0]:.2f} ({r[1]:.2f}–{r[2]:.2f})"
+
+
+def median_text(cell: Cell, metric: str, scale: float = 1.0, digits: int = 2) -> str:
+    vs = values(cell, metric)
+    return "–" if not vs else f"{statistics.median(vs) * scale:,.{digits}f}"
 
 
 def checked_clients(run: Run) -> dict[str, ProgramRecord]:

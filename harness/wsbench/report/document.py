@@ -22,7 +22,7 @@ from ..profile import views as profile_views
 from ..ranking import factor, label
 from ..model import Run
 from .ranked import check_cost, environment, failures, fmt_factor, notes_section, workload_section
-from . import capacity, claims, conformance_grid, derived, shards as shards_report, tls as tls_report
+from . import capacity, claims, compression, conformance_grid, derived, shards as shards_report, tls as tls_report
 
 
 
@@ -222,6 +222,10 @@ def _tls(run: Run, source: Path, with_charts: bool) -> list[Section]:
     return tls_report.sections(run)
 
 
+def _compression(run: Run, source: Path, with_charts: bool) -> list[Section]:
+    return compression.sections(run)
+
+
 def _claims(run: Run, source: Path, with_charts: bool) -> list[Section]:
     return claims.sections(run)
 
@@ -266,7 +270,7 @@ def _failures(run: Run, source: Path, with_charts: bool) -> list[Section]:
 
 
 Builder = Callable[[Run, Path, bool], list[Section]]
-BUILDERS: list[Builder] = [_gate, _scoreboard, _scores, _workloads, _shards, _capacity, _tls, _drive, _efficiency,
+BUILDERS: list[Builder] = [_gate, _scoreboard, _scores, _workloads, _shards, _capacity, _tls, _compression, _drive, _efficiency,
                            _check_cost, _programs_checks, _conformance, _server_conformance, _claims, _links, _notes,
                            _failures]
 NO_WORKLOADS: list[Builder] = [_gate, _conformance, _server_conformance, _failures]

@@ -12,9 +12,9 @@ import statistics
 from typing import Any
 
 from ..doc import Grid, Section
+from .derived import median_text, ratio_text, twin_pairs
 from ..ranking import label, values
 from ..model import Cell, Run
-from ..stats import ratio_of_medians
 
 TWIN = "/wss"
 SOURCE_NOTE = ("version, cipher and group as the client tells them (c), or, where its runtime cannot tell, as "
@@ -102,30 +102,8 @@ def _negotiated_section(run: Run) -> Section | None:
         grid])
 
 
-def _pairs(run: Run) -> list[tuple[Cell, Cell]]:
-    cells = {c.key: c for c in run.cells}
-    out = []
-    for cell in run.cells:
-        if cell.server.endswith(TWIN):
-            continue
-        twin = cells.get(f"{cell.workload}/{cell.server}{TWIN}/{cell.client}")
-        if twin is not None and cell.ok_samples and twin.ok_samples:
-            out.append((cell, twin))
-    return out
-
-
-def _ratio(plain: Cell, secure: Cell, metric: str) -> str:
-    r = ratio_of_medians(values(secure, metric), values(plain, metric))
-    return "–" if r is None else f"{r[0]:.2f} ({r[1]:.2f}–{r[2]:.2f})"
-
-
-def _median(cell: Cell, metric: str, scale: float = 1.0, digits: int = 2) -> str:
-    vs = values(cell, metric)
-    return "–" if not vs else f"{statistics.median(vs) * scale:,.{digits}f}"
-
-
 def _cost(run: Run) -> Section | None:
-    pairs = _pairs(run)
+    pairs = twin_pairs(run, TWIN)
     if not pairs:
         return None
     kinds = {name: w.get("kind") for name, w in run.workloads.items()}
@@ -141,21 +119,21 @@ def _cost(run: Run) -> Section | None:
         who = [label(run, "clients", plain.client), label(run, "servers", plain.server)]
         kind = kinds.get(plain.workload)
         if kind == "handshake":
-            shakes.add([*who, f"{_median(plain, 'handshakes_per_s', digits=0)} → "
-                              f"{_median(secure, 'handshakes_per_s', digits=0)}",
-                        f"{_median(plain, 'client_cpu_us_per_msg', digits=0)} → "
-                        f"{_median(secure, 'client_cpu_us_per_msg', digits=0)}",
-                        f"{_median(plain, 'server_cpu_us_per_msg', digits=0)} → "
-                        f"{_median(secure, 'server_cpu_us_per_msg', digits=0)}", _resumed(secure)])
+            shakes.add([*who, f"{median_text(plain, 'handshakes_per_s', digits=0)} → "
+                              f"{median_text(secure, 'handshakes_per_s', digits=0)}",
+                        f"{median_text(plain, 'client_cpu_us_per_msg', digits=0)} → "
+                        f"{median_text(secure, 'client_cpu_us_per_msg', digits=0)}",
+                        f"{median_text(plain, 'server_cpu_us_per_msg', digits=0)} → "
+                        f"{median_text(secure, 'server_cpu_us_per_msg', digits=0)}", _resumed(secure)])
             continue
         metric = "msgs_per_s" if kind == "echo" else None
         if metric:
-            rates.add([plain.workload, *who, _median(plain, metric, digits=0), _median(secure, metric, digits=0),
-                       _ratio(plain, secure, metric),
-                       f"{_median(plain, 'client_cpu_us_per_msg')} → {_median(secure, 'client_cpu_us_per_msg')}",
-                       _ratio(plain, secure, "client_cpu_us_per_msg"),
-                       f"{_median(plain, 'server_cpu_us_per_msg')} → {_median(secure, 'server_cpu_us_per_msg')}",
-                       _ratio(plain, secure, "server_cpu_us_per_msg")])
+            rates.add([plain.workload, *who, median_text(plain, metric, digits=0), median_text(secure, metric, digits=0),
+                       ratio_text(plain, secure, metric),
+                       f"{median_text(plain, 'client_cpu_us_per_msg')} → {median_text(secure, 'client_cpu_us_per_msg')}",
+                       ratio_text(plain, secure, "client_cpu_us_per_msg"),
+                       f"{median_text(plain, 'server_cpu_us_per_msg')} → {median_text(secure, 'server_cpu_us_per_msg')}",
+                       ratio_text(plain, secure, "server_cpu_us_per_msg")])
         conns = int(run.workloads.get(plain.workload, {}).get("params", {}).get("connections", 1) or 1)
         if conns >= 100:
             memory.add([plain.workload, *who, f"{conns:,}", *_per_conn(plain, secure, "client", conns),
