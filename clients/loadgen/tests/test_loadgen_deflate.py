@@ -402,8 +402,9 @@ ECHOES = [
     ["--type", "binary", "--size", "1048576", "--count", "4", "--warmup", "1"],
     ["--kind", "latency", "--type", "text", "--size", "64", "--count", "300"],
     ["--kind", "openloop", "--type", "binary", "--size", "32", "--rate", "2000", "--duration-ms", "200"],
+    ["--type", "text", "--size", "300", "--count", "500", "--verify", "off"],
 ]
-ECHO_IDS = ["text-11", "mixed-4-conns", "bin-4k-window", "bin-70k", "bin-1m", "latency", "openloop"]
+ECHO_IDS = ["text-11", "mixed-4-conns", "bin-4k-window", "bin-70k", "bin-1m", "latency", "openloop", "verify-off"]
 
 
 def deflate_lines(server: Background, count: int) -> list[re.Match[str]]:
@@ -497,6 +498,8 @@ def test_a_compressed_session_is_clean_under_valgrind(node_ws: Background, tmp_p
                       "200", "--connections", "2", "--warmup", "20", "--deflate", "on"],
                      ["--kind", "idle", "--url", f"ws://127.0.0.1:{node_ws.port}/", "--connections", "5",
                       "--hold-ms", "50", "--deflate", "on"],
+                     ["--kind", "handshake", "--url", f"ws://127.0.0.1:{node_ws.port}/", "--count", "5",
+                      "--deflate", "on"],
                      ["--kind", "observe", "--url", peer.url, "--timeout-ms", "20000", "--deflate", "on"]):
             log = tmp_path / "vg.log"
             code, res = loadgen(*args, timeout=300,
