@@ -24,8 +24,7 @@ from .paths import PROFILES_DIR, REPORTS_DIR, RUNTIMES_FILE, WORKLOADS_DIR
 from .profile import hyperfine, profiling
 from .profile.record import DEFAULT_FREQUENCY
 from .certificates import DEFAULT_KEY_TYPE, KEY_TYPES
-from .deflate import DEFLATE_MODES
-from .workloads import DEFAULT_MIN_SECONDS, TLS_MODES
+from .workloads import DEFAULT_MIN_SECONDS, AXIS_MODES
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -50,7 +49,7 @@ def _results(parser: argparse.ArgumentParser, flag: str = "--out",
 
 def _tls(parser: argparse.ArgumentParser, default: str | None = None) -> None:
     """--tls off|on|both (every server over ws://, over wss:// as NAME/wss, or both) and --tls-key."""
-    parser.add_argument("--tls", choices=TLS_MODES, default=default,
+    parser.add_argument("--tls", choices=AXIS_MODES, default=default,
                         help="the servers over ws://, over wss:// (their twins NAME/wss), or both interleaved "
                              "(default: " + (default or "the suite's, else off") + "; certificates: build/tls/)")
     parser.add_argument("--tls-key", choices=tuple(KEY_TYPES), default=DEFAULT_KEY_TYPE,
@@ -88,10 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="a JSON object added to the run's environment section (make bench-docker)")
     cluster_options.add_arguments(run)  # --target, --shard, --cluster and theirs
     _tls(run)
-    run.add_argument("--deflate", choices=DEFLATE_MODES, default="off",
-                     help="permessage-deflate: off (every server refuses it, default), on (every server as its twin "
-                          "NAME/deflate with its runtime's compression; cells whose server or client cannot "
-                          "compress are n/a), or both, interleaved")
+    run.add_argument("--deflate", choices=AXIS_MODES, default=None,
+                     help="permessage-deflate: off (every server refuses it; the default unless the suite says "
+                          "otherwise), on (every server as its twin NAME/deflate with its runtime's compression; "
+                          "cells whose server or client cannot compress are n/a), or both, interleaved")
     _results(run)
 
     mrg = add("merge", help="merge the shards of one plan (wsbench run --shard I/N): throughputs sum")

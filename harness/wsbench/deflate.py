@@ -16,8 +16,8 @@ from typing import Any
 
 from .catalog import Program, on_axis
 from .errors import WsbenchError
+from .workloads import AXIS_MODES
 
-DEFLATE_MODES = ("off", "on", "both")
 TWIN = "/deflate"
 DEFLATE_LINE = re.compile(r'^WSBENCH-DEFLATE offered=("[^"]*"|none|\?) response=("[^"]*"|none|\?)$')
 NONE = "none"  # the header was not there: the client offered nothing, or the server refused
@@ -48,8 +48,8 @@ def with_deflate(program: Program) -> Program:
 def deflate_axis(mode: str, servers: list[Program]) -> tuple[list[Program], dict[str, Any] | None]:
     """The servers over the deflate axis: as they are (off), their twins (on), or both
     side by side (both); with what the run records of it (settings.deflate)."""
-    if mode not in DEFLATE_MODES:
-        raise WsbenchError(f"--deflate must be one of {', '.join(DEFLATE_MODES)}, got '{mode}'")
+    if mode not in AXIS_MODES:
+        raise WsbenchError(f"--deflate must be one of {', '.join(AXIS_MODES)}, got '{mode}'")
     if mode == "off":
         return servers, None
     return on_axis(mode, servers, [with_deflate(s) for s in servers]), {"mode": mode}

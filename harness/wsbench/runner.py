@@ -19,7 +19,7 @@ from .target import ExternalServer, is_target
 from .verify import verify_echo
 from .checked import origins as checked_origins, summaries as checked_summaries
 from .checked.origins import Sources
-from .workloads import DEFAULT_SUITE, TLS_MODES, Suite, Workload, WorkloadSet, suite_defaults
+from .workloads import DEFAULT_SUITE, AXIS_MODES, Suite, Workload, WorkloadSet, suite_defaults
 from . import certificates, deflate, environment, merge, newrun, pinning, target
 
 
@@ -60,7 +60,7 @@ class Request:
     shard: str | None = None
     tls: str | None = None
     tls_key: str = certificates.DEFAULT_KEY_TYPE
-    deflate: str = "off"  # --deflate off|on|both (deflate.py)
+    deflate: str | None = None  # --deflate off|on|both (deflate.py); None: the suite's, else off
     conformance: list[str] | None = None  # --conformance: results files, auto, quick or off
     out: Path | None = None  # --out: where auto looks for results files of wsbench conformance
 
@@ -92,9 +92,10 @@ def plan(request: Request, catalog: Catalog, workloads: WorkloadSet) -> tuple[Pl
         raise WsbenchError("the filters leave no " + ("server" if not servers else "client") + " to run")
     reps, min_seconds = suite_defaults(suite, request.repetitions, request.min_seconds)
     servers, tls_settings, tls_values = _tls_axis(request, suite, servers)
-    if request.deflate != "off" and request.target:
+    deflate_mode = request.deflate or (suite.deflate if suite and suite.deflate else "off")
+    if deflate_mode != "off" and request.target:
         raise WsbenchError("--deflate starts servers with permessage-deflate on; a --target is measured as it runs")
-    servers, deflate_settings = deflate.deflate_axis(request.deflate, servers)
+    servers, deflate_settings = deflate.deflate_axis(deflate_mode, servers)
     settings = Settings(min_seconds=min_seconds, verify=request.verify,
                         pinning=pinning.plan() if request.pin else None, tls=tls_settings, deflate=deflate_settings)
     if request.verify == "both":
@@ -136,8 +137,8 @@ def tls_axis(mode: str, key_type: str,
     """The servers over the TLS axis: each as it is (off), its TLS twin NAME/wss instead
     (on), or both side by side (both); with what the run records of it (settings.tls) and
     the certificates' placeholders for the clients of the twins."""
-    if mode not in TLS_MODES:
-        raise WsbenchError(f"--tls must be one of {', '.join(TLS_MODES)}, got '{mode}'")
+    if mode not in AXIS_MODES:
+        raise WsbenchError(f"--tls must be one of {', '.join(AXIS_MODES)}, got '{mode}'")
     if mode == "off":
         return servers, None, None
     entry = certificates.key_entry(key_type)

@@ -21,9 +21,10 @@ from .paths import WORKLOADS_DIR, relative
 DEFAULT_SUITE = "quick"  # wsbench run that names neither a suite nor a workload
 DEFAULT_REPETITIONS = 3  # per cell, without a suite
 DEFAULT_MIN_SECONDS = 1.0  # the floor on measured phases, unless the suite or --min-seconds sets one
-# The TLS axis of a run (wsbench run --tls, a suite's `tls`): every server over ws:// only,
-# over wss:// only, or both, each server beside its TLS twin in the same interleaved run.
-TLS_MODES = ("off", "on", "both")
+# The axes of a run with twins (wsbench run --tls and --deflate, a suite's `tls` and
+# `deflate`): every server as it is only, as its twin only (over wss://, with
+# permessage-deflate), or both, each server beside its twin in the same interleaved run.
+AXIS_MODES = ("off", "on", "both")
 
 MODES = ("burst", "window", "pingpong")
 TYPES = ("text", "binary")
@@ -203,7 +204,8 @@ class Suite:
     servers: tuple[str, ...] | None = key(None)  # the suite's own choice of programs, used when
     clients: tuple[str, ...] | None = key(None)  # the command line names none
     min_seconds: float | None = key(None, check=_not_negative)  # the floor on measured phases (None: the default)
-    tls: str | None = key(None, choices=TLS_MODES)  # the suite's TLS axis (None: off unless --tls says otherwise)
+    tls: str | None = key(None, choices=AXIS_MODES)  # the suite's TLS axis (None: off unless --tls says otherwise)
+    deflate: str | None = key(None, choices=AXIS_MODES)  # its deflate axis, off|on|both (None: off unless --deflate)
     # clients the suite adds to its matrix, each against the reference server only (when the
     # command line names no client): a slow client gets its rows without a cell per server
     reference_clients: tuple[str, ...] = key(())
