@@ -105,6 +105,9 @@ class RawDeflateServer:
         conn.sendall((f"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                       f"Sec-WebSocket-Accept: {accept_for(headers['sec-websocket-key'])}\r\n{agreed}\r\n").encode())
         frames = FrameReader(conn, rest)
+        # its answer leaves the client its context (no client_no_context_takeover): one
+        # stream for the connection, not one per message
+        stream = zlib.decompressobj(wbits=-15)
         while True:
             frame = frames.next()
             if frame.opcode == 8:
@@ -112,7 +115,7 @@ class RawDeflateServer:
                 return
             if frame.opcode in (1, 2):
                 seen.frames.append(frame)
-                payload = inflate(frame.payload) if frame.rsv & RSV1 else frame.payload
+                payload = stream.decompress(frame.payload + TAIL) if frame.rsv & RSV1 else frame.payload
                 conn.sendall(server_frame(frame.opcode, payload))
 
     def close(self) -> None:
