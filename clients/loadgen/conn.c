@@ -119,6 +119,12 @@ void evloop_set_deadline(uint64_t timeout)
 	deadline = now_ns() + timeout * 1000000u;
 }
 
+void evloop_end_barrier(void)
+{
+	hold_if_requested();
+	evloop_set_deadline(timeout_ms);
+}
+
 void evloop_free(void)
 {
 	close(tfd);

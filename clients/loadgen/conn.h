@@ -105,6 +105,15 @@ void conn_set_max_message(uint64_t max);
 
 /* Move that deadline to `timeout_ms` from now. */
 void evloop_set_deadline(uint64_t timeout_ms);
+
+/*
+ * The end barrier, after the result line: with WSBENCH_HOLD=1, wait (the loop not
+ * running, the connections still open) until the harness has taken its end readings
+ * (stdin at end-of-file; the bytes on the wire of the server's sockets among them),
+ * then give the clean close that follows the whole timeout again. A kind calls it
+ * before closing the connections it measured over, so closing is not measured.
+ */
+void evloop_end_barrier(void);
 void evloop_free(void);
 
 /* Describe the current phase (for the timeout message). */

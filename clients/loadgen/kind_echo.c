@@ -204,6 +204,7 @@ void run_echo(const struct opts *o, int latency)
 	print_result(msgs, msgs * o->size, (double)(R.t_last - t0) / 1e9, 0, full ? full : extra);
 	free(full);
 
+	evloop_end_barrier();	/* connections open until the harness's end readings */
 	/* clean close, bounded, outside the measurement */
 	R.closing = 1;
 	R.phase = "close";

@@ -267,6 +267,7 @@ void run_fanout(const struct opts *o)
 		 o->rate, F.n, res.seconds, res.seconds > 0 ? (double)F.n / res.seconds : 0.0,
 		 o->sources);
 	print_result(F.delivered, F.delivered * F.size, seconds, 0, extra);
+	evloop_end_barrier();	/* connections open until the harness's end readings */
 	cap_close_all();
 	hist_free(&F.hist);
 	free(F.payload);

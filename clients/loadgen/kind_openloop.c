@@ -168,6 +168,7 @@ void run_openloop(const struct opts *o)
 		free(full);
 	}
 
+	evloop_end_barrier();	/* connections open until the harness's end readings */
 	L.closing = 1;
 	conn_close(&L.c, 1000);
 	close_deadline = now_ns() + 500000000u;

@@ -184,6 +184,7 @@ void run_request(const struct opts *o)
 		print_result(Q.msgs, Q.bytes, s, Q.errors, extra);
 	}
 
+	evloop_end_barrier();	/* connections open until the harness's end readings */
 	conn_close(&Q.c, 1000);
 	close_deadline = now_ns() + 500000000u;
 	evloop_wake_at(close_deadline);
