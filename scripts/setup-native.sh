@@ -2,7 +2,11 @@
 # Build the native pieces of wsbench into build/prefix:
 #   * QuickJS 2025-04-26   (bin/qjs, bin/qjsc, include/quickjs/*.h, lib/libquickjs.a)
 #   * libwebsockets 4.3.5  (lib/libwebsockets.so, include/libwebsockets*.h)
-#   * the lws echo server  (build/bin/lws-echo, via servers/lws/Makefile), the load
+#   * the same libwebsockets with extensions (permessage-deflate on zlib) in its own
+#     prefix, build/prefix-pmd, for lws-echo-deflate alone: everything else links the
+#     extension-free build/prefix
+#   * the lws echo server  (build/bin/lws-echo, via servers/lws/Makefile; and
+#     build/bin/lws-echo-deflate, the same sources against build/prefix-pmd), the load
 #     generator, the QuickJS WebSocket module and the qjs client's echo checks
 #
 # Sources come from Debian trixie *source* packages, fetched with a private apt
@@ -19,6 +23,7 @@ BUILD=$ROOT/build
 APT_DIR=$BUILD/apt
 SRC=$BUILD/src
 PREFIX=$BUILD/prefix
+PMD_PREFIX=$PREFIX-pmd
 JOBS=$(nproc 2>/dev/null || echo 2)
 
 SUITE=trixie
@@ -135,7 +140,7 @@ unpack_lws() {
     key="$LWS_SHA ${deb##*/}"
     stamp_is unpack-lws "$key" && [[ -d $LWS_DIR ]] && return
     say "unpacking libwebsockets"
-    rm -rf "$LWS_DIR" "$STAMPS/build-lws"
+    rm -rf "$LWS_DIR" "$STAMPS/build-lws" "$STAMPS/build-lws-pmd"
     mkdir -p "$LWS_DIR"
     run unpack-lws tar -xzf "$SRC/$LWS_ORIG" -C "$LWS_DIR" --strip-components=1
     if [[ -n $deb ]]; then
@@ -244,6 +249,44 @@ build_lws() {
     say "libwebsockets done in $((SECONDS - t0)) s"
 }
 
+# build_lws_pmd: the same source again, with extensions (permessage-deflate; zlib, which
+# LWS_WITHOUT_EXTENSIONS=OFF implies and LWS_WITH_ZLIB names), in its own build directory
+# and prefix. Only lws-echo-deflate links it, so the QuickJS module, lws-echo and the
+# gate's instruction counts keep the extension-free library.
+LWS_PMD_CMAKE_OPTS=(
+    "${LWS_CMAKE_OPTS[@]/#-DCMAKE_INSTALL_PREFIX=*/-DCMAKE_INSTALL_PREFIX=$PMD_PREFIX}"
+)
+LWS_PMD_CMAKE_OPTS=(
+    "${LWS_PMD_CMAKE_OPTS[@]/#-DCMAKE_INSTALL_RPATH=*/-DCMAKE_INSTALL_RPATH=$PMD_PREFIX/lib}"
+)
+LWS_PMD_CMAKE_OPTS=(
+    "${LWS_PMD_CMAKE_OPTS[@]/#-DLWS_WITHOUT_EXTENSIONS=ON/-DLWS_WITHOUT_EXTENSIONS=OFF}"
+    -DLWS_WITH_ZLIB=ON
+)
+
+LWS_PMD_KEY="$LWS_VER recipe=1 ${LWS_PMD_CMAKE_OPTS[*]}"
+lws_pmd_built() {
+    stamp_is build-lws-pmd "$LWS_PMD_KEY" && [[ -f $PMD_PREFIX/include/lws_config.h ]]
+}
+
+build_lws_pmd() {
+    lws_pmd_built && return
+    say "building libwebsockets with permessage-deflate (cmake + ninja -j$JOBS)"
+    local t0=$SECONDS bdir=$LWS_DIR/build-pmd
+    rm -rf "$bdir" "$PMD_PREFIX"
+    run build-lws-pmd env GIT_CEILING_DIRECTORIES="$SRC" \
+        cmake -S "$LWS_DIR" -B "$bdir" "${LWS_PMD_CMAKE_OPTS[@]}"
+    run build-lws-pmd ninja -C "$bdir" -j"$JOBS"
+    run build-lws-pmd ninja -C "$bdir" install
+    if grep -q '^#define LWS_WITHOUT_EXTENSIONS' "$PMD_PREFIX/include/lws_config.h" ||
+        [[ $(nm -D "$PMD_PREFIX/lib/libwebsockets.so") != *lws_extension_callback_pm_deflate* ]]; then
+        echo "no permessage-deflate in $PMD_PREFIX" >>"$LOGS/build-lws-pmd.log"
+        fail build-lws-pmd "$LOGS/build-lws-pmd.log"
+    fi
+    stamp_set build-lws-pmd "$LWS_PMD_KEY"
+    say "libwebsockets with permessage-deflate done in $((SECONDS - t0)) s"
+}
+
 # build_with_make STEP WHAT DIR [VAR=VALUE...]: our own native pieces, built by their
 # Makefiles (make tracks the dependencies, so this is quiet when all is up to date).
 build_with_make() {
@@ -255,19 +298,35 @@ build_with_make() {
     fi
 }
 
+# build_lws_echo_deflate: build/bin/lws-echo-deflate (servers/lws/Makefile's deflate
+# target), as build_with_make does it but not through it: scripts/build-tree.sh (the
+# gate's build of a tree) runs every build_with_make line of this file, and the gate
+# measures no deflate.
+build_lws_echo_deflate() {
+    local log=$LOGS/build-lws-echo-deflate.log
+    : >"$log"
+    run build-lws-echo-deflate make -C "$ROOT/servers/lws" deflate \
+        PREFIX="$PREFIX" PMD_PREFIX="$PMD_PREFIX" BINDIR="$BUILD/bin"
+    if grep -qE '^(cc|gcc)' "$log"; then
+        say "built build/bin/lws-echo-deflate"
+    fi
+}
+
 # ---------------------------------------------------------------- main
 
 main() {
     mkdir -p "$SRC" "$PREFIX" "$LOGS" "$STAMPS" "$BUILD/bin"
     require_tools
-    if ! quickjs_built || ! lws_built; then
+    if ! quickjs_built || ! lws_built || ! lws_pmd_built; then
         fetch_sources
         unpack_quickjs
         unpack_lws
         build_quickjs
         build_lws
+        build_lws_pmd
     fi
     build_with_make build-lws-echo build/bin/lws-echo servers/lws PREFIX="$PREFIX" BINDIR="$BUILD/bin"
+    build_lws_echo_deflate
     build_with_make build-loadgen build/bin/wsbench-loadgen clients/loadgen BINDIR="$BUILD/bin"
     build_with_make build-quickjs-websocket build/quickjs-websocket quickjs-websocket PREFIX="$PREFIX"
     build_with_make build-quickjs-check build/clients/wsbench_check.so clients/quickjs-check PREFIX="$PREFIX"
