@@ -7,6 +7,7 @@
 #include "broadcast.h"
 #include "echo.h"
 #include "msgq.h"
+#include "pmd.h"
 #include "prepared.h"
 #include "reqopts.h"
 #include "strict.h"
@@ -19,8 +20,16 @@
 #include <string.h>
 #include <sys/resource.h>
 
-/* Largest message we accept (contract: at least 64 MiB). */
+/*
+ * Largest message we accept (contract: at least 64 MiB). lws-echo-deflate
+ * holds to the contract's 64 MiB itself: what lws inflates has no bound of
+ * its own (README.md, "lws-echo-deflate").
+ */
+#ifdef WSBENCH_PMD
+#define MAX_MESSAGE ((size_t)64 << 20)
+#else
 #define MAX_MESSAGE ((size_t)256 << 20)
+#endif
 
 /*
  * Receive flow control: stop reading from a client whose echoes pile up, and
@@ -54,6 +63,10 @@ struct conn {
 	int bcast;		/* a /broadcast connection: */
 	struct bcast_sub sub;	/* its place among the subscribers */
 	struct strict strict;	/* the checks lws leaves to us (strict.c) */
+#ifdef WSBENCH_PMD
+	struct pmd_conn pmd;	/* what lws answered to the offer */
+	int sent_front;		/* the queue head is sent: pop it when lws is done */
+#endif
 };
 
 /*
@@ -162,10 +175,18 @@ static int on_receive(struct lws *wsi, struct conn *c, const void *in,
 		c->rx.len = 0;
 	/* what we hold once the rest of the current frame has arrived */
 	whole_frame = c->rx.len + len + lws_remaining_packet_payload(wsi);
+#ifdef WSBENCH_PMD
+	/* inflated: what is left of the frame tells nothing of its size */
+	if (strict_compressed(&c->strict))
+		whole_frame = c->rx.len + len;
+	if (whole_frame > MAX_MESSAGE)
+		return pmd_too_big(wsi);
+#else
 	if (whole_frame > MAX_MESSAGE) {
 		lws_close_reason(wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, NULL, 0);
 		return -1;
 	}
+#endif
 	/* size for the whole frame up front so big frames grow only once */
 	if (msg_reserve(&c->rx, whole_frame))
 		return -1;
@@ -262,12 +283,49 @@ static int send_frame(struct lws *wsi, struct conn *c)
 
 	if (last) {
 		c->next_frag = 0;
+#ifdef WSBENCH_PMD
+		/*
+		 * lws' permessage-deflate may take the message in several
+		 * goes (a frame of its 1 KiB output per POLLOUT, zlib still
+		 * reading our buffer) before it calls us again: the buffer is
+		 * kept until then (on_writeable).
+		 */
+		c->sent_front = 1;
+#else
 		msgq_pop(&c->txq);
+#endif
 	} else {
 		c->next_frag++;
 	}
 	return 0;
 }
+
+#ifdef WSBENCH_PMD
+/*
+ * An empty message, framed by us and sent uncompressed (RSV1 clear, which RFC
+ * 7692 allows for any message). lws 4.3.5 would compress it to an empty
+ * payload once its compressor has flushed a message before (zlib makes no
+ * second empty block in a row; RFC 7692 7.2.3.6 wants the one byte 0x00), and
+ * a client that inflates with context takeover is then out of step for every
+ * message after it (README.md, "lws-echo-deflate"). All of its frames go in
+ * one write, as the coalesced echoes do.
+ */
+static int send_empty(struct lws *wsi, struct conn *c, const struct msg *m)
+{
+	unsigned char buf[LWS_PRE + 2 * MAX_FRAGMENTS], *p = buf + LWS_PRE;
+	unsigned i;
+
+	for (i = 0; i < c->frags; i++) {
+		p[2 * i] = (unsigned char)((i + 1 == c->frags ? 0x80 : 0) |
+					   (i ? 0x0 : m->binary ? 0x2 : 0x1));
+		p[2 * i + 1] = 0;
+	}
+	if (lws_write(wsi, p, 2 * c->frags, LWS_WRITE_RAW) < (int)(2 * c->frags))
+		return -1;
+	msgq_pop(&c->txq);
+	return 0;
+}
+#endif
 
 static int should_coalesce(struct conn *c)
 {
@@ -293,8 +351,21 @@ static int on_writeable(struct lws *wsi, struct conn *c)
 		return on_writeable_serve(wsi, c);
 	if (c->bcast)
 		return bcast_writeable(&c->sub);
+#ifdef WSBENCH_PMD
+	/* lws calls us again only once its extension has sent all of it */
+	if (c->sent_front) {
+		c->sent_front = 0;
+		msgq_pop(&c->txq);
+		update_rx_flow(wsi, c);
+	}
+#endif
 	if (!c->txq.count)	/* lws may call us unasked, e.g. after a flush */
 		return 0;
+#ifdef WSBENCH_PMD
+	if (!msgq_front(&c->txq)->len && !c->next_frag)
+		ret = send_empty(wsi, c, msgq_front(&c->txq));
+	else
+#endif
 	ret = should_coalesce(c) ? send_batch(wsi, c) : send_frame(wsi, c);
 	if (ret)
 		return ret;
@@ -350,6 +421,9 @@ static int echo_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		return over_fd_limit((intptr_t)in);
 	case LWS_CALLBACK_ESTABLISHED:
 		tls_report(wsi);
+#ifdef WSBENCH_PMD
+		pmd_report(wsi, &c->pmd);
+#endif
 		return on_established(wsi, c);
 	case LWS_CALLBACK_RECEIVE:
 		return on_receive(wsi, c, in, len);
@@ -369,6 +443,12 @@ static int echo_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		 */
 		if (reason == LWS_CALLBACK_WS_PEER_INITIATED_CLOSE)
 			return strict_close(wsi, in, len);
+#ifdef WSBENCH_PMD
+		if (reason == LWS_CALLBACK_ADD_HEADERS && pmd_on && c) {
+			pmd_read_answer(&c->pmd, in);
+			return 0;
+		}
+#endif
 		return lws_callback_http_dummy(wsi, reason, user, in, len);
 	}
 }

@@ -22,6 +22,7 @@
  */
 #include "broadcast.h"
 #include "echo.h"
+#include "pmd.h"
 #include "prepared.h"
 #include "tls.h"
 
@@ -52,8 +53,13 @@ struct args {
 
 static void usage(void)
 {
+#ifdef WSBENCH_PMD
+	fprintf(stderr, "usage: lws-echo-deflate --port N [--host ADDR] [--no-coalesce] [--tls-cert FILE --tls-key FILE]"
+		" [--deflate] | --version\n");
+#else
 	fprintf(stderr, "usage: lws-echo --port N [--host ADDR] [--no-coalesce] [--tls-cert FILE --tls-key FILE]"
 		" | --version\n");
+#endif
 	exit(2);
 }
 
@@ -118,6 +124,8 @@ static void parse_args(int argc, char **argv, struct args *a)
 			a->key = v;
 		else if (!strcmp(argv[i], "--no-coalesce"))
 			echo_coalesce = 0;
+		else if (pmd_arg(argc, argv, &i))
+			continue;
 		else if (!strcmp(argv[i], "--version"))
 			print_version();
 		else
@@ -125,6 +133,11 @@ static void parse_args(int argc, char **argv, struct args *a)
 	}
 	if (a->port < 0 || !a->cert != !a->key)
 		usage();
+#ifdef WSBENCH_PMD
+	/* coalesced echoes are framed by us (LWS_WRITE_RAW): lws would not compress them */
+	if (pmd_on)
+		echo_coalesce = 0;
+#endif
 }
 
 /*
@@ -213,7 +226,12 @@ static struct lws_context *create_context(const struct args *a)
 	/* per-thread rx buffer; lws reads min(this, rx_buffer_size) per poll */
 	info.pt_serv_buf_size = ECHO_RX_BUFFER;
 	info.count_threads = 1;
+#ifdef WSBENCH_PMD
+	/* --deflate: lws' permessage-deflate (NULL without it) */
+	info.extensions = pmd_extensions();
+#else
 	/* no info.extensions: permessage-deflate is never offered */
+#endif
 	return lws_create_context(&info);
 }
 

@@ -11,6 +11,8 @@
  * Reserved bits: lws is built without extensions (LWS_WITHOUT_EXTENSIONS),
  * and then refuses RSV2 and RSV3 but lets RSV1 through (ops-ws.c, its "rsv
  * bits" check). No extension is ever negotiated here: any bit fails.
+ * lws-echo-deflate (-DWSBENCH_PMD, lws with extensions) lets RSV1 through on
+ * the frames of a message whose first frame had it (strict.h).
  */
 #include "strict.h"
 #include "wsclose.h"
