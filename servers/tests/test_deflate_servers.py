@@ -1,6 +1,7 @@
 """permessage-deflate on the servers that have it (servers/README.md, items 5 and 15):
-with ``--deflate`` (the catalog's ``deflate`` arguments, as a run uses them) node-ws and
-Bun.serve accept a raw client's offer and echo in RSV1 frames that inflate to what was
+with ``--deflate`` (the catalog's ``deflate`` arguments, as a run uses them) node-ws,
+Bun.serve and lws (build/bin/lws-echo-deflate: servers/lws/tests/test_lws_deflate.py has
+the rest of it) accept a raw client's offer and echo in RSV1 frames that inflate to what was
 sent, each connection's WSBENCH-DEFLATE line says what was offered and answered;
 without it they refuse the offer and print nothing; bad deflate arguments are one line."""
 
@@ -20,13 +21,19 @@ from wsbench.paths import ROOT
 TEXT = b'{"channel":"prices","symbol":"ACME","bid":101.25,"ask":101.5}' * 40  # 2,480 bytes: above ws' threshold
 
 
+# lws' twin is another binary (servers/lws/README.md, "lws-echo-deflate"), until the catalog names it
+LWS_DEFLATE = [str(ROOT / "build" / "bin" / "lws-echo-deflate"), "--deflate"]
+
+
 def server(name: str, deflate: bool) -> Background:
     program = load_catalog().servers[name]
+    if deflate and name == "lws" and program.deflate is None:
+        return Background([*LWS_DEFLATE, "--port", "0"])
     program = with_deflate(program) if deflate else program
     return Background([*program.command, "--port", "0"], env=program.env)
 
 
-@pytest.mark.parametrize("name", ["node-ws", "bun"])
+@pytest.mark.parametrize("name", ["node-ws", "bun", "lws"])
 def test_with_deflate_the_echo_is_compressed_and_inflates_to_what_was_sent(name: str) -> None:
     with server(name, deflate=True) as live:
         sock, headers, frames = deflate_client(live.port)
@@ -41,10 +48,10 @@ def test_with_deflate_the_echo_is_compressed_and_inflates_to_what_was_sent(name:
     assert len(lines) == 1 and DEFLATE_LINE.match(lines[0]), lines
     assert f'offered="{OFFER}"' in lines[0]
     answered = headers["sec-websocket-extensions"]
-    assert lines[0].endswith(f'response="{answered}"' if name == "node-ws" else "response=?")
+    assert lines[0].endswith("response=?" if name == "bun" else f'response="{answered}"')
 
 
-@pytest.mark.parametrize("name", ["node-ws", "bun"])
+@pytest.mark.parametrize("name", ["node-ws", "bun", "lws"])
 def test_without_deflate_the_offer_is_refused_and_nothing_is_printed(name: str) -> None:
     with server(name, deflate=False) as live:
         sock, headers, frames = deflate_client(live.port)
