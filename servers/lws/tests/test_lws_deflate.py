@@ -239,6 +239,20 @@ def test_a_big_message_goes_through_lws_in_several_goes_from_the_echo_buffer() -
             assert c.echo(BINARY, data).payload == data
 
 
+def test_serve_replies_are_compressed_and_broadcast_goes_out_uncompressed() -> None:
+    with deflate_server() as live:
+        with Client(live.port, path="/?serve=utf8&bytes=3000000") as c:
+            for _ in range(2):
+                m = c.echo(TEXT, b"go")
+                assert m.opcode == TEXT and m.compressed and len(m.payload) == 3_000_000
+                m.payload.decode()
+        with Client(live.port, path="/broadcast") as a, Client(live.port, path="/broadcast") as b:
+            a.send(BINARY, b"x" * 5000)
+            for who in (a, b):  # the shared frames, as framed once (README.md)
+                m = who.receive()
+                assert (m.opcode, m.compressed, m.payload) == (BINARY, False, b"x" * 5000)
+
+
 def test_lws_sends_a_big_message_in_frames_of_its_1_kib_deflate_buffer() -> None:
     data = os.urandom(100_000)  # incompressible: about 100 frames
     with deflate_server() as live, Client(live.port) as c:
