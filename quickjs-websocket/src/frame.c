@@ -560,7 +560,7 @@ int fr_writable(struct tp *t)
  * frame with RSV1.  Out of line: a connection without deflate runs one
  * predictable branch of it (fr_own_send).
  */
-static __attribute__((noinline)) int send_deflated(struct fr *f, int text, const uint8_t *p,
+static __attribute__((noinline)) int fr_send_deflated(struct fr *f, int text, const uint8_t *p,
                                                    size_t len)
 {
     struct pmd_buf *z = &F.zout;
@@ -586,7 +586,7 @@ static int fr_own_send(struct tp *t, int text, const uint8_t *p, size_t len)
     if (f->kill_pending || f->close_sent)
         return 0;
     if (__builtin_expect(f->pmd != NULL, 0))
-        return send_deflated(f, text, p, len);
+        return fr_send_deflated(f, text, p, len);
     if (fr_append(f, text ? 1 : 2, p, len) < 0)
         return -1;
     fr_kick(f);

@@ -174,7 +174,7 @@ static void upg_failed(struct fr *f, const char *why)
 /* the server's Sec-WebSocket-Extensions answer to our permessage-deflate offer:
  * checked (pmd_agree), and the connection's deflate state made; NULL, or why
  * the answer is refused (the connection then fails) */
-static const char *pmd_agreed(struct fr *f, const char *ext, size_t extlen)
+static const char *upg_deflate_answer(struct fr *f, const char *ext, size_t extlen)
 {
     struct pmd_agreed a;
     const char *why = pmd_agree(ext, extlen, &f->upg->pmd, &a);
@@ -259,7 +259,7 @@ again:
         why = hs_check(u->buf, head, u->accept, u->protos, t->protocol, sizeof(t->protocol),
                        u->pmd_offered ? &ext : NULL, u->pmd_offered ? &extlen : NULL);
         if (!why && ext)
-            why = pmd_agreed(f, ext, extlen);
+            why = upg_deflate_answer(f, ext, extlen);
     }
     if (why)
         upg_close(f, why);
