@@ -287,6 +287,21 @@ def test_over_tls_too() -> None:
     assert lines[1] == f'WSBENCH-DEFLATE offered="{OFFER}" response="permessage-deflate"'
 
 
+def test_lws_4_3_5_compresses_with_15_bits_when_the_offer_asks_for_fewer() -> None:
+    """Pinned (README.md): server_max_window_bits=10 is dropped from the answer and lws'
+    compressor reaches back further than 1 KiB; an inflater of 10 bits cannot follow."""
+    data = os.urandom(2000) * 2  # its second half is a back-reference 2,000 bytes away
+    with deflate_server() as live, Client(live.port, "permessage-deflate; server_max_window_bits=10") as c:
+        assert c.headers["sec-websocket-extensions"] == "permessage-deflate"
+        m = c.echo(BINARY, data)
+    assert m.payload == data
+    body, small = b"".join(f.payload for f in m.frames) + TAIL, zlib.decompressobj(wbits=-10)
+    with pytest.raises(zlib.error, match="invalid distance too far back"):
+        while body:  # a little output at a time, so that only the 1 KiB window holds the past
+            small.decompress(body, 64)
+            body = small.unconsumed_tail
+
+
 def test_a_client_that_offers_nothing_gets_none_and_plain_echoes() -> None:
     with deflate_server() as live, Client(live.port, offer=None) as c:
         assert "sec-websocket-extensions" not in c.headers
