@@ -114,6 +114,7 @@ class Case:
     react_s: float = REACT_S
     certificate: str | None = None  # the TLS-failure set: what the peer presents (certificates.py's manifest entry)
     heavy: bool = False  # megabytes: never in the quick subset
+    extensions: str | None = None  # the 101's Sec-WebSocket-Extensions answer (deflate_conformance/; None: none)
 
     def steps(self) -> tuple[Step, ...]:
         return _steps(self)

@@ -25,10 +25,12 @@ def accept_for(key: str) -> str:
     return base64.b64encode(hashlib.sha1(key.encode("ascii") + HANDSHAKE_GUID).digest()).decode("ascii")
 
 
-def switching_protocols(accept: str) -> bytes:
-    """The server's 101 response head (blank line included) carrying ``accept``."""
+def switching_protocols(accept: str, extensions: str | None = None) -> bytes:
+    """The server's 101 response head (blank line included) carrying ``accept``, and
+    ``extensions`` as its Sec-WebSocket-Extensions header (RFC 6455 9.1; None: none)."""
+    extension = f"Sec-WebSocket-Extensions: {extensions}\r\n" if extensions is not None else ""
     return ("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            f"Sec-WebSocket-Accept: {accept}\r\n\r\n").encode("ascii")
+            f"Sec-WebSocket-Accept: {accept}\r\n{extension}\r\n").encode("ascii")
 
 
 def server_frame(opcode: int, payload: bytes = b"", *, fin: bool = True, rsv: int = 0,

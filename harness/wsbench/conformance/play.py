@@ -52,7 +52,7 @@ class Session:
             self.wire.write(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
             return
         accept = accept_for(key + "-wrong" if self.case.wrong_accept else key)
-        response = switching_protocols(accept)
+        response = switching_protocols(accept, self.case.extensions)
         steps = list(self.case.steps())
         first = b""
         if self.case.with_101 and steps and not isinstance(steps[0], Pause):

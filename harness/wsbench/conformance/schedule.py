@@ -21,7 +21,7 @@ import uuid
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .. import environment, newrun, procs
 from ..catalog import Catalog, Program
@@ -32,7 +32,7 @@ from ..progress import Progress
 from ..model import CaseRecord, Conformance, Run, now, write_json
 from .cases import Case
 from .judge import FAIL, Verdict, judge
-from .peer import Peer
+from .peer import Observation, Peer
 from .tls_judge import judge_tls
 from .tls_setup import TlsPlan, unable
 
@@ -63,12 +63,19 @@ def new_run(clients: list[Program], cases: list[Case], catalog: Catalog, argv: l
                                                 {c.name: {} for c in clients}))
 
 
+Judge = Callable[[Case, Observation | None, dict[str, Any] | None, str | None], Verdict]
+
+
 def execute(clients: list[Program], cases: list[Case], run: Run, log_dir: Path, jobs: int,
-            progress: Progress, results: Path, tls: TlsPlan | None = None) -> Run:
-    """Fill ``run.conformance.verdicts``, writing the run file ``results`` after every
-    verdict (without the summaries) and once more at the end."""
-    assert run.conformance is not None
-    verdicts = run.conformance.verdicts
+            progress: Progress, results: Path, tls: TlsPlan | None = None, *, section: Conformance | None = None,
+            judge_with: Judge | None = None, heavy_alone: bool = False) -> Run:
+    """Fill ``run.conformance.verdicts`` (or ``section``'s: another room's, e.g.
+    deflate_conformance/, judged by its ``judge_with``), writing the run file ``results``
+    after every verdict (without the summaries) and once more at the end. With
+    ``heavy_alone`` the heavy cases are played one at a time after all the others."""
+    section = section or run.conformance
+    assert section is not None
+    verdicts = section.verdicts
     log_dir.mkdir(parents=True, exist_ok=True)
     todo: list[tuple[Program, Case]] = []
     for client in clients:
@@ -84,25 +91,29 @@ def execute(clients: list[Program], cases: list[Case], run: Run, log_dir: Path, 
             progress.note(f"- client '{client.name}': n/a over TLS: {why}")
             continue
         todo += [(client, case) for case in cases]
-    # the slow cases first, so they do not end up alone at the end
+    # the slow cases first, so they do not end up alone at the end (or, heavy_alone, the heavy ones last)
     todo.sort(key=lambda cc: -(cc[1].script_seconds() + cc[1].react_s))
-    progress.total = len(todo)
+    later = [cc for cc in todo if cc[1].heavy] if heavy_alone else []
+    todo = [cc for cc in todo if cc not in later] if later else todo
+    progress.total = len(todo) + len(later)
     pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="conformance")
     stop = threading.Event()  # set on the way out (Ctrl-C): clients still running are killed
     peer = Peer(tls.contexts if tls else None)
     try:
         peer.start()
-        running: dict[Future[Verdict], tuple[Program, Case]] = {
-            pool.submit(play, peer, client, case, log_dir, stop): (client, case) for client, case in todo}
-        while running:
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in done:
-                client, case = running.pop(future)
-                verdict = future.result()
-                verdicts[client.name][case.id] = verdict
-                progress.item(f"{client.name} {case.id}: {verdict.verdict}")
-                progress.advance()
-                write_json(run, results, summaries=False)
+        for batch in ([todo] + [[cc] for cc in later]):  # heavy_alone: each heavy case a batch of its own
+            running: dict[Future[Verdict], tuple[Program, Case]] = {
+                pool.submit(play, peer, client, case, log_dir, stop, judge_with): (client, case)
+                for client, case in batch}
+            while running:
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    client, case = running.pop(future)
+                    verdict = future.result()
+                    verdicts[client.name][case.id] = verdict
+                    progress.item(f"{client.name} {case.id}: {verdict.verdict}")
+                    progress.advance()
+                    write_json(run, results, summaries=False)
         run.complete = True
     finally:
         stop.set()
@@ -126,8 +137,9 @@ def _cannot(client: Program) -> str | None:
     return None
 
 
-def play(peer: Peer, client: Program, case: Case, log_dir: Path, stop: threading.Event) -> Verdict:
-    """One client process against one case, judged."""
+def play(peer: Peer, client: Program, case: Case, log_dir: Path, stop: threading.Event,
+         judge_with: Judge | None = None) -> Verdict:
+    """One client process against one case, judged (by ``judge_with`` if given)."""
     token = f"{client.name}.{uuid.uuid4().hex[:12]}"
     pending = peer.expect(token, case)
     timeout_s = case.script_seconds() + case.react_s + CLIENT_SLACK_S
@@ -139,7 +151,7 @@ def play(peer: Peer, client: Program, case: Case, log_dir: Path, stop: threading
         obs = pending.wait(CONNECT_WAIT_S) or (pending.wait(case.react_s + 2.0) if seen else None)
     finally:
         peer.release(pending)
-    verdict_of = judge_tls if case.expect.verdict in ("refuse", "fault") else judge
+    verdict_of = judge_with or (judge_tls if case.expect.verdict in ("refuse", "fault") else judge)
     try:
         return verdict_of(case, obs, outcome.report, outcome.problem)
     except Exception as exc:  # a verdict for every case, even if the judge trips over odd input

@@ -86,9 +86,15 @@ class ServerCase:
     why: str  # the RFC's rule, in a sentence, starting with its section
     react_s: float = REACT_S
     heavy: bool = False  # megabytes: played one at a time
+    offer: str | None = None  # the upgrade's Sec-WebSocket-Extensions offer (deflate_conformance/; None: none)
 
     def steps(self) -> tuple[Step, ...]:
         return self.build()
+
+    def steps_for(self, answer: str | None) -> tuple[Step, ...]:
+        """The steps once the server answered the ``offer`` with ``answer`` (its
+        Sec-WebSocket-Extensions, None: none); a case whose script depends on it says so."""
+        return self.steps()
 
     def script_seconds(self) -> float:
         return sum(s.seconds for s in self.steps() if isinstance(s, Pause))

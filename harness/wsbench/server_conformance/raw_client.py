@@ -33,28 +33,38 @@ MAX_FRAME = (64 << 20) + 4096  # the echo contract's largest message, and some
 USER_AGENT = "wsbench-server-conformance"
 
 
-def upgrade_request(host: str, port: int, path: str, key: str) -> bytes:
-    """The client's opening handshake (4.1): no extension, no subprotocol offered."""
+def upgrade_request(host: str, port: int, path: str, key: str, offer: str | None = None) -> bytes:
+    """The client's opening handshake (4.1): no subprotocol offered, and no extension but
+    ``offer`` (a Sec-WebSocket-Extensions value, 9.1)."""
+    extension = f"Sec-WebSocket-Extensions: {offer}\r\n" if offer is not None else ""
     return (f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nUser-Agent: {USER_AGENT}\r\n\r\n").encode()
+            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n{extension}User-Agent: {USER_AGENT}"
+            "\r\n\r\n").encode()
 
 
-def check_response(head: bytes, key: str) -> str | None:
-    """Why the server's answer to the upgrade is not a valid 101 (4.1, 4.2.2), or None."""
+def response_headers(head: bytes) -> dict[str, str]:
+    """The response's header fields, names in lower case."""
+    headers = {}
+    for line in head.decode("latin-1").split("\r\n")[1:]:
+        name, sep, value = line.partition(":")
+        if sep:
+            headers[name.strip().lower()] = value.strip()
+    return headers
+
+
+def check_response(head: bytes, key: str, offered: bool = False) -> str | None:
+    """Why the server's answer to the upgrade is not a valid 101 (4.1, 4.2.2), or None;
+    an extension in it is one only when none was ``offered`` (else its judge's to check)."""
     lines = head.decode("latin-1").split("\r\n")
     status = lines[0].split(" ", 2)
     if len(status) < 2 or status[1] != "101":
         return f"answered the upgrade with '{lines[0][:80]}'"
-    headers = {}
-    for line in lines[1:]:
-        name, sep, value = line.partition(":")
-        if sep:
-            headers[name.strip().lower()] = value.strip()
+    headers = response_headers(head)
     if headers.get("upgrade", "").lower() != "websocket":
         return "101 without 'Upgrade: websocket' (4.1)"
     if headers.get("sec-websocket-accept") != accept_for(key):
         return f"wrong Sec-WebSocket-Accept '{headers.get('sec-websocket-accept')}' (4.2.2)"
-    if headers.get("sec-websocket-extensions"):
+    if headers.get("sec-websocket-extensions") and not offered:
         return f"negotiated an extension that was not offered: {headers['sec-websocket-extensions']} (4.1)"
     return None
 
@@ -64,7 +74,7 @@ async def play(case: ServerCase, host: str, port: int, path: str,
     """Connect (over TLS with ``context``), upgrade, play ``case`` and return what the
     server did."""
     obs = ServerObservation(case.id)
-    steps = await asyncio.to_thread(case.steps)  # megabytes of masking off the event loop
+    steps = await asyncio.to_thread(case.steps) if case.offer is None else ()  # megabytes of masking off the loop
     try:
         reader, writer = await asyncio.wait_for(asyncio.open_connection(
             host, port, limit=1 << 16, ssl=context, server_hostname=host if context else None), CONNECT_S)
@@ -76,7 +86,7 @@ async def play(case: ServerCase, host: str, port: int, path: str,
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         key = base64.b64encode(os.urandom(16)).decode("ascii")
-        writer.write(upgrade_request(host, port, path, key))
+        writer.write(upgrade_request(host, port, path, key, case.offer))
         try:
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), HANDSHAKE_S)
         except asyncio.TimeoutError:
@@ -85,7 +95,11 @@ async def play(case: ServerCase, host: str, port: int, path: str,
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError, OSError) as exc:
             obs.handshake = f"no valid answer to the upgrade ({type(exc).__name__})"
             return obs
-        obs.handshake = check_response(head, key)
+        obs.handshake = check_response(head, key, offered=case.offer is not None)
+        if case.offer is not None:  # the script depends on the answer (deflate_conformance/)
+            obs.extensions = response_headers(head).get("sec-websocket-extensions")
+            if obs.handshake is None:
+                steps = await asyncio.to_thread(case.steps_for, obs.extensions)
         if obs.handshake is None:
             await Session(case, obs, reader, writer).run(steps)
     finally:

@@ -40,6 +40,7 @@ class ServerObservation:
     tcp_end_t: float | None = None
     write_failed: str | None = None  # the script could not be written to the end, and why
     notes: list[str] = field(default_factory=list)
+    extensions: str | None = None  # with an offer (ServerCase.offer): the 101's Sec-WebSocket-Extensions, if any
 
     @property
     def server_dropped(self) -> bool:
@@ -119,7 +120,7 @@ class ServerObservation:
             "frames_total": len(self.frames), "script_done_t": self.script_done_t, "our_close_t": self.our_close_t,
             "answered": self.answered,
             "tcp_end": self.tcp_end, "tcp_end_t": self.tcp_end_t, "write_failed": self.write_failed,
-            "notes": self.notes,
+            "notes": self.notes, **({"extensions": self.extensions} if self.extensions is not None else {}),
         }
 
 

@@ -15,7 +15,7 @@ import asyncio
 import ssl
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from .. import certificates, environment, newrun, procs
 from ..catalog import Catalog, Program, tls_twins
@@ -105,15 +105,28 @@ class Started:
         return self.server.stop()
 
 
+# one case played against a server and judged: (case, host, port, path, TLS context) -> verdict
+PlayCase = Callable[[ServerCase, str, int, str, "ssl.SSLContext | None"], Awaitable[ServerVerdict]]
+
+
+async def play_and_judge(case: ServerCase, host: str, port: int, path: str,
+                         context: ssl.SSLContext | None = None) -> ServerVerdict:
+    """This room's way: raw_client.play, then server_judge.judge."""
+    return judge(case, await play(case, host, port, path, context))
+
+
 def execute(servers: list[Program], cases: list[ServerCase], run: Run, log_dir: Path, jobs: int,
-            progress: Progress, results: Path, context: ssl.SSLContext | None = None) -> Run:
-    """Fill ``run.server_conformance.verdicts``; ``context``: every connection over TLS
-    with it (the servers are TLS twins)."""
-    assert run.server_conformance is not None
+            progress: Progress, results: Path, context: ssl.SSLContext | None = None, *,
+            section: ServerConformance | None = None, play_case: PlayCase = play_and_judge) -> Run:
+    """Fill ``run.server_conformance.verdicts`` (or ``section``'s: another room's, e.g.
+    deflate_conformance/, played and judged by its ``play_case``); ``context``: every
+    connection over TLS with it (the servers are TLS twins)."""
+    section = section or run.server_conformance
+    assert section is not None
     progress.total = len(servers) * len(cases)
     try:
         for program in servers:
-            verdicts = run.server_conformance.verdicts[program.name]
+            verdicts = section.verdicts[program.name]
             record = run.servers[program.name]
             started = None
             try:
@@ -139,7 +152,8 @@ def execute(servers: list[Program], cases: list[ServerCase], run: Run, log_dir: 
                     progress.item(f"{name} {case.id}: {verdict.verdict}")
                     progress.advance()
 
-                asyncio.run(play_all(cases, endpoint, jobs, done, context, settle=started is not None))
+                asyncio.run(play_all(cases, endpoint, jobs, done, context, settle=started is not None,
+                                     play_case=play_case))
             except WsbenchError as exc:  # it could not be started again after a crash
                 record.status, record.error = "failed", str(exc)
                 progress.note(f"! {exc}")
@@ -165,7 +179,7 @@ def execute(servers: list[Program], cases: list[ServerCase], run: Run, log_dir: 
 
 async def play_all(cases: list[ServerCase], endpoint: Endpoint, jobs: int,
                    done: Callable[[ServerCase, ServerVerdict], None], context: ssl.SSLContext | None = None,
-                   settle: bool = False) -> None:
+                   settle: bool = False, play_case: PlayCase = play_and_judge) -> None:
     """Every case against one server, ``jobs`` at a time (the heavy ones alone, after the
     others); ``done`` gets each verdict as soon as it is known (with ``settle``, a case
     whose server ended TCP is handed over ``SETTLE_S`` later: a server that crashed has
@@ -174,9 +188,9 @@ async def play_all(cases: list[ServerCase], endpoint: Endpoint, jobs: int,
 
     async def one(case: ServerCase) -> None:
         async with slots:
-            playing = play(case, endpoint.host, endpoint.port, endpoint.path_of(case), context)
+            playing = play_case(case, endpoint.host, endpoint.port, endpoint.path_of(case), context)
             try:
-                verdict = judge(case, await asyncio.wait_for(playing, CASE_LIMIT_S))
+                verdict = await asyncio.wait_for(playing, CASE_LIMIT_S)
             except asyncio.TimeoutError:
                 verdict = ServerVerdict(FAIL, f"the case did not end within {CASE_LIMIT_S:g} s", FAIL, "–")
             except Exception as exc:  # a verdict for every case, even if the client trips over odd input
