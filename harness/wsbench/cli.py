@@ -141,6 +141,10 @@ def build_parser() -> argparse.ArgumentParser:
     conf.add_argument("--tls", action="store_true",
                       help="the peer behind TLS, every client over wss:// (certificates: build/tls/), and the "
                            "TLS-failure cases too; with --servers: the servers' TLS twins over wss://")
+    conf.add_argument("--deflate", action="store_true",
+                      help="the permessage-deflate (RFC 7692) cases instead: every client that can compress (with "
+                           "--servers: every server's deflate twin NAME/deflate); the others n/a "
+                           "(docs/deflate-conformance.md)")
     _results(conf)
 
     prof = add("profile", help="perf flamegraphs, CPU profiles and where-the-time-goes tables of cells "

@@ -1,6 +1,7 @@
 """``wsbench conformance``: every client against the RFC 6455 cases (conformance/), and with
 ``--tls`` behind TLS, plus the TLS-failure set; with ``--servers`` the servers against the
-server cases instead (server_conformance/)."""
+server cases instead (server_conformance/); with ``--deflate`` the permessage-deflate cases
+of either side (deflate_conformance/)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import argparse
 
 from ..catalog import Program, load_catalog
 from ..conformance import cases, schedule, tls_cases, tls_setup
+from ..deflate_conformance import command as deflate_command
 from ..server_conformance import server_cases, server_schedule
 from ..target import target_programs
 from ..errors import WsbenchError
@@ -20,6 +22,8 @@ from . import EXIT_FAILED, measure_and_record
 def main(args: argparse.Namespace, argv: list[str]) -> int:
     if not 1 <= args.jobs <= 64:
         raise WsbenchError(f"--jobs must be between 1 and 64, got {args.jobs}")
+    if getattr(args, "deflate", False):  # permessage-deflate (RFC 7692): a room of its own
+        return deflate_command.main(args, argv)
     if args.servers:
         return servers(args, argv)
     if args.server or args.target:

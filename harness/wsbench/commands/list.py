@@ -1,6 +1,7 @@
 """``wsbench list``: the runtimes, servers, clients, workloads, suites and conformance cases
 (the client cases and the server cases, each by Autobahn's sections with every case's RFC
-6455 section; the TLS-failure set)."""
+6455 section; the TLS-failure set; the permessage-deflate cases of both sides, by group,
+with their RFC 7692 sections)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import argparse
 
 from ..catalog import load_catalog
 from ..conformance import cases, tls_cases
+from ..deflate_conformance import choose, client_cases as deflate_cases, server_cases as deflate_server_cases
 from ..server_conformance import server_cases
 from ..workloads import load_workloads
 
@@ -41,6 +43,15 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     print(f"server conformance cases ({len(server_cases.CASES)}; wsbench conformance --servers --case ID), by "
           "Autobahn|Testsuite's sections:")
     _by_section({g: [(c.id, c.section, c.title) for c in chosen] for g, chosen in server_cases.by_group().items()})
+    for side, table, groups, flags in (
+            ("client", deflate_cases.CASES, deflate_cases.GROUPS, "--deflate"),
+            ("server", deflate_server_cases.CASES, deflate_server_cases.SERVER_GROUPS, "--servers --deflate")):
+        print(f"{side} deflate conformance cases ({len(table)}; wsbench conformance {flags} --case ID), "
+              "permessage-deflate, by group, each with its RFC 7692 section:")
+        for group, chosen in choose.by_group(table, groups).items():
+            print(f"  {group} ({len(chosen)} cases)")
+            for case in chosen:
+                print(f"    {case.id:<44} RFC 7692 {case.section:<8} {case.title}")
     return 0
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..metrics import METRICS
 from ..stats import Summary, summarize
 from .conformance import Conformance
+from .deflate_conformance import DeflateConformance
 from .gate import Gate
 from .profiles import Profiles
 from .program_checks import ConformanceSummary
@@ -179,6 +180,7 @@ class Run:
     startup: Startup | None = None  # wsbench startup: start-up times (hyperfine)
     gate: Gate | None = None  # wsbench gate: a baseline or a gate report
     server_conformance: ServerConformance | None = None  # wsbench conformance --servers (schema 10)
+    deflate_conformance: DeflateConformance | None = None  # wsbench conformance --deflate (schema 14)
 
     def to_json(self, summaries: bool = True) -> dict[str, Any]:
         """``summaries=False`` leaves out the per-cell statistics (checkpoints mid-run)."""
@@ -195,4 +197,6 @@ class Run:
             "startup": self.startup.to_json() if self.startup is not None else None,
             "gate": self.gate.to_json() if self.gate is not None else None,
             "server_conformance": self.server_conformance.to_json() if self.server_conformance is not None else None,
+            "deflate_conformance": (self.deflate_conformance.to_json() if self.deflate_conformance is not None
+                                    else None),
         }

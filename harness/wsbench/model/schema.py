@@ -10,7 +10,7 @@ every version)."""
 from __future__ import annotations
 
 SCHEMA = "wsbench-run"
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 READABLE_VERSIONS = tuple(range(1, SCHEMA_VERSION + 1))
 
 HISTORY: dict[int, str] = {
@@ -196,4 +196,16 @@ counters are gone) or ``ss`` could not be read. The clients hold at the end barr
 their connections open and close them after it. A program's ``deflate`` record has
 ``command`` where compression is another build (lws-echo-deflate). Versions 1 to 12 are
 still read.""",
+    14: """\
+``deflate_conformance`` (``wsbench conformance --deflate``, with ``--servers`` for the
+servers; absent or null in other runs): permessage-deflate (RFC 7692) held to its rules,
+``clients`` and ``servers``, each null or of the shape of ``conformance`` (clients) and
+``server_conformance`` (servers): ``cases`` (ids ``pmd-*``; ``section`` of RFC 7692;
+``group`` pmd-negotiation, pmd-decline, pmd-messages, pmd-violations or pmd-limits with
+its name; a server case's ``title`` names the Sec-WebSocket-Extensions offer it sends) and
+``verdicts`` per client or server twin (``NAME/deflate``) and case: strict, non-strict,
+fail, informational, or n/a (the program cannot compress: the catalog's reason); a
+server verdict's ``observed`` adds ``offer`` and ``extensions`` (the server's answer).
+``settings.deflate`` is ``{"mode": "on"}``. Versions 1 to 13 are still read (no such
+section).""",
 }
