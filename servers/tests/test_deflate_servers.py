@@ -22,13 +22,10 @@ TEXT = b'{"channel":"prices","symbol":"ACME","bid":101.25,"ask":101.5}' * 40  # 
 
 
 # lws' twin is another binary (servers/lws/README.md, "lws-echo-deflate"), until the catalog names it
-LWS_DEFLATE = [str(ROOT / "build" / "bin" / "lws-echo-deflate"), "--deflate"]
 
 
 def server(name: str, deflate: bool) -> Background:
     program = load_catalog().servers[name]
-    if deflate and name == "lws" and program.deflate is None:
-        return Background([*LWS_DEFLATE, "--port", "0"])
     program = with_deflate(program) if deflate else program
     return Background([*program.command, "--port", "0"], env=program.env)
 
