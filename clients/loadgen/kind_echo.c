@@ -153,7 +153,7 @@ void run_echo(const struct opts *o, int latency)
 	R.n = latency ? 1 : o->connections;
 	R.window = latency || o->mode == MODE_PINGPONG ? 1 :
 		   o->mode == MODE_WINDOW ? o->window : 0;
-	msgs_init(&R.msgs, o->binary, o->mixed, o->size, o->verify);
+	msgs_init(&R.msgs, o->binary, o->mixed, o->size, o->verify, o->corpus);
 	if (latency) {
 		hist_init(&hist);
 		R.hist = &hist;

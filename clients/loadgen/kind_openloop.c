@@ -124,7 +124,7 @@ void run_openloop(const struct opts *o)
 
 	L.interval_ns = 1e9 / o->rate;
 	L.total = (uint64_t)ceil((double)o->duration_ms * o->rate / 1000.0 - 1e-9);
-	msgs_init(&L.msgs, o->binary, o->mixed, o->size, o->verify);
+	msgs_init(&L.msgs, o->binary, o->mixed, o->size, o->verify, o->corpus);
 	/* open loop: anything may be in flight */
 	msgs_conn_init(&L.msgs, &L.mc, &L.c, L.total > o->warmup ? L.total : o->warmup);
 	hist_init(&L.hist);

@@ -15,6 +15,7 @@ struct opts {
 	struct url url;
 	int binary;		/* --type binary */
 	int mixed;		/* --text mixed */
+	int corpus;		/* --text json or --bytes random (corpus.c) */
 	size_t size;
 	uint64_t count;
 	uint64_t warmup;

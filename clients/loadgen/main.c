@@ -14,10 +14,13 @@
  *   wsbench-loadgen --url wss://127.0.0.1:PORT/ --ca build/tls/ca.pem ...   (any kind)
  *   wsbench-loadgen --kind handshake --url wss://... --ca ... --count 1000 --tls-resume
  *   wsbench-loadgen --deflate on [--deflate-server-no-context-takeover] ...   (any kind)
+ *   wsbench-loadgen --type text --size 1024 --text json --dump-messages   (the ring's payloads
+ *       to stdout, then exit: clients/tests/test_corpus.py; not in the usage line)
  */
 #include "conn.h"
 #include "deflate_core.h"
 #include "kinds.h"
+#include "msgs.h"
 #include "tls.h"
 #include "util.h"
 
@@ -30,7 +33,7 @@
 #define USAGE "wsbench-loadgen --url ws://HOST:PORT/PATH|wss://HOST:PORT/PATH [--ca FILE] [--tls-resume] " \
 	"[--kind echo|latency|openloop|handshake|request|observe|idle|fanout] " \
 	"[--type text|binary] [--size BYTES] [--count N] [--warmup N] [--mode burst|window|pingpong] " \
-	"[--window W] [--connections C] [--text ascii|mixed] [--rate R] [--duration-ms D] " \
+	"[--window W] [--connections C] [--text ascii|mixed|json] [--bytes counting|random] [--rate R] [--duration-ms D] " \
 	"[--expect text|close] [--expect-length L] [--min-ms MS] [--verify on|off] [--timeout-ms MS] " \
 	"[--concurrency C] [--sources K] [--stall-ms MS] [--hold-ms H] [--ping-ms P] [--drain-ms MS] " \
 	"[--publish on|off] [--deflate on|off] [--deflate-server-no-context-takeover] " \
@@ -43,7 +46,8 @@ static const char *const known[] = {
 	"expect", "expect-length", "polls", "min-ms", "verify", "ca", "tls-resume",
 	"concurrency", "sources", "stall-ms", "hold-ms", "ping-ms", "drain-ms", "publish",
 	"deflate", "deflate-server-no-context-takeover", "deflate-client-no-context-takeover",
-	"deflate-server-max-window-bits", "deflate-client-max-window-bits", NULL,
+	"deflate-server-max-window-bits", "deflate-client-max-window-bits", "bytes",
+	"dump-messages", NULL,
 };
 #define NKNOWN (sizeof(known) / sizeof(known[0]) - 1)
 
@@ -190,7 +194,8 @@ static void parse(int argc, char **argv, struct opts *o)
 			vals[k] = eq + 1;
 		else if ((!strcmp(a, "transfer") || !strcmp(a, "tls-resume") ||
 			  !strcmp(a, "deflate-server-no-context-takeover") ||
-			  !strcmp(a, "deflate-client-no-context-takeover")) &&
+			  !strcmp(a, "deflate-client-no-context-takeover") ||
+			  !strcmp(a, "dump-messages")) &&
 			 (i + 1 >= argc || !strncmp(argv[i + 1], "--", 2)))
 			vals[k] = "true";	/* bare flags */
 		else if (i + 1 < argc)
@@ -229,9 +234,19 @@ static void parse(int argc, char **argv, struct opts *o)
 		fail("--type must be text or binary");
 	o->binary = v && !strcmp(v, "binary");
 	v = get("text");
-	if (v && strcmp(v, "ascii") && strcmp(v, "mixed"))
-		fail("--text must be ascii or mixed");
+	if (v && strcmp(v, "ascii") && strcmp(v, "mixed") && strcmp(v, "json"))
+		fail("--text must be ascii, mixed or json");
+	if (v && strcmp(v, "ascii") && o->binary)
+		fail("--text %s needs --type text", v);
 	o->mixed = v && !strcmp(v, "mixed");
+	o->corpus = v && !strcmp(v, "json");
+	v = get("bytes");
+	if (v && strcmp(v, "counting") && strcmp(v, "random"))
+		fail("--bytes must be counting or random");
+	if (v && strcmp(v, "counting") && !o->binary)
+		fail("--bytes %s needs --type binary", v);
+	if (v && !strcmp(v, "random"))
+		o->corpus = 1;
 
 	v = get("mode");
 	o->mode = MODE_BURST;
@@ -273,6 +288,9 @@ static void parse(int argc, char **argv, struct opts *o)
 	if (v && strcmp(v, "on") && strcmp(v, "off"))
 		fail("--verify must be on or off");
 	o->verify = !v || !strcmp(v, "on");
+	if (o->corpus && !o->verify)
+		fail("--%s needs --verify on (unverified, one message is sent over and over)",
+		     o->binary ? "bytes random" : "text json");
 	o->size = (size_t)int_arg("size", !strcmp(kind, "fanout") ? 16 : 0, 0);
 	o->count = int_arg("count", 1, 1);
 	if (!strcmp(kind, "openloop")) {
@@ -332,6 +350,14 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	raise_nofile();
 	parse(argc, argv, &o);
+	if (flag_arg("dump-messages")) {	/* the messages' payloads, then exit */
+		struct msgs m;
+
+		msgs_init(&m, o.binary, o.mixed, o.size, o.verify, o.corpus);
+		msgs_dump(&m, stdout);
+		msgs_free(&m);
+		return 0;
+	}
 	/* the capacity kinds report the limit they meet instead */
 	if (strcmp(o.kind, "idle") && strcmp(o.kind, "fanout") && o.connections + 16 > 1024) {
 		struct rlimit rl;

@@ -1,4 +1,5 @@
 #include "msgs.h"
+#include "corpus.h"
 #include "utf8.h"
 #include "util.h"
 
@@ -91,7 +92,20 @@ static uint64_t pow2_at_most(uint64_t n)
 	return p;
 }
 
-void msgs_init(struct msgs *m, int binary, int mixed, size_t size, int verify)
+/* The payload of ring slot j (numbered) while the ring is built: the corpus's own body
+ * of slot j, or the one plain body. */
+static void slot_payload(const struct msgs *m, int corpus, uint64_t j, unsigned char *out)
+{
+	if (!corpus)
+		memcpy(out, m->plain, m->size);
+	else if (m->opcode == OP_BINARY)
+		corpus_random((unsigned)j, out, m->size);
+	else
+		corpus_json((unsigned)j, out + m->field_len, m->size - m->field_len);
+	field_of(m, j, out);
+}
+
+void msgs_init(struct msgs *m, int binary, int mixed, size_t size, int verify, int corpus)
 {
 	size_t i, frame_len = FRAME_HEADER_MAX + size;
 	unsigned char *scratch;
@@ -104,7 +118,12 @@ void msgs_init(struct msgs *m, int binary, int mixed, size_t size, int verify)
 	m->field_len = binary ? (size >= 4 ? 4 : size >= 2 ? 2 : (unsigned)size) :
 				(size >= 8 ? 8 : (unsigned)size);
 	m->plain = xmalloc(size);
-	if (binary) {
+	if (corpus && !verify)
+		fail("--%s needs --verify on (unverified, one message is sent over and over)",
+		     binary ? "bytes random" : "text json");
+	if (corpus) {
+		slot_payload(m, 1, 0, m->plain);
+	} else if (binary) {
 		for (i = 0; i < size; i++)
 			m->plain[i] = (unsigned char)i;
 	} else if (mixed) {
@@ -118,23 +137,27 @@ void msgs_init(struct msgs *m, int binary, int mixed, size_t size, int verify)
 	for (k = SAMPLE_EVERY; k < (size + SAMPLE_BYTES_PER_ECHO - 1) / SAMPLE_BYTES_PER_ECHO; k *= 2)
 		;
 	m->sample_every = k;
-	if (!verify || frame_len > RING_FRAME_MAX) {
+	if (!corpus && (!verify || frame_len > RING_FRAME_MAX)) {
 		/* identical frames; in head mode each message adds its own head */
 		frameset_init(&m->fs, m->opcode, m->plain, size);
 		m->head_mode = verify;
 		m->hdr_len = m->fs.frame_len - size;
 		return;
 	}
-	r = pow2_at_most(RING_BYTES / frame_len);
+	/* the corpus's ring has the JavaScript workload's size (verify.js ringSize) */
+	r = pow2_at_most(RING_BYTES / (corpus ? (size ? size : 1) : frame_len));
 	r = r < RING_MIN ? RING_MIN : r > RING_MAX ? RING_MAX : r;
 	m->ring_mask = r - 1;
 	m->fields = xcalloc(r, sizeof(*m->fields));
 	m->fs.frames = xcalloc(r, sizeof(*m->fs.frames));
 	m->fs.n = (unsigned)r;
 	scratch = xmalloc(size);
-	memcpy(scratch, m->plain, size);
+	if (corpus)
+		m->bodies = xmalloc(r * size);
 	for (k = 0; k < r; k++) {
-		field_of(m, k, scratch);
+		slot_payload(m, corpus, k, scratch);
+		if (corpus)
+			memcpy(m->bodies + k * size, scratch, size);
 		m->fields[k] = load_field(scratch, m->field_len);
 		m->fs.frames[k] = xmalloc(frame_len);
 		m->fs.frame_len = frame_build(m->fs.frames[k], m->opcode, scratch, size);
@@ -149,6 +172,7 @@ void msgs_free(struct msgs *m)
 	free(zplain);
 	zplain = NULL;
 	free(m->fields);
+	free(m->bodies);
 	free(m->plain);
 	memset(m, 0, sizeof(*m));
 }
@@ -179,6 +203,10 @@ static __attribute__((noinline)) void send_deflated(const struct msgs *m, struct
 {
 	if (!m->verify) {
 		conn_send_deflated(c, m->opcode, m->plain, m->size);
+		return;
+	}
+	if (m->bodies) {	/* the corpus: the slot's own payload */
+		conn_send_deflated(c, m->opcode, m->bodies + (k & m->ring_mask) * m->size, m->size);
 		return;
 	}
 	if (!zplain) {
@@ -251,17 +279,39 @@ void msgs_round(const struct msgs *m, struct msgs_conn *mc, uint64_t n)
 	next_echo(m, mc);
 }
 
+/* The payload echo k is compared with (its sequence field aside). */
+static inline const unsigned char *payload_of(const struct msgs *m, uint64_t k)
+{
+	return m->bodies ? m->bodies + (k & m->ring_mask) * m->size : m->plain;
+}
+
+void msgs_dump(const struct msgs *m, FILE *out)
+{
+	unsigned char *p = xmalloc(m->size);
+	uint64_t k, n = m->head_mode || !m->verify ? 1 : m->ring_mask + 1;
+
+	for (k = 0; k < n; k++) {
+		memcpy(p, payload_of(m, k), m->size);
+		field_of(m, k, p);
+		if (m->size && fwrite(p, 1, m->size, out) != m->size)
+			fail("--dump-messages: cannot write");
+	}
+	free(p);
+	fflush(out);
+}
+
 void msgs_on_data(const struct msgs *m, struct msgs_conn *mc,
 		  const unsigned char *p, size_t n)
 {
+	const unsigned char *want = payload_of(m, mc->kr);
 	size_t i, from, to;
 
 	if (mc->whole && mc->diff < 0) {
 		/* bytes [off, off + n) against the payload, the field excepted */
 		from = mc->off > m->field_len ? mc->off : m->field_len;
 		to = mc->off + n < m->size ? mc->off + n : m->size;
-		if (from < to && memcmp(p + (from - mc->off), m->plain + from, to - from)) {
-			for (i = from; p[i - mc->off] == m->plain[i]; i++)
+		if (from < to && memcmp(p + (from - mc->off), want + from, to - from)) {
+			for (i = from; p[i - mc->off] == want[i]; i++)
 				;
 			mc->diff = (int64_t)i;
 			mc->got = p[i - mc->off];
@@ -306,7 +356,7 @@ static _Noreturn void wrong(const struct msgs *m, const struct msgs_conn *mc, in
 		}
 	}
 	fail("%s differs at byte %" PRId64 ": got 0x%02x, sent 0x%02x", who, mc->diff,
-	     mc->got, m->plain[mc->diff]);
+	     mc->got, payload_of(m, mc->kr)[mc->diff]);
 }
 
 void msgs_echo_slow(const struct msgs *m, struct msgs_conn *mc, int conn, int opcode, uint64_t len)

@@ -11,6 +11,12 @@
  * costs, and the number is k mod R. Bigger frames share one masked body; each
  * message gets its own small head (frame header + the masked number k mod
  * 2^32) written at send time.
+ *
+ * The corpus (--text json, --bytes random, corpus.c): every ring slot j has a
+ * body of its own from seed j, in a ring of as many slots as the JavaScript
+ * workload's (2 MiB / size, 16 to 4096, whatever the frame size: no head mode),
+ * so both send the same bytes as message k; the checks compare an echo against
+ * its slot's payload.
  */
 #ifndef LG_MSGS_H
 #define LG_MSGS_H
@@ -20,6 +26,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 struct msgs {
@@ -29,6 +36,7 @@ struct msgs {
 	unsigned field_len;	/* bytes of the sequence field */
 	uint64_t field_mask;	/* those bytes of a little-endian 64-bit load */
 	unsigned char *plain;	/* the payload as sent, sequence field of message 0 */
+	unsigned char *bodies;	/* the corpus: slot j's payload at j * size, numbered (else NULL) */
 	uint64_t sample_every;	/* K */
 	/* ring of numbered frames (or, unverified, of identical ones) */
 	struct frameset fs;
@@ -60,7 +68,11 @@ struct msgs_conn {
 	unsigned char got;	/* the byte received there */
 };
 
-void msgs_init(struct msgs *m, int binary, int mixed, size_t size, int verify);
+/* corpus: --text json (text) or --bytes random (binary); it needs verify */
+void msgs_init(struct msgs *m, int binary, int mixed, size_t size, int verify, int corpus);
+/* Write every ring slot's payload as sent (unmasked, numbered), slot after slot
+ * (--dump-messages, for clients/tests/test_corpus.py). */
+void msgs_dump(const struct msgs *m, FILE *out);
 void msgs_free(struct msgs *m);
 /* Messages go over `c`; at most `inflight` of them are ever outstanding. */
 void msgs_conn_init(const struct msgs *m, struct msgs_conn *mc, struct conn *c, uint64_t inflight);

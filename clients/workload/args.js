@@ -5,7 +5,7 @@ import { unsupported } from './errors.js';
 const USAGE =
   '--url ws://127.0.0.1:PORT/ [--kind echo|latency|openloop|buffered|request|handshake|observe|idle] ' +
   '--type text|binary --size BYTES --count N [--warmup N] [--mode burst|window|pingpong] ' +
-  '[--window W] [--text ascii|mixed] [--connections C] [--transfer] [--rate R] ' +
+  '[--window W] [--text ascii|mixed|json] [--bytes counting|random] [--connections C] [--transfer] [--rate R] ' +
   '[--duration-ms D] [--polls P] [--expect text|close] [--expect-length L] [--min-ms MS] [--tls-resume] ' +
   '[--verify on|off] [--timeout-ms MS] [--concurrency C] [--hold-ms H] [--stall-ms MS] ' +
   '(see clients/README.md)';
@@ -15,16 +15,22 @@ const USAGE =
 // uniformly.
 export const KINDS = {
   echo: {
-    options: ['type', 'size', 'count', 'warmup', 'mode', 'window', 'text', 'connections', 'transfer', 'min-ms',
-      'verify'],
+    options: ['type', 'size', 'count', 'warmup', 'mode', 'window', 'text', 'bytes', 'connections', 'transfer',
+      'min-ms', 'verify'],
     required: ['type', 'size', 'count'],
   },
-  latency: { options: ['type', 'size', 'count', 'warmup', 'verify'], required: ['type', 'size', 'count'] },
+  latency: {
+    options: ['type', 'size', 'count', 'warmup', 'text', 'bytes', 'verify'],
+    required: ['type', 'size', 'count'],
+  },
   openloop: {
-    options: ['type', 'size', 'rate', 'duration-ms', 'warmup', 'verify'],
+    options: ['type', 'size', 'rate', 'duration-ms', 'warmup', 'text', 'bytes', 'verify'],
     required: ['type', 'size', 'rate', 'duration-ms'],
   },
-  buffered: { options: ['type', 'size', 'count', 'polls', 'min-ms', 'verify'], required: ['size', 'count'] },
+  buffered: {
+    options: ['type', 'size', 'count', 'polls', 'min-ms', 'text', 'bytes', 'verify'],
+    required: ['size', 'count'],
+  },
   request: {
     options: ['type', 'size', 'count', 'warmup', 'expect', 'expect-length', 'min-ms'],
     required: ['expect'],
@@ -108,6 +114,18 @@ export function parseArgs(argv) {
   // off: echoes are not checked (only to measure what the checks cost; see README.md).
   if (raw.verify !== undefined && raw.verify !== 'on' && raw.verify !== 'off') throw new Error('--verify must be on or off');
   o.verify = raw.verify !== 'off';
+  // The message contents (clients/README.md, "Message contents"): text ascii, mixed or
+  // json (the corpus), binary bytes counting (i & 255) or random (the corpus).
+  o.text = raw.text === undefined ? 'ascii' : raw.text;
+  if (o.text !== 'ascii' && o.text !== 'mixed' && o.text !== 'json') throw new Error('--text must be ascii, mixed or json');
+  if (o.text !== 'ascii' && o.type !== 'text') throw new Error('--text ' + o.text + ' needs --type text');
+  o.bytes = raw.bytes === undefined ? 'counting' : raw.bytes;
+  if (o.bytes !== 'counting' && o.bytes !== 'random') throw new Error('--bytes must be counting or random');
+  if (o.bytes !== 'counting' && o.type !== 'binary') throw new Error('--bytes ' + o.bytes + ' needs --type binary');
+  if ((o.text === 'json' || o.bytes === 'random') && !o.verify) {
+    throw new Error('--' + (o.text === 'json' ? 'text json' : 'bytes random') +
+      ' needs --verify on (unverified, one message is sent over and over)');
+  }
 
   if (kind === 'echo') {
     o.warmup = raw.warmup === undefined ? Math.min(o.count, 1000) : intArg('warmup', raw.warmup, 0);
@@ -122,9 +140,6 @@ export function parseArgs(argv) {
     } else if (raw.window !== undefined) {
       intArg('window', raw.window, 1); // validated, but only used by --mode window
     }
-    o.text = raw.text === undefined ? 'ascii' : raw.text;
-    if (o.text !== 'ascii' && o.text !== 'mixed') throw new Error('--text must be ascii or mixed');
-    if (o.text === 'mixed' && o.type !== 'text') throw new Error('--text mixed needs --type text');
     o.connections = raw.connections === undefined ? 1 : intArg('connections', raw.connections, 1);
     if (o.connections > o.count) throw new Error('--count must be at least --connections');
     o.transfer = raw.transfer === undefined ? false : raw.transfer;
@@ -132,6 +147,7 @@ export function parseArgs(argv) {
     else if (o.transfer === 'false' || o.transfer === '0') o.transfer = false;
     if (typeof o.transfer !== 'boolean') throw new Error('--transfer takes no value (or true/false)');
     if (o.transfer && o.type !== 'binary') throw new Error('--transfer needs --type binary');
+    if (o.transfer && o.bytes === 'random') throw new Error('--transfer cannot send --bytes random (its buffers are stamped per message)');
   } else if (kind === 'latency') {
     o.warmup = raw.warmup === undefined ? Math.min(o.count, 1000) : intArg('warmup', raw.warmup, 0);
   } else if (kind === 'openloop') {

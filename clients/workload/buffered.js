@@ -11,7 +11,7 @@ import { baseResult, median, MIN_TIMER_MS } from './session.js';
 import { checkEcho, makeMessages, messageFor } from './verify.js';
 
 export function bufferedBody(env, opts, ctx) {
-  const m = makeMessages(env, opts.type, opts.size, 'ascii', opts.verify);
+  const m = makeMessages(env, opts.type, opts.size, opts.text, opts.verify, opts.bytes);
   const n = opts.count;
   let ws = null;
   let k = 0; // sequence number the next echo must carry

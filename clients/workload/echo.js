@@ -10,10 +10,12 @@ import { baseResult, TRANSFER } from './session.js';
 import { checkEcho, makeMessages, mismatch, stampView } from './verify.js';
 
 export function echoBody(env, opts, ctx) {
-  const m = makeMessages(env, opts.type, opts.size, opts.text, opts.verify);
+  const m = makeMessages(env, opts.type, opts.size, opts.text, opts.verify, opts.bytes);
   const isText = m.isText;
   const ring = m.ring;
   const ringMask = m.ringMask;
+  const bufRing = m.bufRing; // --bytes random: binary messages from a ring (verify.js)
+  const slotMask = ringMask & m.seqMask; // ... whose echo k carries k & slotMask
   const buf = m.buf;
   const stamp = m.stamp;
   const seqOf = m.seqOf;
@@ -87,6 +89,8 @@ export function echoBody(env, opts, ctx) {
         ws.send(plain);
       } else if (isText) {
         ws.send(ring[ks++ & ringMask]);
+      } else if (bufRing !== null) {
+        ws.send(bufRing[ks++ & ringMask]);
       } else {
         stamp[0] = ks++;
         ws.send(buf);
@@ -129,6 +133,20 @@ export function echoBody(env, opts, ctx) {
         stamp[0] = ks++;
         ws.send(buf);
       }
+    }
+
+    // rxBinary for --bytes random: the messages come from the ring of buffers, each
+    // stamped once with its slot number (a handler of its own, so that rxBinary is what
+    // it was without the corpus).
+    function rxRing(ev) {
+      const d = ev.data;
+      if (seqOf(d, size) !== (kr & slotMask)) return bad(d);
+      if (kr === nextWhole) {
+        if (!whole(d, kr)) return;
+        nextWhole += every;
+      }
+      if (++kr === recvEnd) return endOfRound(d);
+      if (ks < sendEnd) ws.send(bufRing[ks++ & ringMask]);
     }
 
     // rxBinary with the --transfer send: a copy, not a branch, so the common path stays
@@ -178,6 +196,8 @@ export function echoBody(env, opts, ctx) {
         }
       } else if (isText) {
         while (ks < first) ws.send(ring[ks++ & ringMask]);
+      } else if (bufRing !== null) {
+        while (ks < first) ws.send(bufRing[ks++ & ringMask]);
       } else {
         while (ks < first) {
           stamp[0] = ks++;
@@ -191,6 +211,7 @@ export function echoBody(env, opts, ctx) {
         ws = ctx.connect(() => {
           if (!m.verify) ws.onmessage = rxPlain;
           else if (isText) ws.onmessage = rxText;
+          else if (bufRing !== null) ws.onmessage = rxRing;
           else ws.onmessage = bufs !== null ? rxTransfer : rxBinary;
           onOpen();
         });

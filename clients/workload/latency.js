@@ -6,7 +6,7 @@ import { baseResult } from './session.js';
 import { checkEcho, makeMessages, messageFor } from './verify.js';
 
 export function latencyBody(env, opts, ctx) {
-  const m = makeMessages(env, opts.type, opts.size, 'ascii', opts.verify);
+  const m = makeMessages(env, opts.type, opts.size, opts.text, opts.verify, opts.bytes);
   const hist = new Histogram();
   let ws = null;
   let k = 0; // sequence number of the message in flight

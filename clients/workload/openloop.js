@@ -7,7 +7,7 @@ import { MIN_TIMER_MS, baseResult } from './session.js';
 import { checkEcho, makeMessages, messageFor } from './verify.js';
 
 export function openloopBody(env, opts, ctx) {
-  const m = makeMessages(env, opts.type, opts.size, 'ascii', opts.verify);
+  const m = makeMessages(env, opts.type, opts.size, opts.text, opts.verify, opts.bytes);
   const interval = 1000 / opts.rate; // ms between due times
   const total = opts.total;
   let ws = null;

@@ -58,3 +58,82 @@ export function utf8Length(s) {
   }
   return n;
 }
+
+// The corpus (--text json, --bytes random; clients/README.md, "Message contents"): message
+// bodies that compress as real traffic does, each ring slot's from its own seed, the same
+// bytes as wsbench-loadgen's (clients/loadgen/corpus.c; clients/tests/test_corpus.py
+// compares the two byte for byte).
+//
+// The generator is xorshift32 (Marsaglia 2003, shifts 13, 17, 5) on a uint32 state: in
+// JavaScript the shifts and XORs act on 32-bit integers, and `>>> 0` keeps the state
+// unsigned, so it is the C code's uint32_t arithmetic exactly. Slot j's state starts at
+// (j + 1) * 0x9e3779b9 mod 2^32 (Math.imul: a plain product would lose bits past 2^53),
+// and its first four outputs are dropped.
+
+function corpusSeed(slot) {
+  let x = Math.imul(slot + 1, 0x9e3779b9) >>> 0;
+  if (x === 0) x = 1;
+  for (let i = 0; i < 4; i++) x = xorshift32(x);
+  return x;
+}
+
+function xorshift32(x) {
+  x ^= x << 13;
+  x ^= x >>> 17;
+  x ^= x << 5;
+  return x >>> 0;
+}
+
+// The symbols of the feed, and each one's price (in cents) and price spread.
+const SYMBOLS = ['BTC-USD', 'ETH-USD', 'SOL-USD', 'XRP-USD', 'ADA-USD', 'DOGE-USD', 'AVAX-USD', 'LINK-USD'];
+const PRICE_CENTS = [4123450, 221275, 6120, 62, 38, 9, 2245, 1432];
+const PRICE_SPREAD = [82469, 4425, 122, 2, 2, 1, 45, 29];
+
+function decimals(v, scale, digits) {
+  let frac = String(v % scale);
+  while (frac.length < digits) frac = '0' + frac;
+  return String(Math.floor(v / scale)) + '.' + frac;
+}
+
+// Exactly `size` ASCII characters of a trade feed, slot `slot`'s: JSON records one per
+// line (newline-delimited JSON), cut at `size`:
+//   {"seq":48213977,"sym":"ETH-USD","px":2233.41,"qty":12.0532,"side":"buy","ts":1732812345678}
+// seq counts up from a random 8-digit start, ts from a random moment of 2024-11-28 by 0
+// to 249 ms a record; sym, px, qty and side are drawn for every record.
+export function jsonString(slot, size) {
+  let x = corpusSeed(slot);
+  x = xorshift32(x);
+  let seq = 10000000 + (x % 90000000);
+  x = xorshift32(x);
+  let ts = 1732752000000 + (x % 86400000);
+  let s = '';
+  while (s.length < size) {
+    x = xorshift32(x);
+    const sym = x & 7;
+    x = xorshift32(x);
+    const px = PRICE_CENTS[sym] + (x % PRICE_SPREAD[sym]);
+    x = xorshift32(x);
+    const qty = 1 + (x % 5000000);
+    x = xorshift32(x);
+    const side = x & 1 ? 'sell' : 'buy';
+    ts += (x >>> 1) % 250;
+    s += '{"seq":' + String(seq) + ',"sym":"' + SYMBOLS[sym] + '","px":' + decimals(px, 100, 2) +
+      ',"qty":' + decimals(qty, 10000, 4) + ',"side":"' + side + '","ts":' + String(ts) + '}\n';
+    seq++;
+  }
+  return s.slice(0, size);
+}
+
+// Fills `bytes` (a Uint8Array) with slot `slot`'s random bytes: each output of the
+// generator gives four, least significant first.
+export function randomBytes(slot, bytes) {
+  let x = corpusSeed(slot);
+  const n = bytes.length;
+  for (let i = 0; i < n; i += 4) {
+    x = xorshift32(x);
+    bytes[i] = x & 255;
+    if (i + 1 < n) bytes[i + 1] = (x >>> 8) & 255;
+    if (i + 2 < n) bytes[i + 2] = (x >>> 16) & 255;
+    if (i + 3 < n) bytes[i + 3] = x >>> 24;
+  }
+}

@@ -15,6 +15,13 @@
 //     bytes are compared during warm-up, at every K-th measured echo (K = 64, or more for
 //     messages over 1 KiB so that on average at most 16 bytes per echo are compared) and
 //     at the last echo of every round.
+//   - --text json, --bytes random (the corpus, payload.js): every ring slot j has a body
+//     of its own, generated from seed j, so no message repeats within a compressor's
+//     window. Text: the ring above with JSON bodies. Binary: a ring of R buffers (R as
+//     for text), each stamped once with its slot number j (so an echo of message k
+//     carries k modulo R) and compared against that slot's bytes. The corpus needs the
+//     checks on (--verify off sends one message again and again) and is refused with
+//     --transfer.
 // A lost, duplicated or reordered echo carries the wrong number; the first wrong echo
 // fails the run, naming the message and the first differing byte.
 //
@@ -22,7 +29,7 @@
 // below (the qjs adapter passes C versions: a typed-array view costs the QuickJS
 // interpreter more than receiving the message does).
 
-import { asciiString, mixedString } from './payload.js';
+import { asciiString, jsonString, mixedString, randomBytes } from './payload.js';
 
 const RING_BYTES = 2 * 1024 * 1024;
 const RING_MIN = 16;
@@ -89,11 +96,18 @@ function hexByte(b) {
   return b === undefined ? 'nothing' : '0x' + (b < 16 ? '0' : '') + b.toString(16);
 }
 
+// The ring's number of slots for messages of `size` bytes: a power of two, 16 to 4096,
+// about 2 MiB in all (wsbench-loadgen's corpus ring has as many).
+export function ringSize(size) {
+  return Math.max(RING_MIN, Math.min(RING_MAX, powerOfTwoAtMost(RING_BYTES / Math.max(size, 1))));
+}
+
 // Everything the kinds need to send verifiable messages and check their echoes.
-//   type, size, text   as on the command line
+//   type, size, text   as on the command line (text: ascii, mixed or json)
 //   verify             false: --verify off (the plain payload, nothing checked; only for
 //                      measuring what the checks cost)
-export function makeMessages(env, type, size, text, verify) {
+//   bytes              binary: 'counting' (i & 255, the default) or 'random'
+export function makeMessages(env, type, size, text, verify, bytes) {
   const m = {
     isText: type === 'text',
     size: size,
@@ -102,6 +116,7 @@ export function makeMessages(env, type, size, text, verify) {
     ring: null,
     ringMask: 0,
     // binary
+    bufRing: null, // --bytes random: the ring of buffers, slot j stamped with j (else null)
     buf: null, // the payload, stamped before each send
     stamp: null, // view of its sequence field: stamp[0] = k
     seqMask: 0, // k & seqMask is what the field holds
@@ -114,24 +129,42 @@ export function makeMessages(env, type, size, text, verify) {
     utf8Size: size,
   };
   const width = Math.min(size, 8);
+  const corpus = m.isText ? text === 'json' : bytes === 'random';
+  if (corpus && !verify) throw new Error(corpusName(m.isText) + ' needs the checks on (--verify off sends one message over and over)');
   if (m.isText) {
-    const body = text === 'mixed' ? mixedString(size - width) : asciiString(size - width);
-    const ringSize = verify ? Math.max(RING_MIN, Math.min(RING_MAX, powerOfTwoAtMost(RING_BYTES / Math.max(size, 1)))) : 1;
-    m.ring = new Array(ringSize);
-    for (let j = 0; j < ringSize; j++) m.ring[j] = hexField(j, width) + body;
-    m.ringMask = ringSize - 1;
+    const n = verify ? ringSize(size) : 1;
+    const body = corpus ? null : text === 'mixed' ? mixedString(size - width) : asciiString(size - width);
+    m.ring = new Array(n);
+    for (let j = 0; j < n; j++) m.ring[j] = hexField(j, width) + (corpus ? jsonString(j, size - width) : body);
+    m.ringMask = n - 1;
     m.plain = m.ring[0];
   } else {
     m.buf = new ArrayBuffer(size);
-    const bytes = new Uint8Array(m.buf);
-    for (let i = 0; i < size; i++) bytes[i] = i & 255;
+    const b = new Uint8Array(m.buf);
+    if (corpus) randomBytes(0, b);
+    else for (let i = 0; i < size; i++) b[i] = i & 255;
     m.plain = m.buf.slice(0);
     m.stamp = stampView(m.buf);
     m.stampBytes = size >= 4 ? 4 : size >= 2 ? 2 : size;
     m.seqMask = m.stampBytes === 4 ? -1 : m.stampBytes === 2 ? 0xffff : m.stampBytes === 1 ? 0xff : 0;
     m.sampleEvery = Math.max(SAMPLE_EVERY, powerOfTwoAtLeast(Math.ceil(size / SAMPLE_BYTES_PER_ECHO)));
+    if (corpus) {
+      const n = ringSize(size);
+      m.bufRing = new Array(n);
+      for (let j = 0; j < n; j++) {
+        const slot = new ArrayBuffer(size);
+        randomBytes(j, new Uint8Array(slot));
+        stampView(slot)[0] = j;
+        m.bufRing[j] = slot;
+      }
+      m.ringMask = n - 1;
+    }
   }
   return m;
+}
+
+function corpusName(isText) {
+  return isText ? '--text json' : '--bytes random';
 }
 
 // The view through which a binary message's sequence number is written.
@@ -147,6 +180,7 @@ export function stampView(buf) {
 export function messageFor(m, k) {
   if (!m.verify) return m.plain;
   if (m.isText) return m.ring[k & m.ringMask];
+  if (m.bufRing !== null) return m.bufRing[k & m.ringMask];
   m.stamp[0] = k;
   return m.buf;
 }
@@ -157,8 +191,11 @@ export function messageFor(m, k) {
 export function checkEcho(m, d, k, whole, conn, phase) {
   if (!m.verify) return null;
   if (m.isText) return d === m.ring[k & m.ringMask] ? null : mismatch(m, d, k, conn, phase);
-  if (m.seqOf(d, m.size) !== (k & m.seqMask)) return mismatch(m, d, k, conn, phase);
-  if (whole && m.size > m.stampBytes && m.firstDiff(d, m.buf, m.stampBytes) >= 0) return mismatch(m, d, k, conn, phase);
+  const ring = m.bufRing !== null; // the field holds the slot number, k mod R
+  if (m.seqOf(d, m.size) !== ((ring ? k & m.ringMask : k) & m.seqMask)) return mismatch(m, d, k, conn, phase);
+  if (whole && m.size > m.stampBytes && m.firstDiff(d, ring ? m.bufRing[k & m.ringMask] : m.buf, m.stampBytes) >= 0) {
+    return mismatch(m, d, k, conn, phase);
+  }
   return null;
 }
 
@@ -177,6 +214,9 @@ export function mismatch(m, d, k, conn, phase) {
   if (m.isText) {
     want = utf8Bytes(m.ring[k & m.ringMask]);
     got = utf8Bytes(d);
+  } else if (m.bufRing !== null) {
+    want = Array.from(new Uint8Array(m.bufRing[k & m.ringMask]));
+    got = Array.from(new Uint8Array(d));
   } else {
     m.stamp[0] = k;
     want = Array.from(new Uint8Array(m.buf));
