@@ -153,6 +153,15 @@ def test_client_judge() -> None:
     v = judge_client(unoffered, observation(unoffered.id, [], tcp_end="client-eof", offer="permessage-deflate",
                                             peer_close_t=None), events(opened=False), None)
     assert v.verdict == "strict"
+    # an answer without server_no_context_takeover to a client that offered it (k6) is invalid: refusing it is right
+    k6 = "permessage-deflate; server_no_context_takeover; client_no_context_takeover"
+    v = judge_client(case["pmd-answer-plain"], observation("pmd-answer-plain", [], tcp_end="client-eof", offer=k6,
+                                                           peer_close_t=None), events(opened=False), None)
+    assert v.verdict == "informational" and "MUST include" in v.detail and "strict: never opened" in v.detail
+    v = judge_client(case["pmd-answer-server-no-context-takeover"],
+                     observation("pmd-answer-server-no-context-takeover", [], tcp_end="client-eof", offer=k6,
+                                 peer_close_t=None), events(opened=False), None)
+    assert v.verdict == "fail" and v.detail.startswith("never opened: refused the answer")
     bomb = case["pmd-bomb"]
     assert judge_client(bomb, observation("pmd-bomb", [close(0.5, 1009)]), events(), None).verdict == "strict"
     v = judge_client(bomb, observation("pmd-bomb", [close(0.5, 1006 + 1)]), events(), None)

@@ -75,7 +75,7 @@ def offer_problem(offer: Extension) -> str | None:
         if k in FLAGS and v is not None:
             return f"'{k}' with a value (7.1.1)"
         if k == "server_max_window_bits" and _bits(v) is None:
-            return f"server_max_window_bits={v} (7.1.2.1: 8 to 15)"
+            return f"server_max_window_bits{'=' + v if v is not None else ' without a value'} (7.1.2.1: 8 to 15)"
         if k == "client_max_window_bits" and v is not None and _bits(v) is None:
             return f"client_max_window_bits={v} (7.1.2.2: none or 8 to 15)"
     return None
