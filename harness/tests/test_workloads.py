@@ -135,3 +135,50 @@ def test_the_quick_suite_runs_its_reference_client_against_the_reference_server_
                     '[suite.s]\ndescription="d"\nworkloads=["e"]\nreference_clients=["nope"]\n')
     with pytest.raises(WsbenchError, match="unknown client 'nope'"):
         plan(Request(suite="s"), catalog, load_workloads(tmp_path))
+
+
+def test_the_corpus_params_reach_the_client(tmp_path: Path) -> None:
+    """text = "json" and bytes = "random" (clients/README.md, "Message contents") become
+    --text json and --bytes random, for echo, latency and openloop."""
+    write(tmp_path, '[workload.j]\ndescription="d"\ntype="text"\nsize=1024\ncount=10\ntext="json"\n'
+                    '[workload.r]\ndescription="d"\ntype="binary"\nsize=4096\ncount=10\nbytes="random"\n'
+                    '[workload.l]\ndescription="d"\nkind="latency"\ntype="binary"\nsize=32\ncount=10\nbytes="random"\n'
+                    '[workload.o]\ndescription="d"\nkind="openloop"\ntype="text"\nsize=32\nrate=10\nduration_ms=100\n'
+                    'text="json"\n')
+    ws = load_workloads(tmp_path)
+    args = ws.workloads["j"].client_args()
+    assert args[args.index("--text") + 1] == "json"
+    for name in ("r", "l"):
+        args = ws.workloads[name].client_args()
+        assert args[args.index("--bytes") + 1] == "random"
+    assert "--text" in ws.workloads["o"].client_args()
+
+
+@pytest.mark.parametrize("body, message", [
+    ('type="binary"\nsize=1\ncount=1\ntext="json"\n', "text = 'json' needs type = 'text'"),
+    ('type="text"\nsize=1\ncount=1\nbytes="random"\n', "bytes = 'random' needs type = 'binary'"),
+    ('type="binary"\nsize=1\ncount=1\nbytes="random"\ntransfer=true\n', "bytes = 'random' cannot go with transfer"),
+    ('type="binary"\nsize=1\ncount=1\nbytes="zeros"\n', "bytes must be one of"),
+    ('type="text"\nsize=1\ncount=1\ntext="yaml"\n', "text must be one of"),
+])
+def test_the_corpus_params_are_checked(tmp_path: Path, body: str, message: str) -> None:
+    write(tmp_path, '[workload.x]\ndescription="d"\n' + body)
+    with pytest.raises(WsbenchError, match=message):
+        load_workloads(tmp_path)
+
+
+def test_the_deflate_suite() -> None:
+    """workloads/deflate.toml: every pair with and without permessage-deflate, on the corpus."""
+    ws = load_workloads()
+    suite = ws.suites["deflate"]
+    assert suite.deflate == "both" and suite.repetitions == 3 and suite.min_seconds == 0.5
+    assert suite.workloads == ("deflate_json_16", "deflate_json_1k", "deflate_json_16k", "deflate_json_128k",
+                               "deflate_random_4k", "deflate_counting_4k")
+    sizes = {n: ws.workloads[n].params["size"] for n in suite.workloads}
+    assert sizes == {"deflate_json_16": 16, "deflate_json_1k": 1024, "deflate_json_16k": 16384,
+                     "deflate_json_128k": 131072, "deflate_random_4k": 4096, "deflate_counting_4k": 4096}
+    for name in suite.workloads:
+        params = ws.workloads[name].params
+        assert ws.workloads[name].kind == "echo" and params["mode"] == "window"
+        assert params.get("text") == ("json" if "json" in name else None)
+        assert params.get("bytes") == ("random" if "random" in name else None)

@@ -28,7 +28,12 @@ AXIS_MODES = ("off", "on", "both")
 
 MODES = ("burst", "window", "pingpong")
 TYPES = ("text", "binary")
-TEXTS = ("ascii", "mixed")
+# The message contents (clients/README.md, "Message contents"): text `ascii` (cyclic, the
+# default), `mixed` (UTF-8 of 1 to 4 bytes a character) or `json` (the corpus: a trade
+# feed's records), binary `counting` (bytes i & 255, the default) or `random` (the corpus:
+# incompressible); the corpus gives permessage-deflate real contents to compress.
+TEXTS = ("ascii", "mixed", "json")
+BYTES = ("counting", "random")
 EXPECTS = ("text", "close")
 
 def _connections(where: str, value: Any, what: str) -> Any:
@@ -44,15 +49,17 @@ def _param(kind: Any, required: bool = False, **spec: Any) -> Key:
 
 TYPE, SIZE = _param(str, True, choices=TYPES), _param(int, True, minimum=0)
 WARMUP = _param(int, minimum=0)
+TEXT, BYTES_PARAM = _param(str, choices=TEXTS), _param(str, choices=BYTES)
 # Client parameters of each kind, read beside the workload's own keys; the order is the
 # order on the command line.
 KINDS: dict[str, dict[str, Key]] = {
     "echo": {"type": TYPE, "size": SIZE, "count": _param(int, True, minimum=1), "warmup": WARMUP,
-             "mode": _param(str, choices=MODES), "window": _param(int, minimum=1), "text": _param(str, choices=TEXTS),
-             "connections": _param(int, minimum=1), "transfer": _param(bool)},
-    "latency": {"type": TYPE, "size": SIZE, "count": _param(int, True, minimum=1), "warmup": WARMUP},
+             "mode": _param(str, choices=MODES), "window": _param(int, minimum=1), "text": TEXT,
+             "bytes": BYTES_PARAM, "connections": _param(int, minimum=1), "transfer": _param(bool)},
+    "latency": {"type": TYPE, "size": SIZE, "count": _param(int, True, minimum=1), "warmup": WARMUP,
+                "text": TEXT, "bytes": BYTES_PARAM},
     "openloop": {"type": TYPE, "size": SIZE, "rate": _param(int, True, minimum=1),
-                 "duration_ms": _param(int, True, minimum=1), "warmup": WARMUP},
+                 "duration_ms": _param(int, True, minimum=1), "warmup": WARMUP, "text": TEXT, "bytes": BYTES_PARAM},
     "buffered": {"size": _param(int, True, minimum=1), "count": _param(int, True, minimum=1),
                  "polls": _param(int, True, minimum=1)},
     "request": {"count": _param(int, True, minimum=1), "expect": _param(str, True, choices=EXPECTS),
@@ -288,6 +295,7 @@ def _workload(where: str, name: str, table: Any, source: str) -> Workload:
         raise WsbenchError(f"{where}: ramp: only a fanout workload can ramp its connections")
     values = tomlfile.read(where, table, Workload, extra=KINDS[kind])
     params = {param: values.pop(param) for param in KINDS[kind] if param in values}
+    _contents(where, params)
     if kind == "echo":
         _echo_defaults(where, params)
     sweep, ramp = values.get("sweep"), values.get("ramp")
@@ -295,6 +303,18 @@ def _workload(where: str, name: str, table: Any, source: str) -> Workload:
         raise WsbenchError(f"{where}: a workload either sweeps its rate or ramps its connections")
     metric = "max_rate" if sweep else "max_connections" if ramp else values.pop("metric", DEFAULT_METRIC[kind])
     return Workload(name=name, source=source, params=params, **{**values, "metric": metric})
+
+
+def _contents(where: str, params: dict[str, Any]) -> None:
+    """`text` goes with text messages, `bytes` with binary ones, and neither with --transfer
+    (whose buffers are stamped per message) when it is the corpus (clients/README.md)."""
+    kind = params.get("type")
+    if params.get("text", "ascii") != "ascii" and kind != "text":
+        raise WsbenchError(f"{where}: text = '{params['text']}' needs type = 'text'")
+    if params.get("bytes", "counting") != "counting" and kind != "binary":
+        raise WsbenchError(f"{where}: bytes = '{params['bytes']}' needs type = 'binary'")
+    if params.get("bytes") == "random" and params.get("transfer"):
+        raise WsbenchError(f"{where}: bytes = 'random' cannot go with transfer (its buffers are stamped per message)")
 
 
 def _echo_defaults(where: str, params: dict[str, Any]) -> None:
