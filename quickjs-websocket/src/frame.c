@@ -230,6 +230,63 @@ int fr_append(struct fr *f, int opcode, const uint8_t *p, size_t len)
     return 0;
 }
 
+/* the queue dropped (a broken socket, the peer gone, the release): nothing is owed */
+static void fr_clear(struct fr *f)
+{
+    txq_clear(&f->tp.q);
+    if (f->pmd) {
+        f->pmd->owed_h = f->pmd->owed_n = 0;
+        f->pmd->extra = 0;
+    }
+}
+
+/* permessage-deflate: w more bytes written; the compressed frames now wholly
+ * written no longer count their uncompressed length in bufferedAmount */
+static __attribute__((noinline)) void pmd_written(struct fr *f, size_t w)
+{
+    struct pmd_conn *pc = f->pmd;
+    struct txq *q = &f->tp.q;
+    pc->out += w;
+    while (pc->owed_h < pc->owed_n && pc->owed[pc->owed_h].end <= pc->out) {
+        q->bytes -= pc->owed[pc->owed_h].extra;
+        pc->extra -= pc->owed[pc->owed_h].extra;
+        pc->owed_h++;
+    }
+    if (pc->owed_h == pc->owed_n)
+        pc->owed_h = pc->owed_n = 0;
+}
+
+/* a compressed frame was just appended (the last in the queue) for a message of
+ * len bytes: count the message's length until the frame is written */
+static void pmd_owe(struct fr *f, size_t len, size_t zlen)
+{
+    struct pmd_conn *pc = f->pmd;
+    struct txq *q = &f->tp.q;
+    size_t extra = len > zlen ? len - zlen : 0;
+    if (!extra)
+        return;
+    if (pc->owed_n == pc->owed_cap) {
+        if (pc->owed_h) { /* move the live ones down */
+            memmove(pc->owed, pc->owed + pc->owed_h, (pc->owed_n - pc->owed_h) * sizeof(*pc->owed));
+            pc->owed_n -= pc->owed_h;
+            pc->owed_h = 0;
+        } else {
+            size_t cap = pc->owed_cap ? pc->owed_cap * 2 : 16;
+            struct pmd_owed *o = realloc(pc->owed, cap * sizeof(*o));
+            if (!o)
+                return; /* counted as sent, compressed */
+            pc->owed = o;
+            pc->owed_cap = cap;
+        }
+    }
+    /* its end: what was written while any was owed, and the output not yet written */
+    pc->owed[pc->owed_n].end = pc->out + (q->bytes - pc->extra);
+    pc->owed[pc->owed_n++].extra = extra;
+    pc->extra += extra;
+    q->bytes += extra;
+    txq_touch(q);
+}
+
 int fr_flush(struct fr *f)
 {
     struct tp *t = &f->tp;
@@ -255,6 +312,8 @@ int fr_flush(struct fr *f)
         }
         F.writes++;
         q->bytes -= (size_t)w;
+        if (f->pmd && f->pmd->owed_n)
+            pmd_written(f, (size_t)w);
         txq_touch(q);
         while (w > 0) {
             oblk *b = (oblk *)(void *)q->head;
@@ -301,7 +360,7 @@ static void unlink_dirty(struct fr *f)
 static void flush_or_kill(struct fr *f)
 {
     if (fr_flush(f) < 0) {
-        txq_clear(&f->tp.q);
+        fr_clear(f);
         f->kill_pending = 1;
     }
 }
@@ -457,7 +516,7 @@ void fr_read(struct fr *f)
         }
         if (n == 0) {
             /* peer gone (clean only if the close handshake was done) */
-            txq_clear(&t->q);
+            fr_clear(f);
             f->kill_pending = 1;
             mark_dirty(f);
             return;
@@ -526,6 +585,7 @@ void fr_release(struct fr *f)
     if (f->pmd) {
         pmd_stream_free(&f->pmd->tx);
         pmd_stream_free(&f->pmd->rx);
+        free(f->pmd->owed);
         free(f->pmd);
         f->pmd = NULL;
     }
@@ -570,6 +630,8 @@ static __attribute__((noinline)) int fr_send_deflated(struct fr *f, int text, co
         r = -1;
     else /* wsp_header() ORs the opcode into the first byte: 0x40 is RSV1 */
         r = fr_append(f, 0x40 | (text ? 1 : 2), z->p, z->len);
+    if (r == 0)
+        pmd_owe(f, len, z->len);
     if (z->cap > ZOUT_KEEP) {
         free(z->p);
         *z = (struct pmd_buf){ 0 };

@@ -26,10 +26,22 @@ struct upg;
  * sends (fr_own_send); the receive path (rx.c) inflates the messages whose
  * first frame had RSV1.
  */
+struct pmd_owed {
+    uint64_t end;              /* where a compressed frame ends in the connection's output */
+    size_t extra;              /* what its message is longer than its compressed payload */
+};
+
 struct pmd_conn {
     struct pmd_stream tx, rx;  /* our compressor, our decompressor (made at first use) */
     uint8_t rx_msg;            /* the message being received is compressed ... */
     uint8_t rx_first;          /* ... and none of it was delivered yet */
+    /* bufferedAmount counts a queued compressed frame as its header and the
+     * message's uncompressed length: the difference (extra) of each such frame
+     * is in tp.q.bytes until the frame is written out (frame.c, fr_flush) */
+    struct pmd_owed *owed;     /* a FIFO: owed[owed_h .. owed_n) */
+    size_t owed_h, owed_n, owed_cap;
+    size_t extra;              /* their sum */
+    uint64_t out;              /* output written while any was owed */
     char ext[];                /* the server's Sec-WebSocket-Extensions value (ws.extensions) */
 };
 

@@ -96,7 +96,8 @@ async def pmd(reader, writer, hello, q, headers):
     """Answers the client's offer with ?answer= (none: no extension), prints the offer
     (`OFFER <value>` / `OFFER none`); sends ?send=CASE's frames; then echoes every data
     message, printing `DATA rsv=R op=O n=N` per client frame and what it inflated to
-    (`INFLATED n=N`; `BADINFLATE ...` if it does not inflate with the agreed window):
+    (`INFLATED n=N`; `BADINFLATE ...` if it does not inflate with the agreed window),
+    after reading nothing for ?stall= ms:
     inflated with ?cbits= (default 15) and a fresh context per message with ?cnct=1,
     echoed compressed with ?sbits= (default 15), a fresh context per message with
     ?snct=1, or uncompressed with ?echo=plain."""
@@ -115,6 +116,8 @@ async def pmd(reader, writer, hello, q, headers):
         for f in frames:
             writer.write(f)
         await writer.drain()
+    if "stall" in q:  # read nothing for a while: the client's sends back up
+        await asyncio.sleep(int(q["stall"]) / 1000)
     while True:
         try:
             f = await read_client_frame(reader, limit=None)
@@ -404,6 +407,62 @@ def test_bomb_fails_with_1009_without_inflating_it(peer_factory):
     assert res["close"]["code"] == 1009 and res["got"] == [], res
     assert 0 < res["peakRssKiB"] < 64 * 1024, res["peakRssKiB"]  # (about 22 MiB here)
     assert [l.split(" ")[:2] for l in peer.wait_line("CLOSE")] == [["CLOSE", "1009"]], peer.lines
+
+
+# ------------------------------------------------------------------ #
+# bufferedAmount: a compressed message counts as its frame header and its uncompressed length
+
+BUFFERED_JS = r"""
+const [n, size] = rest.map(Number)
+let x = 1
+const parts = []
+for (let i = 0; i < size; i += 4096) {  // random letters a..p: compresses to about half
+  const u = new Array(Math.min(4096, size - i))
+  for (let j = 0; j < u.length; j++) {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0
+    u[j] = 97 + ((x >>> 16) & 15)
+  }
+  parts.push(String.fromCharCode.apply(null, u))
+}
+const msg = parts.join('')
+const ws = new WebSocket(url, undefined, { perMessageDeflate: true })
+const after = []
+const drain = []
+let echoes = 0
+let closeEvent = -1
+ws.onopen = () => {
+  for (let k = 0; k < n; k++) { ws.send(msg); after.push(ws.bufferedAmount) }
+  const look = () => {
+    drain.push(ws.bufferedAmount)
+    if (drain[drain.length - 1] !== 0) os.setTimeout(look, 10)
+  }
+  os.setTimeout(look, 0)
+}
+ws.onmessage = (e) => { if (e.data === msg) echoes++; if (echoes === n) ws.close(1000) }
+ws.onclose = (e) => done({ after, drain, echoes, code: e.code, closeEvent: ws.bufferedAmount })
+"""
+
+
+def test_buffered_amount_counts_the_uncompressed_length(peer_factory):
+    """Queued compressed frames count as their header and the message's uncompressed
+    length: 8 x 16 KiB sent from one handler (nothing written yet) each add exactly
+    16,384 and their header; 32 x 1 MiB to a peer that reads nothing for 500 ms drain to 0,
+    never more than they were nor growing, and back to 0 once written."""
+    peer = peer_factory("raw")
+    res = run_qjs(BUFFERED_JS, peer.url + query(answer="permessage-deflate"), 8, 16384)
+    steps = [b - a for a, b in zip([0] + res["after"], res["after"])]
+    # (the header of a payload under 126 bytes is 6 bytes: the context makes a repeat tiny)
+    assert steps[0] == 16384 + 8 and all(d in (16384 + 6, 16384 + 8) for d in steps), res["after"]
+    assert res["drain"][-1] == 0 and res["echoes"] == 8 and res["code"] == 1000, res
+    peer = peer_factory("raw")
+    # about 19 MB compressed: more than loopback's socket buffers take while the peer stalls
+    res = run_qjs(BUFFERED_JS, peer.url + query(answer="permessage-deflate", stall=500), 32, 1 << 20, timeout=120)
+    top = 32 * ((1 << 20) + 14)
+    assert all(a <= top for a in res["after"]), res["after"]
+    readings = res["drain"]
+    assert len(readings) > 3 and readings[0] > 0 and readings[-1] == 0, readings
+    assert all(a >= b for a, b in zip(readings, readings[1:])) and readings[0] <= res["after"][-1], readings
+    assert res["echoes"] == 32 and res["closeEvent"] == 0, res
 
 
 # ------------------------------------------------------------------ #
