@@ -10,16 +10,20 @@ random bytes do not compress and JSON does; the default contents are what they w
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 import zlib
 from pathlib import Path
 
 import pytest
+from flipping_server import Flip, FlippingServer
 
 from wsbench.catalog import load_catalog
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG = load_catalog()
+CLIENTS = [c.name for c in CATALOG.select("client", None, None)]
 NODE = ROOT / "node_modules/node20/bin/node"
 QJS = ROOT / "build/prefix/bin/qjs"
 LOADGEN = ROOT / "build/bin/wsbench-loadgen"
@@ -142,3 +146,35 @@ def test_transfer_refuses_random_bytes() -> None:
                            "--count", "10", "--bytes", "random", "--transfer"],
                           cwd=ROOT, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert proc.returncode == 1 and "--transfer cannot send --bytes random" in proc.stdout
+
+
+def run_client(client: str, url: str, *args: str) -> dict[str, object]:
+    program = CATALOG.clients[client]
+    missing = program.missing()
+    assert not missing, f"{client}: {missing[0]} is missing (make setup)"
+    env = {k: v for k, v in os.environ.items() if k != "WSBENCH_HOLD"}
+    proc = subprocess.run([*program.command, "--url", url, *args], cwd=ROOT, env={**env, **program.env},
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    assert lines, f"{client}: no result line; stderr: {proc.stderr[-500:]}"
+    return json.loads(lines[-1])
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.parametrize("kind,contents", KINDS)
+def test_every_client_runs_the_corpus_and_checks_it(client: str, kind: str, contents: str) -> None:
+    """Against a clean echo server every echo is checked; a flipped byte in the body of the
+    last echo of a round (message 1000: ring slot 999 of 2,048) is caught, and the byte
+    named as sent is that slot's own."""
+    args = ["--type", kind, "--size", "1024", *option_for(kind, contents)]
+    with FlippingServer(Flip(offset=0, only=10**9)) as server:
+        result = run_client(client, server.url, *args, "--count", "1000", "--warmup", "100",
+                            "--mode", "window", "--window", "16", "--min-ms", "100")
+    assert "error" not in result, result
+    assert result["messages"] == result["checked"] == 1000 * result["rounds"]  # type: ignore[operator]
+    with FlippingServer(Flip(offset=999, only=1000)) as server:
+        result = run_client(client, server.url, *args, "--count", "1000", "--warmup", "0")
+    assert "error" in result, f"the corrupted echo went unnoticed: {result}"
+    sent = js_ring(NODE, kind, 1024, contents)[999][999]
+    want = rf"echo of message 1000 \(measured\) differs at byte 999: got 0x{sent ^ 1:02x}, sent 0x{sent:02x}"
+    assert re.search(want, str(result["error"])), result["error"]
