@@ -476,9 +476,8 @@ def test_buffered_amount_counts_the_uncompressed_length(peer_factory):
     ({"perMessageDeflate": {"windowBits": 10}}, "TypeError"),
     ({"perMessageDeflate": "yes"}, "TypeError"),
 ])
-def test_bad_options_throw(peer_factory, options, name):
-    peer = peer_factory("raw")
-    res = run(peer.url + query(), options=options)
+def test_bad_options_throw(options, name):
+    res = run("ws://127.0.0.1:9/", options=options)  # (thrown before any connection)
     assert res["thrown"] == name, res
 
 
@@ -489,12 +488,12 @@ def test_switch_off_offers_nothing(peer_factory):
     assert peer.wait_line("OFFER") == ["OFFER none"]
 
 
-@pytest.mark.parametrize("off", ["connect", "framing"])
-def test_lws_path_refuses(peer_factory, off):
+@pytest.mark.parametrize("url,off", [("ws://127.0.0.1:9/", "connect"), ("ws://127.0.0.1:9/", "framing"),
+                                     ("wss://127.0.0.1:9/", "tls")])
+def test_lws_path_refuses(url, off):
     """libwebsockets is built without extensions: asking for deflate where it would do
     the handshake throws NotSupportedError at construction (naming why)."""
-    peer = peer_factory("raw")
-    res = run(peer.url + query(), env={"QJSWS_DISABLE": off})
+    res = run(url, env={"QJSWS_DISABLE": off})
     assert res["thrown"] == "NotSupportedError" and "without extensions" in res["message"], res
 
 
