@@ -178,3 +178,16 @@ def test_every_client_runs_the_corpus_and_checks_it(client: str, kind: str, cont
     sent = js_ring(NODE, kind, 1024, contents)[999][999]
     want = rf"echo of message 1000 \(measured\) differs at byte 999: got 0x{sent ^ 1:02x}, sent 0x{sent:02x}"
     assert re.search(want, str(result["error"])), result["error"]
+
+
+@pytest.mark.parametrize("client", ["node-ws", "quickjs", "loadgen"])
+@pytest.mark.parametrize("kind,contents", KINDS)
+@pytest.mark.parametrize("workload", ["latency", "openloop"])
+def test_latency_and_openloop_run_the_corpus(client: str, kind: str, contents: str, workload: str) -> None:
+    """checkEcho and messageFor (verify.js) and loadgen's msgs.c serve the other kinds."""
+    what = ["--count", "300"] if workload == "latency" else ["--rate", "2000", "--duration-ms", "150"]
+    with FlippingServer(Flip(offset=0, only=10**9)) as server:
+        result = run_client(client, server.url, "--kind", workload, "--type", kind, "--size", "200",
+                            *option_for(kind, contents), "--warmup", "20", *what)
+    assert "error" not in result, result
+    assert result["checked"] == result["messages"] and int(result["messages"]) >= 300  # type: ignore[call-overload]
