@@ -18,9 +18,10 @@ INTRO = ("permessage-deflate (RFC 7692) held to its rules: each case's RFC colum
          "program runs with compression on as the catalog turns it on (harness/runtimes.toml's `deflate` tables: "
          "the clients' switch, the servers' twins NAME/deflate); one that cannot compress is **n/a** with the "
          "catalog's reason. docs/deflate-conformance.md has the rules.")
-CLIENT_NOTE = ("**I** informational: the case's answer is valid or not depending on the client's own offer "
-               "(client_max_window_bits), and the client's offer made it the other kind; what it did is in the "
-               "counts' detail.")
+CLIENT_NOTE = ("**I** informational: whether the case's answer is valid depends on the client's own offer (RFC 7692 "
+               "7.1: client_max_window_bits answered only where offered, server_no_context_takeover answered wherever "
+               "offered), and the client's offer made it the other kind: it was judged as that kind, with the "
+               "verdict under \"Informational cases\".")
 
 
 def counts(verdicts: dict[str, dict[str, Verdict]] | dict[str, dict[str, ServerVerdict]], cases: int) -> Grid:
