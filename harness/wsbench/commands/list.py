@@ -6,6 +6,7 @@ with their RFC 7692 sections)."""
 from __future__ import annotations
 
 import argparse
+from typing import Any, Mapping, Sequence
 
 from ..catalog import load_catalog
 from ..conformance import cases, tls_cases
@@ -43,16 +44,20 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     print(f"server conformance cases ({len(server_cases.CASES)}; wsbench conformance --servers --case ID), by "
           "Autobahn|Testsuite's sections:")
     _by_section({g: [(c.id, c.section, c.title) for c in chosen] for g, chosen in server_cases.by_group().items()})
-    for side, table, groups, flags in (
-            ("client", deflate_cases.CASES, deflate_cases.GROUPS, "--deflate"),
-            ("server", deflate_server_cases.CASES, deflate_server_cases.SERVER_GROUPS, "--servers --deflate")):
-        print(f"{side} deflate conformance cases ({len(table)}; wsbench conformance {flags} --case ID), "
-              "permessage-deflate, by group, each with its RFC 7692 section:")
-        for group, chosen in choose.by_group(table, groups).items():
-            print(f"  {group} ({len(chosen)} cases)")
-            for case in chosen:
-                print(f"    {case.id:<44} RFC 7692 {case.section:<8} {case.title}")
+    _deflate("client", "--deflate", choose.by_group(deflate_cases.CASES, deflate_cases.GROUPS))
+    _deflate("server", "--servers --deflate",
+             choose.by_group(deflate_server_cases.CASES, deflate_server_cases.SERVER_GROUPS))
     return 0
+
+
+def _deflate(side: str, flags: str, groups: Mapping[str, Sequence[Any]]) -> None:
+    """The permessage-deflate cases of one side, by group: id, RFC 7692 section, title."""
+    print(f"{side} deflate conformance cases ({sum(map(len, groups.values()))}; wsbench conformance {flags} --case "
+          "ID), permessage-deflate, by group, each with its RFC 7692 section:")
+    for group, chosen in groups.items():
+        print(f"  {group} ({len(chosen)} cases)")
+        for case in chosen:
+            print(f"    {case.id:<44} RFC 7692 {case.section:<8} {case.title}")
 
 
 def _by_section(groups: dict[str, list[tuple[str, str, str]]]) -> None:
