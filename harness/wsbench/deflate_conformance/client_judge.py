@@ -10,6 +10,8 @@ compression adds:
   takes it for invalid, or the other way round, is judged the other way (``reject``
   against ``deliver``) and is informational, with that verdict in its detail (e.g. the
   answer with client_max_window_bits for a client that always offers it);
+- a valid answer refused (never opened, nothing sent) is non-strict: RFC 7692 7 lets a
+  client fail the connection on "a configuration it does not support";
 - the bomb: a close 1009 is strict; failing the connection otherwise (another close
   code, TCP dropped) is non-strict; delivering it, or no reaction within its time, fails.
 """
@@ -48,9 +50,11 @@ def judge(case: Case, obs: Observation | None, report: dict[str, Any] | None, pr
         return Verdict(INFORMATIONAL, f"the answer is {'valid' if valid else 'invalid'} for the client's offer "
                                       f"{offer(obs)!r}{why}, so judged as such: {v.verdict}: {v.detail}")
     v = _worded(case, judge_rfc6455(case, obs, report, problem))
-    if case.expect.verdict == "deliver" and v.verdict == FAIL and not _opened(report):
-        return Verdict(FAIL, f"never opened: refused the answer '{case.extensions}', valid for its offer "
-                             f"{offer(obs)!r} (RFC 7692 7.1); on the wire: {v.detail}")
+    if case.expect.verdict == "deliver" and v.verdict == FAIL and not _opened(report) and obs is not None \
+            and not obs.frames:
+        return Verdict(NON_STRICT, f"never opened: refused the answer '{case.extensions}', valid for its offer "
+                                   f"{offer(obs)!r} (RFC 7692 7: a client may refuse a configuration it does not "
+                                   f"support); on the wire: {v.detail}")
     if case.heavy and case.expect.verdict == "fail" and v.verdict == FAIL and v.detail.startswith("closed with "):
         return Verdict(NON_STRICT, f"{v.detail} (failed the connection, but not with 1009)")
     return v
