@@ -187,9 +187,10 @@ none). Versions 1 to 11 are still read (the records' ``deflate`` null, no axis).
     13: """\
 bytes on the wire, counted by the kernel (socket_bytes.py). Per sample ``extra.wire``: the
 TCP payload the server's established connections on its port received (``c2s_bytes``)
-and sent (``s2c_bytes``) between the start and the end barrier (tcp_info's
-``bytes_received`` and ``bytes_sent`` from ``ss -tin``: frame headers, masks, compression
-and TLS records included), over ``connections`` connections, and per message
+and sent (``s2c_bytes``, each byte once: ``bytes_sent`` less ``bytes_retrans``; what TCP
+sent again is ``s2c_resent_bytes``) between the start and the end barrier (tcp_info's
+counters from ``ss -tin``: frame headers, masks, compression and TLS records included),
+over ``connections`` connections, and per message
 (``c2s_per_msg``, ``s2c_per_msg``: over the sample's ``messages``); absent, with a line in
 ``reading_errors``, where the connections changed while measured (a closed connection's
 counters are gone) or ``ss`` could not be read. The clients hold at the end barrier with
