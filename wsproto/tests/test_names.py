@@ -58,8 +58,9 @@ def test_the_check_sees_a_clash():
     assert clashes(files) == ["utf8.c"]
 
 
-# a definition or declaration at the start of a line: its type, then NAME(
-FUNCTION = re.compile(r"^[A-Za-z_][\w \t*]*[ \t*](\w+)\(", re.M)
+# a definition or declaration at the start of a line: its type (attributes among it:
+# "static __attribute__((noinline)) int"), then NAME(
+FUNCTION = re.compile(r"^[A-Za-z_](?:[\w \t*]|__attribute__\(\([^()]*(?:\([^()]*\)[^()]*)*\)\))*[ \t*](\w+)\(", re.M)
 NOT_NAMES = {"if", "for", "while", "switch", "return", "sizeof"}
 
 
@@ -86,6 +87,8 @@ def test_loadgen_names_no_function_as_the_module_does():
 
 def test_the_function_check_sees_a_clash(tmp_path):
     planted = tmp_path / "conn.c"
-    planted.write_text("static void mark_dirty(struct conn *c)\n{\n}\n\nint loop_init(void);\n")
-    assert functions([planted]) == {"mark_dirty", "loop_init"}
+    planted.write_text("static void mark_dirty(struct conn *c)\n{\n}\n\nint loop_init(void);\n"
+                       "static __attribute__((noinline)) int send_deflated(struct conn *c)\n{\n}\n"
+                       "static inline __attribute__((always_inline, section(\"x\"))) int take_bytes(int n);\n")
+    assert functions([planted]) == {"mark_dirty", "loop_init", "send_deflated", "take_bytes"}
     assert {"mark_dirty", "loop_init"} <= functions(own_files("quickjs-websocket/src"))
