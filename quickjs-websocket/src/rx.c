@@ -72,9 +72,13 @@ static JSValue array_buffer_copy(JSContext *ctx, const uint8_t *p, size_t len)
  * owes after this chunk.  Returns -1 when the connection was failed
  * (sm_fail).  Nothing is delivered once the connection is closing
  * (close() called, a close frame received, or failed), as in browsers.
+ * Inlined where it is called: the parser's data callback (rx_data) is the hot
+ * path, which ran it as one function with the parser before permessage-deflate
+ * gave it three more (cold) callers and the compiler a reason to call it.
  */
-static int conn_deliver(conn *c, const uint8_t *in, size_t len, int first, int final,
-                        int binary, size_t remain)
+static inline __attribute__((always_inline)) int conn_deliver(conn *c, const uint8_t *in, size_t len,
+                                                              int first, int final, int binary,
+                                                              size_t remain)
 {
     JSContext *ctx = c->jsctx;
 
@@ -280,8 +284,9 @@ static __attribute__((noinline)) int rx_inflate(conn *c, const uint8_t *p, size_
     return conn_deliver(c, p, 0, pc->rx_first, 1, binary, 0);
 }
 
-static int rx_data(void *ctx, const uint8_t *p, size_t n, int first, int final, int binary,
-                   size_t remain)
+static inline __attribute__((always_inline)) int rx_data(void *ctx, const uint8_t *p, size_t n,
+                                                         int first, int final, int binary,
+                                                         size_t remain)
 {
     conn *c = ctx;
     int r;
