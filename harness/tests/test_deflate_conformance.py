@@ -267,3 +267,13 @@ def test_servers_end_to_end(tmp_path: Path) -> None:
     assert {cid: v["verdict"] for cid, v in verdicts.items()} == dict.fromkeys(ids, "strict")
     assert "permessage-deflate" in verdicts["pmd-offer-plain"]["observed"]["extensions"]
     assert "## Deflate conformance — servers" in done.stdout
+
+
+@pytest.mark.parametrize("side", ["clients", "servers"])
+def test_a_saved_run_is_reported(side: str, tmp_path: Path) -> None:
+    """``wsbench report`` renders a deflate conformance run's tables as the command printed them."""
+    fixture = Path(__file__).resolve().parent / "fixtures" / "schemas" / f"v14-deflate-conformance-{side}.json"
+    done = wsbench("report", str(fixture), "--format", "md", "-o", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "results.md").read_text()
+    assert f"## Deflate conformance — {side}, RFC 7692 permessage-deflate" in text

@@ -15,6 +15,7 @@ from typing import Callable
 
 from ..conformance import tables as conformance_tables
 from ..server_conformance import server_tables as server_conformance_tables
+from ..deflate_conformance import tables as deflate_conformance_tables
 from ..doc import Block, Bullets, Grid, Report, Section
 from ..gate import findings
 from ..metrics import METRICS
@@ -239,6 +240,10 @@ def _server_conformance(run: Run, source: Path, with_charts: bool) -> list[Secti
     return [] if run.workloads else server_conformance_tables.sections(run)
 
 
+def _deflate_conformance(run: Run, source: Path, with_charts: bool) -> list[Section]:
+    return [] if run.workloads else deflate_conformance_tables.sections(run)
+
+
 def _programs_checks(run: Run, source: Path, with_charts: bool) -> list[Section]:
     return conformance_grid.sections(run)
 
@@ -271,7 +276,7 @@ def _failures(run: Run, source: Path, with_charts: bool) -> list[Section]:
 
 Builder = Callable[[Run, Path, bool], list[Section]]
 BUILDERS: list[Builder] = [_gate, _scoreboard, _scores, _workloads, _shards, _capacity, _tls, _compression, _drive, _efficiency,
-                           _check_cost, _programs_checks, _conformance, _server_conformance, _claims, _links, _notes,
-                           _failures]
-NO_WORKLOADS: list[Builder] = [_gate, _conformance, _server_conformance, _failures]
+                           _check_cost, _programs_checks, _conformance, _server_conformance, _deflate_conformance,
+                           _claims, _links, _notes, _failures]
+NO_WORKLOADS: list[Builder] = [_gate, _conformance, _server_conformance, _deflate_conformance, _failures]
 PROFILED: list[Builder] = [_links]
