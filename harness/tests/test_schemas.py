@@ -150,9 +150,7 @@ def test_version_14_round_trip(name: str, tmp_path: Path) -> None:
     assert read_json(tmp_path / "again.json") == run
 
 
-# v13-run-wire.json's cell summaries predate the metrics wire_c2s_per_msg and wire_s2c_per_msg (a431729),
-# which writing it again adds (summaries are computed, not read): its v14 twin has them
-@pytest.mark.parametrize("name", V7 + V8 + V9 + V10 + V11 + V12 + [n for n in V13 if n != "v13-run-wire.json"])
+@pytest.mark.parametrize("name", V7 + V8 + V9 + V10 + V11 + V12 + V13)
 def test_versions_7_to_13_are_written_again_with_only_what_versions_9_to_14_added(
         name: str, tmp_path: Path) -> None:
     """Version 9 adds the programs' expect, info and barrier, version 10 the
