@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ssl
 from pathlib import Path
+from typing import Callable
 
 from .. import newrun
 from ..catalog import Catalog, Program
@@ -61,20 +62,29 @@ def new_run(catalog: Catalog, argv: list[str], jobs: int, *, clients: list[Progr
     return run
 
 
+def _able(programs: list[Program], kind: str, run: Run, progress: Progress,
+          not_applicable: Callable[[Program, str], None]) -> list[Program]:
+    """The programs that can compress; each other one n/a on every case (``not_applicable``
+    records its verdicts), with the catalog's reason."""
+    able = []
+    for program in programs:
+        why = cannot_deflate(program)
+        if why:
+            (run.clients if kind == "client" else run.servers)[program.name].status = NOT_APPLICABLE
+            not_applicable(program, why)
+            progress.note(f"- {kind} '{program.name}': n/a: {why}")
+        else:
+            able.append(program)
+    return able
+
+
 def execute_clients(clients: list[Program], cases: list[Case], run: Run, log_dir: Path, jobs: int,
                     progress: Progress, results: Path) -> Run:
     """Every client that can compress against every case; n/a for the rest."""
     assert run.deflate_conformance is not None and run.deflate_conformance.clients is not None
     section = run.deflate_conformance.clients
-    able = []
-    for client in clients:
-        why = cannot_deflate(client)
-        if why:
-            run.clients[client.name].status = NOT_APPLICABLE
-            section.verdicts[client.name] = {case.id: Verdict(NOT_APPLICABLE, why) for case in cases}
-            progress.note(f"- client '{client.name}': n/a: {why}")
-        else:
-            able.append(client)
+    able = _able(clients, "client", run, progress, lambda client, why: section.verdicts.__setitem__(
+        client.name, {case.id: Verdict(NOT_APPLICABLE, why) for case in cases}))
     return client_schedule.execute(able, cases, run, log_dir, jobs, progress, results, section=section,
                                    judge_with=client_judge.judge, heavy_alone=True)
 
@@ -90,16 +100,8 @@ def execute_servers(servers: list[Program], cases: list[DeflateServerCase], run:
     """Every server twin that can compress against every case; n/a for the rest."""
     assert run.deflate_conformance is not None and run.deflate_conformance.servers is not None
     section = run.deflate_conformance.servers
-    able = []
-    for server in servers:
-        why = cannot_deflate(server)
-        if why:
-            run.servers[server.name].status = NOT_APPLICABLE
-            section.verdicts[server.name] = {c.id: ServerVerdict(NOT_APPLICABLE, why, NOT_APPLICABLE, "")
-                                             for c in cases}
-            progress.note(f"- server '{server.name}': n/a: {why}")
-        else:
-            able.append(server)
+    able = _able(servers, "server", run, progress, lambda server, why: section.verdicts.__setitem__(
+        server.name, {c.id: ServerVerdict(NOT_APPLICABLE, why, NOT_APPLICABLE, "") for c in cases}))
     return server_schedule.execute(able, list(cases), run, log_dir, jobs, progress, results, section=section,
                                    play_case=play_and_judge)
 
