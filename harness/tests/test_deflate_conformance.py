@@ -16,11 +16,11 @@ from wsbench.conformance.frames import BINARY, CLOSE, TEXT, ClientFrame, close_p
 from wsbench.conformance.judge import digest
 from wsbench.conformance.observation import Observation
 from wsbench.conformance.script import text
-from wsbench.deflate_conformance import choose, client_cases, server_cases
-from wsbench.deflate_conformance.client_judge import judge as judge_client
+from wsbench.deflate_conformance import choose, pmd_client_cases as client_cases, pmd_server_cases as server_cases
+from wsbench.deflate_conformance.pmd_client_judge import judge as judge_client
 from wsbench.deflate_conformance.pmd import (Compressor, Inflater, TooBig, agreement, answer_problem, compress,
                                              parse, with_bfinal)
-from wsbench.deflate_conformance.server_judge import judge as judge_server
+from wsbench.deflate_conformance.pmd_server_judge import judge as judge_server
 from wsbench.server_conformance.expectations import echo
 from wsbench.server_conformance.replies import SERVER_EOF, ServerObservation
 from wsbench_runs import wsbench

@@ -10,7 +10,7 @@ from typing import Any, Mapping, Sequence
 
 from ..catalog import load_catalog
 from ..conformance import cases, tls_cases
-from ..deflate_conformance import choose, client_cases as deflate_cases, server_cases as deflate_server_cases
+from ..deflate_conformance import choose, pmd_client_cases as deflate_cases, pmd_server_cases as deflate_server_cases
 from ..server_conformance import server_cases
 from ..workloads import load_workloads
 

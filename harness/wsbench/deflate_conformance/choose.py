@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Sequence, TypeVar
 
 from ..conformance.script import chosen_ids
-from . import client_cases, server_cases
+from . import pmd_client_cases as client_cases, pmd_server_cases as server_cases
 
 T = TypeVar("T", client_cases.Case, server_cases.DeflateServerCase)
 

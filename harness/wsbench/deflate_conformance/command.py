@@ -13,7 +13,7 @@ from ..errors import WsbenchError
 from ..model import Run
 from ..paths import relative, report_files
 from ..progress import Progress
-from . import choose, client_cases, schedule, server_cases, tables
+from . import choose, pmd_client_cases as client_cases, pmd_schedule as schedule, pmd_server_cases as server_cases, pmd_tables as tables
 
 
 def printed(run: Run) -> str:

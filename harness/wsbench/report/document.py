@@ -15,7 +15,7 @@ from typing import Callable
 
 from ..conformance import tables as conformance_tables
 from ..server_conformance import server_tables as server_conformance_tables
-from ..deflate_conformance import tables as deflate_conformance_tables
+from ..deflate_conformance import pmd_tables as deflate_conformance_tables
 from ..doc import Block, Bullets, Grid, Report, Section
 from ..gate import findings
 from ..metrics import METRICS

@@ -25,7 +25,7 @@ from ..conformance.cases import Case, Expect, delivers, text
 from ..conformance.judge import FAIL, NON_STRICT, STRICT, judge as judge_rfc6455
 from ..conformance.observation import Observation
 from ..model import Verdict
-from .client_cases import NEVER
+from .pmd_client_cases import NEVER
 from .pmd import NAME, Extension, answer_problem, parse
 
 INFORMATIONAL = "informational"
@@ -37,7 +37,7 @@ def offer(obs: Observation | None) -> str | None:
 
 
 def judge(case: Case, obs: Observation | None, report: dict[str, Any] | None, problem: str | None) -> Verdict:
-    """The verdict of ``case`` (client_cases.py) from what the peer saw and the client said."""
+    """The verdict of ``case`` (pmd_client_cases.py) from what the peer saw and the client said."""
     if obs is not None and obs.connected and case.extensions is not None:
         parsed = parse(offer(obs)) or []
         if not any(e.name == NAME for e in parsed):

@@ -28,8 +28,8 @@ from ..progress import Progress
 from ..server_conformance import server_schedule
 from ..server_conformance.raw_client import play
 from ..server_conformance.expectations import ServerCase
-from . import client_judge, server_judge
-from .server_cases import DeflateServerCase
+from . import pmd_client_judge as client_judge, pmd_server_judge as server_judge
+from .pmd_server_cases import DeflateServerCase
 
 NOT_APPLICABLE = "n/a"
 SETTINGS_DEFLATE = {"mode": "on"}

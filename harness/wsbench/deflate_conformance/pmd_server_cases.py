@@ -2,7 +2,7 @@
 that offer permessage-deflate (``offer``, the upgrade's Sec-WebSocket-Extensions) and
 write their frames once the server has answered (``steps_for``: compressed as the answer
 allows — the client's window and context takeover —, or plain where the server declined),
-masked as a client's. Judged by server_judge.py with server_conformance's expectations
+masked as a client's. Judged by pmd_server_judge.py with server_conformance's expectations
 (``echo``, ``fail``) after the answer is checked against the offer (``valid_offer``: a
 valid offer may be accepted or declined, the answer valid for it; an invalid one must be
 declined, RFC 7692 5 and 7.1). Each case's ``section`` is its RFC 7692 section."""
@@ -17,7 +17,7 @@ from ..conformance.script import (HEAVY_REACT_S, INVALID_DATA, PROTOCOL_ERROR, R
                                   binary, mib, text)
 from ..server_conformance.expectations import Expect, ServerCase, echo, fails
 from ..server_conformance.steps import Close, frame
-from .client_cases import GROUPS, INVALID_UTF8, LIMITS, MESSAGES, NEGOTIATION, VIOLATIONS, bomb_payload, repetitive
+from .pmd_client_cases import GROUPS, INVALID_UTF8, LIMITS, MESSAGES, NEGOTIATION, VIOLATIONS, bomb_payload, repetitive
 from .pmd import RSV1, Agreement, Compressor, agreement, compress, parse, with_bfinal
 
 DECLINE = "pmd-decline"

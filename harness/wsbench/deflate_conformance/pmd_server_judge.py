@@ -24,9 +24,9 @@ from ..model import ServerVerdict
 from ..server_conformance.replies import ServerObservation
 from ..server_conformance.server_judge import (FAIL, INFORMATIONAL, NON_STRICT, STRICT, close_behaviour,
                                                judge as judge_rfc6455)
-from .client_cases import LIMITS, MESSAGES, NEGOTIATION
+from .pmd_client_cases import LIMITS, MESSAGES, NEGOTIATION
 from .pmd import NAME, RSV1, Agreement, Inflater, TooBig, answer_problem, offer_problem, parse
-from .server_cases import DeflateServerCase
+from .pmd_server_cases import DeflateServerCase
 
 INFLATED_LIMIT = 64 << 20  # the echo contract's largest message
 

@@ -1,7 +1,7 @@
 """The clients' permessage-deflate cases, as data: ``conformance.cases.Case``s whose peer
 (a server) answers the client's offer with the case's ``extensions`` (the 101's
 Sec-WebSocket-Extensions; None: it declines) and then plays compressed frames; judged by
-client_judge.py with conformance/judge.py's expectations:
+pmd_client_judge.py with conformance/judge.py's expectations:
 
 - ``reject`` (negotiation): an answer a client MUST refuse (RFC 7692 5 and 7.1: "the
   client MUST _Fail the WebSocket Connection_"): strict: no ``open``, TCP dropped;
