@@ -139,3 +139,16 @@ def test_the_native_clients_k6_and_lws_with_deflate_on(tmp_path: Path) -> None:
         assert off["server_deflate"]["offered"] == "none" and off["wire"]["c2s_per_msg"] == 70.0
     assert data["servers"]["lws/deflate"]["deflate"]["command"] == ["build/bin/lws-echo-deflate"]
     assert sum("[no deflate]" in line for line in run.stdout.splitlines() if line.startswith("| ")) == 2
+
+
+def test_ws_compresses_a_copy_of_what_it_is_sent(tmp_path: Path) -> None:
+    """ws with permessage-deflate reads a binary message's bytes on libuv's thread pool after
+    send() returned; the workload stamps one buffer per message (deflate_counting_4k), so
+    without the adapter's copy an echo carried a later message's number."""
+    run = wsbench("run", "--deflate", "on", "-w", "deflate_counting_4k", "-s", "node-ws", "-c", "node-ws",
+                  "-n", "1", "--min-seconds", "0", "--conformance", "off", "--out", str(tmp_path), "--quiet")
+    assert run.returncode == 0, run.stderr
+    [cell] = load_run(tmp_path)["cells"]
+    [sample] = cell["samples"]
+    assert sample["error"] is None and sample["extra"]["checked"] == sample["messages"] == 1000
+    assert sample["extra"]["wire"]["c2s_per_msg"] < 100  # compressed: 4 KiB of i & 255
