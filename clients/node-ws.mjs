@@ -10,7 +10,12 @@ import { wsInfo } from '../servers/ws-info.mjs';
 // Offers no compression unless WSBENCH_WS_DEFLATE=1 (the deflate axis, wsbench run
 // --deflate on: harness/runtimes.toml's deflate entry), then ws' perMessageDeflate as it
 // ships (its default offer); accepts large echoes.
+// With WSBENCH_WS_DEFLATE_NO_TAKEOVER=1 too (workloads with no_context_takeover), the offer
+// asks for no context takeover both ways (server_no_context_takeover; client_no_context_takeover).
 const DEFLATE = process.env.WSBENCH_WS_DEFLATE === '1';
+const PMD = process.env.WSBENCH_WS_DEFLATE_NO_TAKEOVER === '1'
+  ? { serverNoContextTakeover: true, clientNoContextTakeover: true }
+  : true;
 
 // With permessage-deflate, ws compresses on libuv's thread pool from the caller's bytes,
 // not a copy, after send() has returned: a buffer stamped again for the next message
@@ -30,7 +35,7 @@ class CopyingWebSocket extends WebSocket {
 }
 
 function WsClient(url) {
-  const options = { ...(DEFLATE ? {} : { perMessageDeflate: false }), maxPayload: 256 * 1024 * 1024 };
+  const options = { perMessageDeflate: DEFLATE ? PMD : false, maxPayload: 256 * 1024 * 1024 };
   return DEFLATE ? new CopyingWebSocket(url, options) : new WebSocket(url, options);
 }
 

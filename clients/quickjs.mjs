@@ -67,9 +67,14 @@ function planted(Base, turns) {
 }
 
 // QJSWS_DEFLATE=1 (the deflate axis: harness/runtimes.toml): every connection offers
-// permessage-deflate, "permessage-deflate; client_max_window_bits" (quickjs-websocket/README.md).
+// permessage-deflate, "permessage-deflate; client_max_window_bits" (quickjs-websocket/README.md);
+// with QJSWS_DEFLATE_NO_TAKEOVER=1 (workloads with no_context_takeover) without context
+// takeover both ways: "...; server_no_context_takeover; client_no_context_takeover".
+const PMD = std.getenv('QJSWS_DEFLATE_NO_TAKEOVER') === '1'
+  ? { serverNoContextTakeover: true, clientNoContextTakeover: true }
+  : true;
 const Offering = std.getenv('QJSWS_DEFLATE') === '1'
-  ? class extends WebSocket { constructor(url, protocols) { super(url, protocols, { perMessageDeflate: true }); } }
+  ? class extends WebSocket { constructor(url, protocols) { super(url, protocols, { perMessageDeflate: PMD }); } }
   : WebSocket;
 
 const env = {

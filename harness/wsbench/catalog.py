@@ -35,6 +35,17 @@ class TlsSpec:
 
 
 @dataclass(frozen=True)
+class OfferSpec:
+    """What a client adds to its deflate axis ``args`` and ``env`` to offer permessage-deflate
+    without context takeover (``server_no_context_takeover; client_no_context_takeover``),
+    for the workloads with ``no_context_takeover = true``; empty where its offer already
+    asks for it (k6)."""
+
+    args: tuple[str, ...] = key(())
+    env: dict[str, str] = key(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class DeflateSpec:
     """How a program speaks permessage-deflate (runtimes.toml's ``deflate`` table; the
     deflate axis, deflate.py): a server's ``args`` turn it on, a client's ``env`` or
@@ -45,6 +56,7 @@ class DeflateSpec:
     args: tuple[str, ...] = key(())
     env: dict[str, str] = key(default_factory=dict)
     defaults: dict[str, Any] = key(default_factory=dict)  # what the runtime does unless told (ws: threshold)
+    no_takeover: OfferSpec | None = key(None)  # clients: how it offers no context takeover (None: it cannot)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from typing import Any
 
 from .catalog import Program, on_axis
 from .errors import WsbenchError
-from .workloads import AXIS_MODES
+from .workloads import AXIS_MODES, Workload
 
 TWIN = "/deflate"
 DEFLATE_LINE = re.compile(r'^WSBENCH-DEFLATE offered=("[^"]*"|none|\?) response=("[^"]*"|none|\?)$')
@@ -30,13 +30,25 @@ def cannot_deflate(program: Program) -> str | None:
     return None
 
 
-def with_deflate(program: Program) -> Program:
+def cannot_offer_no_takeover(client: Program) -> str | None:
+    """Why ``client`` cannot offer permessage-deflate without context takeover (a workload
+    with ``no_context_takeover``), or None if it can."""
+    if client.deflate is not None and client.deflate.no_takeover is None:
+        return client.notes.get("deflate-no-takeover", "has no option to offer permessage-deflate without "
+                                "context takeover (no deflate.no_takeover entry in harness/runtimes.toml)")
+    return None
+
+
+def with_deflate(program: Program, workload: Workload | None = None) -> Program:
     """``program`` with permessage-deflate on: a server becomes its twin ``NAME/deflate``
     (started with the catalog's deflate arguments; one that cannot compress keeps its
-    command, and its cells are n/a), a client keeps its name and offers it."""
+    command, and its cells are n/a), a client keeps its name and offers it; without
+    context takeover where ``workload`` asks for it (``no_context_takeover``)."""
     spec = program.deflate
     command = ((spec.command or program.command) + spec.args) if spec else program.command
     env = {**program.env, **(spec.env if spec else {})}
+    if spec and spec.no_takeover and workload is not None and workload.no_context_takeover:
+        command, env = command + spec.no_takeover.args, {**env, **spec.no_takeover.env}
     requires = program.requires + ((spec.command[0],) if spec and spec.command else ())
     if program.kind == "server":
         return replace(program, name=f"{program.name}{TWIN}", label=f"{program.label} + permessage-deflate",
@@ -55,15 +67,17 @@ def deflate_axis(mode: str, servers: list[Program]) -> tuple[list[Program], dict
     return on_axis(mode, servers, [with_deflate(s) for s in servers]), {"mode": mode}
 
 
-def not_applicable(server: Program, client: Program) -> str | None:
+def not_applicable(server: Program, client: Program, workload: Workload | None = None) -> str | None:
     """Why a cell of a server with deflate on cannot run (its server or its client cannot
-    compress), or None."""
+    compress, or the workload asks for no context takeover and the client cannot offer it),
+    or None."""
     if not server.compressed:
         return None
     why = cannot_deflate(server)
     if why:
         return f"server {server.catalog_name} {why}"
-    why = cannot_deflate(client)
+    why = cannot_deflate(client) or (
+        cannot_offer_no_takeover(client) if workload is not None and workload.no_context_takeover else None)
     return f"client {client.name} {why}" if why else None
 
 
@@ -77,7 +91,9 @@ def record(program: Program) -> dict[str, Any] | None:
         return {"cannot": why}
     spec = program.deflate
     return {"args": list(spec.args), "env": dict(spec.env), "defaults": dict(spec.defaults),
-            **({"command": list(spec.command)} if spec.command else {})}
+            **({"command": list(spec.command)} if spec.command else {}),
+            **({"no_takeover": {"args": list(spec.no_takeover.args), "env": dict(spec.no_takeover.env)}}
+               if spec.no_takeover else {})}
 
 
 def parse_deflate_line(line: str) -> dict[str, str | None] | None:

@@ -184,7 +184,7 @@ def not_applicable(workload: Workload, server: Program, client: Program) -> str 
     if why:
         return f"server {server.name} {why}"
     why = client.cannot(workload.kind, workload.client_features) or (client.cannot_tls() if server.secure else None)
-    return f"client {client.name} {why}" if why else deflate.not_applicable(server, client)
+    return f"client {client.name} {why}" if why else deflate.not_applicable(server, client, workload)
 
 
 def make_cells(plan: Plan, catalog: Catalog) -> list[Cell]:
@@ -297,7 +297,7 @@ def execute(plan: Plan, run: Run, log_dir: Path, results: Path, progress: Progre
             measure = run_sweep if workload.sweep else run_ramp if workload.ramp else run_client
             server = running[cell.server]
             client = (secure_clients if server.program.secure else clients)[cell.client]
-            client = deflate.with_deflate(client) if server.program.compressed else client
+            client = deflate.with_deflate(client, workload) if server.program.compressed else client
             if workload.fresh_server and not is_target(server.program):
                 sample = _on_a_fresh_server(measure, client, server, workload, rep, log_dir, plan.settings)
             else:

@@ -145,6 +145,10 @@ class Workload:
     ramp: Ramp | None = key(None)
     tls_only: bool = key(False)  # means something over wss:// only (TLS session resumption): n/a over ws://
     fresh_server: bool = key(False)  # every sample gets a server of its own, started for it (memory per connection)
+    # with permessage-deflate on, every client offers it without context takeover both ways
+    # (server_no_context_takeover; client_no_context_takeover): the catalog's deflate
+    # no_takeover; a client that cannot is n/a (deflate.py)
+    no_context_takeover: bool = key(False)
     server_features: tuple[str, ...] = key(())
     client_features: tuple[str, ...] = key(())
     scope: str | None = key(None, choices=SCOPES)  # see SCOPES
@@ -187,6 +191,7 @@ class Workload:
                 "scope": self.scope,
                 "sweep": {"rates": list(self.sweep.rates), "p99_us": self.sweep.p99_us} if self.sweep else None,
                 "tls_only": self.tls_only, "fresh_server": self.fresh_server,
+                "no_context_takeover": self.no_context_takeover,
                 "ramp": {"connections": list(self.ramp.connections), "p95_ms": self.ramp.p95_ms} if self.ramp else None,
                 "source": self.source}
 
