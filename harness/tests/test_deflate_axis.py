@@ -119,12 +119,12 @@ def test_the_native_clients_k6_and_lws_with_deflate_on(tmp_path: Path) -> None:
     k6 when asked (Params.compression), lws through lws-echo-deflate; the deflate switch's
     ablation asks to offer and offers nothing. Measured on the server's sockets: a 64-byte
     text is 70 bytes from a client uncompressed."""
-    run = wsbench("run", "--deflate", "on", "-w", "smoke_text", "-s", "lws", "-s", "node-ws", "-c", "quickjs",
-                  "-c", "loadgen", "-c", "k6", "-c", "quickjs-no-deflate", "-n", "1", "--min-seconds", "0",
-                  "--conformance", "off", "--out", str(tmp_path), "--quiet")
+    run = wsbench("run", "--deflate", "on", "-w", "smoke_text", "-w", "smoke_text_nt", "-s", "lws", "-s", "node-ws",
+                  "-c", "quickjs", "-c", "loadgen", "-c", "k6", "-c", "quickjs-no-deflate", "-n", "1",
+                  "--min-seconds", "0", "--conformance", "off", "--out", str(tmp_path), "--quiet")
     assert run.returncode == 0, run.stderr
     data = load_run(tmp_path)
-    cells = {(c["server"], c["client"]): c["samples"][0] for c in data["cells"]}
+    cells = {(c["server"], c["client"]): c["samples"][0] for c in data["cells"] if c["workload"] == "smoke_text"}
     assert len(cells) == 8 and all(s["error"] is None for s in cells.values())
     for server in ("lws/deflate", "node-ws/deflate"):
         for client in ("quickjs", "loadgen"):
@@ -138,7 +138,48 @@ def test_the_native_clients_k6_and_lws_with_deflate_on(tmp_path: Path) -> None:
         off = cells[server, "quickjs-no-deflate"]["extra"]
         assert off["server_deflate"]["offered"] == "none" and off["wire"]["c2s_per_msg"] == 70.0
     assert data["servers"]["lws/deflate"]["deflate"]["command"] == ["build/bin/lws-echo-deflate"]
-    assert sum("[no deflate]" in line for line in run.stdout.splitlines() if line.startswith("| ")) == 2
+    assert sum("[no deflate]" in line for line in run.stdout.splitlines() if line.startswith("| ")) == 4
+    # offered without context takeover (smoke_text_nt): each client asks for none both ways, and
+    # both servers agree; 64 bytes compressed alone (the dynamic Huffman tables each time) take
+    # more on the wire than with the window of the messages before
+    nt = {(c["server"], c["client"]): c["samples"][0] for c in data["cells"] if c["workload"] == "smoke_text_nt"}
+    assert len(nt) == 8 and all(s["error"] is None for s in nt.values())
+    for server in ("lws/deflate", "node-ws/deflate"):
+        for client in ("quickjs", "loadgen", "k6"):
+            told = nt[server, client]["extra"]["server_deflate"]
+            assert "server_no_context_takeover; client_no_context_takeover" in told["offered"]
+            assert told["negotiated"] == 1
+        for client in ("quickjs", "loadgen"):
+            assert nt[server, client]["extra"]["extensions"] == \
+                "permessage-deflate; server_no_context_takeover; client_no_context_takeover"
+            assert nt[server, client]["extra"]["wire"]["c2s_per_msg"] > cells[server, client]["extra"]["wire"]["c2s_per_msg"]
+        assert nt[server, "quickjs-no-deflate"]["extra"]["server_deflate"]["offered"] == "none"
+    assert data["clients"]["loadgen"]["deflate"]["no_takeover"]["args"] == [
+        "--deflate-server-no-context-takeover", "--deflate-client-no-context-takeover"]
+    report = wsbench("report", str(next(tmp_path.glob("run-*.json"))), "--format", "md", "-o", str(tmp_path / "r"))
+    assert report.returncode == 0, report.stderr
+    saves = (tmp_path / "r" / "results.md").read_text().split("## What context takeover saves", 1)[1].split("\n## ")[0]
+    rows = [line for line in saves.splitlines() if line.startswith("| smoke_text |")]
+    assert len(rows) == 8  # the four compressing clients, two servers (quickjs-no-deflate's cells compress nothing)
+    assert all("server_no_context_takeover; client_no_context_takeover [deflate] |" in r for r in rows if "QuickJS +" in r)
+
+
+def test_a_workload_without_context_takeover_is_n_a_for_clients_that_cannot_offer_it() -> None:
+    nt = load_workloads().workloads["smoke_text_nt"]
+    lws = with_deflate(CATALOG.servers["lws"])
+    assert nt.no_context_takeover and nt.to_json()["no_context_takeover"] is True
+    for name in ("bun", "node22"):
+        why = not_applicable(lws, CATALOG.clients[name], nt)
+        assert why and why.startswith(f"client {name} cannot offer permessage-deflate without context takeover")
+        assert not_applicable(lws, CATALOG.clients[name]) is None  # as the runtimes ship it
+    for name in ("quickjs", "loadgen", "node-ws", "k6"):
+        assert not_applicable(lws, CATALOG.clients[name], nt) is None
+    quickjs = with_deflate(CATALOG.clients["quickjs"], nt)
+    assert quickjs.env["QJSWS_DEFLATE_NO_TAKEOVER"] == "1"
+    assert "QJSWS_DEFLATE_NO_TAKEOVER" not in with_deflate(CATALOG.clients["quickjs"]).env
+    assert with_deflate(CATALOG.clients["loadgen"], nt).command[-2:] == (
+        "--deflate-server-no-context-takeover", "--deflate-client-no-context-takeover")
+    assert not_applicable(CATALOG.servers["lws"], CATALOG.clients["bun"], nt) is None  # deflate off
 
 
 def test_ws_compresses_a_copy_of_what_it_is_sent(tmp_path: Path) -> None:

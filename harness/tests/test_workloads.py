@@ -172,9 +172,10 @@ def test_the_deflate_suite() -> None:
     ws = load_workloads()
     suite = ws.suites["deflate"]
     assert suite.deflate == "both" and suite.repetitions == 3 and suite.min_seconds == 0.5
-    assert suite.workloads == ("deflate_json_16", "deflate_json_1k", "deflate_json_16k", "deflate_json_128k",
-                               "deflate_random_4k", "deflate_counting_4k")
-    sizes = {n: ws.workloads[n].params["size"] for n in suite.workloads}
+    shipped = ("deflate_json_16", "deflate_json_1k", "deflate_json_16k", "deflate_json_128k", "deflate_random_4k",
+               "deflate_counting_4k")
+    assert suite.workloads == (*shipped, *(f"{n}_nt" for n in shipped if "counting" not in n))
+    sizes = {n: ws.workloads[n].params["size"] for n in shipped}
     assert sizes == {"deflate_json_16": 16, "deflate_json_1k": 1024, "deflate_json_16k": 16384,
                      "deflate_json_128k": 131072, "deflate_random_4k": 4096, "deflate_counting_4k": 4096}
     for name in suite.workloads:
@@ -182,3 +183,9 @@ def test_the_deflate_suite() -> None:
         assert ws.workloads[name].kind == "echo" and params["mode"] == "window"
         assert params.get("text") == ("json" if "json" in name else None)
         assert params.get("bytes") == ("random" if "random" in name else None)
+        # each *_nt workload: the same messages offered without context takeover
+        assert ws.workloads[name].no_context_takeover == name.endswith("_nt")
+        if name.endswith("_nt"):
+            assert params == ws.workloads[name[:-3]].params
+    threshold = ws.suites["deflate_threshold"]
+    assert threshold.servers == ("node-ws", "node-ws-threshold0") and threshold.deflate == "both"
