@@ -7,7 +7,7 @@ const USAGE =
   '--type text|binary --size BYTES --count N [--warmup N] [--mode burst|window|pingpong] ' +
   '[--window W] [--text ascii|mixed|json] [--bytes counting|random] [--connections C] [--transfer] [--rate R] ' +
   '[--duration-ms D] [--polls P] [--expect text|close] [--expect-length L] [--min-ms MS] [--tls-resume] ' +
-  '[--verify on|off] [--timeout-ms MS] [--concurrency C] [--hold-ms H] [--stall-ms MS] ' +
+  '[--verify on|off] [--timeout-ms MS] [--concurrency C] [--hold-ms H] [--stall-ms MS] [--warm] ' +
   '(see clients/README.md)';
 
 // Options each kind accepts besides --url, --kind and --timeout-ms, and those it needs.
@@ -40,11 +40,11 @@ export const KINDS = {
   handshake: { options: ['type', 'size', 'count', 'warmup', 'min-ms', 'tls-resume'], required: ['count'] },
   observe: { options: ['type', 'size'], required: [] },
   idle: {
-    options: ['type', 'size', 'connections', 'concurrency', 'hold-ms', 'ping-ms', 'sources', 'stall-ms'],
+    options: ['type', 'size', 'connections', 'concurrency', 'hold-ms', 'ping-ms', 'sources', 'stall-ms', 'warm'],
     required: ['connections', 'hold-ms'],
   },
 };
-const FLAGS = ['transfer', 'tls-resume']; // options without a value
+const FLAGS = ['transfer', 'tls-resume', 'warm']; // options without a value
 
 function intArg(name, value, min) {
   if (typeof value !== 'string' || !/^[0-9]+$/.test(value)) {
@@ -55,6 +55,13 @@ function intArg(name, value, min) {
     throw new Error('--' + name + ' must be an integer >= ' + min + ', got ' + value);
   }
   return n;
+}
+
+// A flag: absent or false/0 is false, bare or true/1 true.
+function boolFlag(name, value) {
+  if (value === undefined || value === 'false' || value === '0') return false;
+  if (value === 'true' || value === '1') return true;
+  throw new Error('--' + name + ' takes no value (or true/false), got ' + JSON.stringify(value));
 }
 
 function numArg(name, value) {
@@ -182,6 +189,8 @@ export function parseArgs(argv) {
     o.pingMs = raw['ping-ms'] === undefined ? 0 : intArg('ping-ms', raw['ping-ms'], 0);
     o.sources = raw.sources === undefined ? 1 : intArg('sources', raw.sources, 1);
     o.stallMs = raw['stall-ms'] === undefined ? 5000 : intArg('stall-ms', raw['stall-ms'], 1);
+    // --warm: one message and its echo on every connection before the hold (idle.js)
+    o.warm = boolFlag('warm', raw.warm);
   }
   return o;
 }

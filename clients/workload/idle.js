@@ -5,15 +5,23 @@
 // `alive`. The WebSocket API has no ping (a browser's sends none either), so the hold is
 // only time: --ping-ms above 0 and --sources above 1 (no bind in the API) are unsupported.
 //
+// --warm: once all are open, before the start barrier, each connection sends one message
+// and waits for its echo, so that the mark reads connections after traffic (with
+// permessage-deflate most runtimes create their zlib streams at the first message):
+// message 0 of --text json of 1 KiB (verify.js, oneJsonMessage; wsbench-loadgen sends the
+// same bytes), its echo compared whole; `warmed` counts those echoes.
+//
 // A failure while opening (an error event, a close before open, no open for --stall-ms)
 // stops the opening and becomes `limit`, one line; the run goes on with the connections
 // that opened. Keys as the load generator's where they apply (clients/README.md).
 
 import { closeDetail, describe, errorDetail, unsupported } from './errors.js';
 import { baseResult } from './session.js';
+import { checkEcho, oneJsonMessage } from './verify.js';
 
 const ALIVE = 'wsbench-alive';
 const ALIVE_WAIT_MS = 10000;
+const WARM_SIZE = 1024; // bytes of the --warm message (the JSON corpus, compressible)
 
 // 19990 -> "19,990" (toLocaleString groups nothing in some engines)
 export function thousands(n) {
@@ -24,7 +32,7 @@ export function idleBody(env, opts, ctx) {
   if (opts.pingMs > 0) throw unsupported('--ping-ms (the WebSocket API sends no pings)');
   if (opts.sources > 1) throw unsupported('--sources (the WebSocket API cannot bind a source address)');
   const want = opts.connections; // 0: until the first failure
-  const all = []; // every connection started: {number, opened, over, ws, alive}
+  const all = []; // every connection started: {number, opened, over, ws, alive, warmDue}
   const open = []; // those that opened, in order
   let started = 0;
   let pending = 0;
@@ -33,6 +41,10 @@ export function idleBody(env, opts, ctx) {
   let lostFirst = null;
   let alive = 0;
   let alivePhase = false;
+  const warm = opts.warm ? oneJsonMessage(WARM_SIZE) : null;
+  let warmed = 0; // warm echoes received
+  let warmWaiting = 0; // warm messages sent whose echo has not come (nor their connection gone)
+  let warmDone = null;
   let t0 = env.now();
   let tLast = t0;
   let lastProgress = t0;
@@ -48,7 +60,7 @@ export function idleBody(env, opts, ctx) {
 
   function startOne() {
     const number = ++started;
-    const state = { number, opened: false, over: false, ws: null, alive: false };
+    const state = { number, opened: false, over: false, ws: null, alive: false, warmDue: false };
     let ws;
     try {
       ws = ctx.connect(() => opened(state));
@@ -85,10 +97,27 @@ export function idleBody(env, opts, ctx) {
     }
     lost++;
     if (lostFirst === null) lostFirst = 'connection ' + thousands(state.number) + ': ' + afterOpened;
+    if (state.warmDue) {
+      state.warmDue = false;
+      warmWaiting--;
+      warmCheck();
+    }
     if (alivePhase) aliveCheck();
   }
 
   function received(state, ev) {
+    if (state.warmDue) {
+      const err = checkEcho(warm, ev.data, 0, true, state.number - 1, 'warm');
+      if (err !== null) {
+        ctx.fail(err);
+        return;
+      }
+      state.warmDue = false;
+      warmed++;
+      warmWaiting--;
+      warmCheck();
+      return;
+    }
     if (!alivePhase || state.alive || ev.data !== ALIVE) {
       const kind = typeof ev.data === 'string' ? 'text' : 'binary';
       ctx.fail(new Error('connection ' + thousands(state.number) + ' received an unexpected ' + kind + ' message'));
@@ -136,6 +165,32 @@ export function idleBody(env, opts, ctx) {
     }
   }
 
+  function warmCheck() {
+    if (warmDone !== null && warmWaiting === 0) {
+      const done = warmDone;
+      warmDone = null;
+      done();
+    }
+  }
+
+  // --warm: message 0 of the corpus on every open connection, then `next` once every echo
+  // is in (or its connection gone); without --warm, `next` at once.
+  function warmUp(next) {
+    if (warm === null) {
+      next();
+      return;
+    }
+    ctx.phase = 'warm';
+    warmDone = next;
+    for (const s of open) {
+      if (s.over) continue;
+      s.warmDue = true;
+      warmWaiting++;
+      s.ws.send(warm.ring[0]);
+    }
+    warmCheck();
+  }
+
   let aliveDone = null;
   function aliveCheck() {
     if (aliveDone !== null && alive + lost >= open.length) {
@@ -145,7 +200,8 @@ export function idleBody(env, opts, ctx) {
     }
   }
 
-  ctx.progress = () => 'opened ' + open.length + ', ' + pending + ' in flight, alive ' + alive;
+  ctx.progress = () => 'opened ' + open.length + ', ' + pending + ' in flight, ' +
+    (warm !== null ? 'warmed ' + warmed + ', ' : '') + 'alive ' + alive;
   ctx.phase = 'open';
   afterOpen = () => {
     const openS = open.length ? (tLast - t0) / 1000 : 0;
@@ -153,7 +209,7 @@ export function idleBody(env, opts, ctx) {
       ctx.fail(new Error('no connection opened: ' + limit));
       return;
     }
-    ctx.measure(() => {
+    warmUp(() => ctx.measure(() => {
       const tHold = env.now();
       env.setTimeout(() => {
         const holdS = (env.now() - tHold) / 1000;
@@ -172,6 +228,7 @@ export function idleBody(env, opts, ctx) {
             r.alive = alive;
             r.lost = lost;
             r.concurrency = opts.concurrency;
+            if (warm !== null) r.warmed = warmed;
             if (limit !== null) r.limit = limit;
             if (lostFirst !== null) r.lost_first = lostFirst;
             ctx.done(r);
@@ -180,7 +237,7 @@ export function idleBody(env, opts, ctx) {
           aliveCheck();
         });
       }, Math.max(1, opts.holdMs));
-    });
+    }));
   };
   t0 = tLast = lastProgress = env.now();
   pump();

@@ -135,7 +135,7 @@ export function makeMessages(env, type, size, text, verify, bytes) {
     const n = verify ? ringSize(size) : 1;
     const body = corpus ? null : text === 'mixed' ? mixedString(size - width) : asciiString(size - width);
     m.ring = new Array(n);
-    for (let j = 0; j < n; j++) m.ring[j] = hexField(j, width) + (corpus ? jsonString(j, size - width) : body);
+    for (let j = 0; j < n; j++) m.ring[j] = corpus ? jsonMessage(j, size) : hexField(j, width) + body;
     m.ringMask = n - 1;
     m.plain = m.ring[0];
   } else {
@@ -161,6 +161,20 @@ export function makeMessages(env, type, size, text, verify, bytes) {
     }
   }
   return m;
+}
+
+// Ring slot j of --text json (the corpus) of `size` bytes: j as the sequence field, then
+// slot j's trade feed records.
+export function jsonMessage(j, size) {
+  const width = Math.min(size, 8);
+  return hexField(j, width) + jsonString(j, size - width);
+}
+
+// Message 0 of --text json of `size` bytes alone, as makeMessages' ring holds it, in a set
+// that checkEcho and mismatch take like makeMessages' own (the idle kind's --warm message:
+// one message, not a ring of 2 MiB).
+export function oneJsonMessage(size) {
+  return { isText: true, size: size, verify: true, ring: [jsonMessage(0, size)], ringMask: 0, utf8Size: size };
 }
 
 function corpusName(isText) {
