@@ -66,10 +66,12 @@ KINDS: dict[str, dict[str, Key]] = {
                 "expect_length": _param(int, True, minimum=0)},
     "handshake": {"count": _param(int, True, minimum=1), "tls_resume": _param(bool)},
     # capacity (clients/README.md): N connections opened C at a time and held H ms, pinged
-    # every P ms (loadgen; the JS WebSocket API sends no pings), from K source addresses
+    # every P ms (loadgen; the JS WebSocket API sends no pings), from K source addresses;
+    # warm: each sends one message (1 KiB of the JSON corpus) and takes its echo before the
+    # hold, so that the mark reads connections after traffic (zlib's state, with deflate)
     "idle": {"connections": _param(Any, True, check=_connections), "concurrency": _param(int, minimum=1),
              "hold_ms": _param(int, True, minimum=1), "ping_ms": _param(int, minimum=1),
-             "sources": _param(int, minimum=1)},
+             "sources": _param(int, minimum=1), "warm": _param(bool)},
     # N subscribers of /broadcast, one of them publishing `count` messages of `size` bytes
     # at `rate` per second, each carrying its send time
     "fanout": {"connections": _param(int, True, minimum=2), "rate": _param(int, True, minimum=1),
