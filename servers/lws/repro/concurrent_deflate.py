@@ -2,14 +2,18 @@
 several connections compressing at once, lws' permessage-deflate inflater fails
 ("invalid distance code", "invalid block type": the connection ends) or echoes a message
 changed. One connection is served right; so are eight by the ws library's server.
+The cause, proven there: zlib's unread input is left in lws' per-thread read buffer
+(pt->serv_buf), which another connection's read overwrites before lws resumes inflating.
 
-    .venv/bin/python servers/lws/repro/concurrent_deflate.py [N M SIZE] [--server ws]
+    .venv/bin/python servers/lws/repro/concurrent_deflate.py [N M SIZE] [--server ws] [--binary PATH]
 
 N connections at once (default 8), each sending M compressed text messages of SIZE bytes
 (default 16 of 65,536: JSON-like records, each message its own), inflating every echo with
 its own stream (context takeover both ways, as lws answered) and comparing it byte for
 byte. Prints each connection that failed: (connection, message, bytes back, bytes sent,
-first differing byte, compressed) or the exception that ended it; exit 1 if any did."""
+first differing byte, compressed) or the exception that ended it; exit 1 if any did.
+--binary runs another lws-echo-deflate (one linked against a patched or instrumented
+libwebsockets; its stderr is passed through)."""
 
 from __future__ import annotations
 
@@ -78,8 +82,14 @@ def main() -> int:
     ap.add_argument("m", nargs="?", type=int, default=16)
     ap.add_argument("size", nargs="?", type=int, default=65536)
     ap.add_argument("--server", choices=list(SERVERS), default="lws")
+    ap.add_argument("--binary", help="the lws-echo-deflate to run (default build/bin/lws-echo-deflate)")
     args = ap.parse_args()
-    server = subprocess.Popen([*SERVERS[args.server], "--port", "0"], stdout=subprocess.PIPE, text=True,
+    command = SERVERS[args.server]
+    if args.binary:
+        if args.server != "lws":
+            ap.error("--binary is for --server lws")
+        command = [args.binary, *command[1:]]
+    server = subprocess.Popen([*command, "--port", "0", "--host", "127.0.0.1"], stdout=subprocess.PIPE, text=True,
                               start_new_session=True)
     try:
         port = None
