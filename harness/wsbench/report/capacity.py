@@ -8,7 +8,11 @@ Memory per connection is the slope of resident memory against the number of conn
 held, a least-squares line over every repetition of every `idle` workload of the run
 (each on a server started for it alone, so its memory holds nothing of earlier cells),
 with its intercept (the process's memory with none) and R². A server's is read with the
-reference client driving it; a client's against the reference server.
+reference client driving it; a client's against the reference server (and its twin
+``NAME/deflate``). Each fit is of one kind of connection: a program's points are grouped
+by whether its connections compressed (a ``NAME/deflate`` server, or a client's cells
+against one) and whether each had carried a message before the mark (``warm``), so that
+idle and warm, plain and compressed connections are never one line.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
+from ..deflate import TWIN
 from ..doc import Block, Chart, Grid, Section
 from ..ranking import label, median_of
 from ..model import Cell, Run
@@ -32,6 +37,18 @@ class Fit:
     slope_kib: float  # per connection
     intercept_mib: float
     r2: float
+    compressed: bool = False  # permessage-deflate: a NAME/deflate server, or a client against one
+    warm: bool = False  # each connection sent a message and took its echo before the mark (warm = true)
+
+    @property
+    def program(self) -> str:
+        """The program without its deflate twin's suffix (``lws`` for ``lws/deflate``)."""
+        return base_name(self.name)
+
+    @property
+    def held_as(self) -> str:
+        """What its connections were at the mark: "idle" or "after traffic", with or without deflate."""
+        return f"{'after traffic' if self.warm else 'idle'}, {'deflate' if self.compressed else 'no deflate'}"
 
     @property
     def conns_per_mib(self) -> float | None:
@@ -58,6 +75,22 @@ def _kind(run: Run, workload: str) -> str | None:
     return run.workloads.get(workload, {}).get("kind")
 
 
+def base_name(server: str) -> str:
+    """A server's name without the deflate axis' suffix."""
+    return server[:-len(TWIN)] if server.endswith(TWIN) else server
+
+
+def compressed(run: Run, server: str) -> bool:
+    """Whether ``server`` is a deflate twin (permessage-deflate on: NAME/deflate)."""
+    record = run.servers.get(server)
+    return server.endswith(TWIN) or (record is not None and record.deflate is not None)
+
+
+def warm(run: Run, workload: str) -> bool:
+    """Whether an idle workload's connections carried a message before the mark (``warm``)."""
+    return bool(run.workloads.get(workload, {}).get("params", {}).get("warm"))
+
+
 def _held_points(cells: list[Cell], side: str) -> list[tuple[int, float]]:
     key = f"{side}_rss_kib"
     out = []
@@ -72,30 +105,36 @@ def _held_points(cells: list[Cell], side: str) -> list[tuple[int, float]]:
 
 def memory_fits(run: Run) -> list[Fit]:
     """Per server (driven by the reference client) and per client (against the reference
-    server), the fit of RSS against connections held over the run's idle cells."""
+    server or its deflate twin), the fit of RSS against connections held over the run's idle
+    cells, one per kind of connection: compressed or not, warm or not."""
     ref_server = run.settings.get("reference_server") or _reference(run, "server")
     ref_client = run.settings.get("reference_client") or _reference(run, "client")
-    idle = [c for c in run.cells if _kind(run, c.workload) == "idle"]
+    groups: dict[tuple[str, str, bool, bool], list[Cell]] = {}
+    for c in run.cells:
+        if _kind(run, c.workload) != "idle":
+            continue
+        how = (compressed(run, c.server), warm(run, c.workload))
+        if c.client == ref_client:
+            groups.setdefault(("server", c.server, *how), []).append(c)
+        if ref_server is not None and base_name(c.server) == base_name(ref_server):
+            groups.setdefault(("client", c.client, *how), []).append(c)
     out = []
-    for side, names, pick in (("server", sorted({c.server for c in idle}),
-                               lambda c, n: c.server == n and c.client == ref_client),
-                              ("client", sorted({c.client for c in idle}),
-                               lambda c, n: c.client == n and c.server == ref_server)):
-        for name in names:
-            points = _held_points([c for c in idle if pick(c, name)], side)
-            line = fit(points)
-            if line is not None:
-                slope, intercept, r2 = line
-                out.append(Fit(name, side, sorted(points), slope, intercept / 1024, r2))
+    for (side, name, packed, warmed), cells in sorted(groups.items()):
+        points = _held_points(cells, side)
+        line = fit(points)
+        if line is not None:
+            slope, intercept, r2 = line
+            out.append(Fit(name, side, sorted(points), slope, intercept / 1024, r2, packed, warmed))
     return out
 
 
 def _reference(run: Run, side: str) -> str | None:
-    """The reference program as the run's cells show it: the server or client that takes
-    part in the most idle cells (the scoped suite pairs everything with it)."""
+    """The reference program as the run's cells show it: the server (with its deflate twin,
+    as one) or client that takes part in the most idle cells (the scoped suite pairs
+    everything with it)."""
     idle = [c for c in run.cells if _kind(run, c.workload) == "idle"]
-    names = [c.server if side == "server" else c.client for c in idle]
-    return max(set(names), key=names.count) if names else None
+    names = [base_name(c.server) if side == "server" else c.client for c in idle]
+    return max(sorted(set(names)), key=names.count) if names else None
 
 
 def sections(run: Run, with_charts: bool = False) -> list[Section]:
@@ -105,22 +144,26 @@ def sections(run: Run, with_charts: bool = False) -> list[Section]:
     blocks: list[Block] = []
     fits = memory_fits(run)
     if fits:
-        grid = Grid(["side", "program", "KiB per connection (slope)", "connections per MiB", "base MiB (intercept)",
-                     "R²", "points", "connections held"], right={2, 3, 4, 5, 6})
-        for f in sorted(fits, key=lambda f: (f.side, f.slope_kib)):
-            kind = "servers" if f.side == "server" else "clients"
+        mixed = any(f.compressed or f.warm for f in fits)  # a column for what the connections were
+        grid = Grid(["side", "program", *(["connections at the mark"] if mixed else []), "KiB per connection (slope)",
+                     "connections per MiB", "base MiB (intercept)", "R²", "points", "connections held"],
+                    right={i + (1 if mixed else 0) for i in (2, 3, 4, 5, 6)})
+        for f in sorted(fits, key=lambda f: (f.side, f.warm, f.compressed, f.slope_kib)):
             ns = [n for n, _ in f.points]
-            grid.add([f.side, label(run, kind, f.name), f"{f.slope_kib:,.2f}",
+            grid.add([f.side, _program(run, f), *([f.held_as] if mixed else []), f"{f.slope_kib:,.2f}",
                       "–" if f.conns_per_mib is None else f"{f.conns_per_mib:,.0f}", f"{f.intercept_mib:,.1f}",
                       f"{f.r2:.4f}", str(len(f.points)), f"{min(ns):,} – {max(ns):,}"])
         blocks += ["**Memory per connection**: the slope of resident memory against connections held (least "
                    "squares over every idle cell and repetition; servers driven by the reference client, each on "
-                   "a server started for the sample; clients against the reference server).", grid]
+                   "a server started for the sample; clients against the reference server)."
+                   + (" One fit per kind of connection: idle (no message before the mark) or after traffic "
+                      "(`warm`: one message and its echo on each before the hold), with permessage-deflate "
+                      "(a `NAME/deflate` server, or a client against one) or without." if mixed else ""), grid]
         if with_charts:
             from . import charts
 
-            series = {f"{f.side}: {label(run, 'servers' if f.side == 'server' else 'clients', f.name)}":
-                      [(n, kib / 1024) for n, kib in f.points] for f in fits}
+            series = {f"{f.side}: {_program(run, f)}" + (f" ({f.held_as})" if mixed else ""):
+                      [(float(n), kib / 1024) for n, kib in f.points] for f in fits}
             blocks.append(Chart(charts.scatter_lines(series, "connections held", "RSS MiB"),
                                 "resident memory against connections held, each repetition a point"))
     blocks += _open_and_idle(run)
@@ -128,6 +171,11 @@ def sections(run: Run, with_charts: bool = False) -> list[Section]:
     blocks += _ramp(run)
     blocks += _limits(run)
     return [Section("Capacity", blocks)] if blocks else []
+
+
+def _program(run: Run, f: Fit) -> str:
+    """A fit's program as the report names it (a client by its own label, whatever server)."""
+    return label(run, "servers" if f.side == "server" else "clients", f.name)
 
 
 def _open_and_idle(run: Run) -> list[Block]:

@@ -23,7 +23,7 @@ from ..profile import views as profile_views
 from ..ranking import factor, label
 from ..model import Run
 from .ranked import check_cost, environment, failures, fmt_factor, notes_section, workload_section
-from . import capacity, claims, compression, conformance_grid, derived, shards as shards_report, tls as tls_report
+from . import capacity, claims, compression, conformance_grid, deflate_memory, derived, shards as shards_report, tls as tls_report
 
 
 
@@ -224,7 +224,7 @@ def _tls(run: Run, source: Path, with_charts: bool) -> list[Section]:
 
 
 def _compression(run: Run, source: Path, with_charts: bool) -> list[Section]:
-    return compression.sections(run)
+    return compression.sections(run) + deflate_memory.sections(run)
 
 
 def _claims(run: Run, source: Path, with_charts: bool) -> list[Section]:
