@@ -6,7 +6,8 @@
 # on a build of qjs and the module with ASan and UBSan. `make gate` is the regression gate
 # (docs/gate.md; `make gate BASE=REF` against another commit); `make gate-update` re-takes its baseline.
 # `make bench-docker` runs the suite with the servers in containers (docker-compose.yml;
-# a private Docker engine, host network only).
+# a private Docker engine, host network only). `make setup-arm` cross-builds the QuickJS
+# client for armhf and `make test-arm` runs its tests under qemu-arm (docs/arm.md).
 
 SHELL := /bin/bash
 WSBENCH := .venv/bin/wsbench
@@ -16,7 +17,7 @@ SUITE ?= quick
 ARGS ?=
 FUZZ_SECONDS ?= 300
 
-.PHONY: setup bench test test-stress test-asan fuzz report profile gate gate-update lint-workflows list clean docker-setup docker-base docker-images bench-docker
+.PHONY: setup bench test test-stress test-asan setup-arm test-arm fuzz report profile gate gate-update lint-workflows list clean docker-setup docker-base docker-images bench-docker
 
 setup:
 	@scripts/setup-apt.sh
@@ -73,6 +74,17 @@ test-stress: docker-setup
 test-asan: setup
 	@scripts/setup-asan.sh
 	@QJSWS_TEST_ASAN_ROOT=$(CURDIR)/build/asan/root $(PYTEST) -q quickjs-websocket/tests
+
+# Not part of make setup: QuickJS, libwebsockets and the module cross-built for 32-bit ARM
+# (armhf) in build/arm/, with the cross compiler and qemu-user from Debian (docs/arm.md).
+setup-arm: setup
+	@scripts/setup-apt.sh arm
+	@scripts/setup-arm.sh
+
+# the quickjs-websocket suite with the armhf qjs and module under qemu-arm, against the same
+# x86 peers on loopback (what cannot apply under QEMU skips with its reason: docs/arm.md)
+test-arm: setup-arm
+	@QJSWS_TEST_ARM_ROOT=$(CURDIR)/build/arm/root $(PYTEST) -q -rs --timeout=900 quickjs-websocket/tests
 
 # every fuzz target for FUZZ_SECONDS; corpora grow in build/fuzz/corpus, crashes in build/fuzz/crashes
 fuzz: setup

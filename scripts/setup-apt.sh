@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install the Debian (bookworm) packages wsbench needs, only those that are missing.
 #   scripts/setup-apt.sh              every group `make setup` needs: build tools npm python report fuzz
-#   scripts/setup-apt.sh GROUP ...    only these groups (the container images use this)
+#   scripts/setup-apt.sh GROUP ...    only these groups (the container images use this; make
+#                                     setup-arm: arm)
 set -euo pipefail
 STEP_NAME=setup-apt
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -18,6 +19,8 @@ declare -A GROUPS_OF=(
     [python]="python3 python3-venv"                 # the harness's .venv (setup-python.sh)
     [lws-runtime]="libssl3"                         # images: what lws-echo links besides libc and zlib
     [docker]="docker.io docker-compose debootstrap" # make bench-docker (never started as a service)
+    [arm]="gcc-arm-linux-gnueabihf libc6-dev-armhf-cross qemu-user"  # make setup-arm: the armhf cross
+                                                    # compiler and its libc, qemu-arm (make test-arm)
 )
 DEFAULT_GROUPS=(build tools npm python report fuzz)
 # Packages not needed when their command is already there: a nodejs from elsewhere
