@@ -19,10 +19,20 @@ ROOT = HERE.parent.parent
 # make test-asan (scripts/setup-asan.sh) points these at the ASan+UBSan build: qjs, and a
 # mirror of the tree whose build/quickjs-websocket holds the sanitized module
 ASAN_ROOT = os.environ.get("QJSWS_TEST_ASAN_ROOT")
+# make test-arm (scripts/setup-arm.sh) points this at the armhf build's mirror of the tree
+# (build/arm/root): the armhf qjs and module run under qemu-arm against the same x86 peers
+ARM_ROOT = os.environ.get("QJSWS_TEST_ARM_ROOT")
+ARM_SYSROOT = ROOT / "build" / "arm" / "sysroot"
+# what runs a program built for the target: nothing on x86-64, qemu-arm on armhf
+TARGET_RUN = ["qemu-arm", "-L", str(ARM_SYSROOT)] if ARM_ROOT else []
 if ASAN_ROOT:
     QJS = ROOT / "build" / "asan" / "prefix" / "bin" / "qjs"
     MODULE = Path(ASAN_ROOT) / "build" / "quickjs-websocket" / "lws.so"
     RUN_JS = Path(ASAN_ROOT) / "quickjs-websocket" / "tests" / "js" / "run.js"
+elif ARM_ROOT:
+    QJS = ROOT / "build" / "arm" / "prefix" / "bin" / "qjs"
+    MODULE = Path(ARM_ROOT) / "build" / "quickjs-websocket" / "lws.so"
+    RUN_JS = Path(ARM_ROOT) / "quickjs-websocket" / "tests" / "js" / "run.js"
 else:
     QJS = ROOT / "build" / "prefix" / "bin" / "qjs"
     MODULE = ROOT / "build" / "quickjs-websocket" / "lws.so"
@@ -69,7 +79,7 @@ def peer_argv(kind, tls=False, cert="server", behaviours=()):
 
 def need_client():
     if not QJS.exists():
-        pytest.skip("qjs not built (build/prefix/bin/qjs)")
+        pytest.skip("qjs not built (%s)" % QJS.relative_to(ROOT))
     if not MODULE.exists():
         pytest.skip("quickjs-websocket not built (make -C quickjs-websocket)")
 
@@ -111,8 +121,10 @@ def run_qjs(mode, url, *args, env_extra=None, timeout=120, wrapper=None, qjs_arg
         # leaks are valgrind's job (a process ended by std.exit() frees nothing)
         env.setdefault("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=1")
         env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1")
+    if ARM_ROOT and wrapper:
+        pytest.skip("valgrind cannot run an armhf guest under qemu-arm")
     env.setdefault("QJSWS_TEST_TIMEOUT", str(int((timeout - 5) * 1000)))
-    argv = (list(wrapper or []) + [str(QJS)] + list(qjs_args) + [str(RUN_JS), mode, url] +
+    argv = (list(wrapper or []) + TARGET_RUN + [str(QJS)] + list(qjs_args) + [str(RUN_JS), mode, url] +
             [str(a) for a in args])
     proc = spawn(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                  env=env)

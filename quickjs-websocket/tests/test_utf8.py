@@ -7,16 +7,18 @@ import subprocess
 
 import pytest
 
-from qjs_runs import HERE, ROOT
+from qjs_runs import ARM_ROOT, HERE, ROOT, TARGET_RUN
 
-PREFIX = ROOT / "build" / "prefix"
+# make test-arm: the same programs cross-built against the armhf QuickJS, run under qemu-arm
+PREFIX = ROOT / "build" / ("arm/prefix" if ARM_ROOT else "prefix")
+CC = "arm-linux-gnueabihf-gcc" if ARM_ROOT else "cc"
 
 
 def build(tmp_path_factory, name):
     """tests/c/NAME.c compiled against src/utf8.c, wsproto/utf8_core.c and QuickJS"""
-    cc = shutil.which("cc")
+    cc = shutil.which(CC)
     if cc is None or not (PREFIX / "lib" / "libquickjs.a").exists():
-        pytest.skip("cc or build/prefix/lib/libquickjs.a missing")
+        pytest.skip("%s or %s missing" % (CC, (PREFIX / "lib" / "libquickjs.a").relative_to(ROOT)))
     exe = tmp_path_factory.mktemp("utf8") / name
     subprocess.run([cc, "-O2", "-g", "-std=gnu11", "-Wall", "-Wextra", "-Werror",
                     "-I", str(ROOT / "wsproto"), "-isystem", str(PREFIX / "include"), "-isystem", str(PREFIX / "include" / "quickjs"),
@@ -69,7 +71,7 @@ def expected(chunks):
 
 def run(exe, cases):
     text = "".join(" ".join(c.hex() or "-" for c in chunks) + "\n" for chunks in cases)
-    out = subprocess.run([str(exe)], input=text, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([*TARGET_RUN, str(exe)], input=text, capture_output=True, text=True, check=True).stdout
     return out.split()
 
 
@@ -144,7 +146,7 @@ def long_texts(rng):
 def test_received_text_strings_match(text_string_test):
     """strrecv: each long received text becomes the same string as JS_NewStringLen() makes"""
     texts = long_texts(random.Random(11))
-    out = subprocess.run([str(text_string_test)], input="".join(t.hex() + "\n" for t in texts),
+    out = subprocess.run([*TARGET_RUN, str(text_string_test)], input="".join(t.hex() + "\n" for t in texts),
                          capture_output=True, text=True, check=True).stdout.split("\n")
     assert out[0] == "fast 1", "the UTF-16 hand-over is not in use with this QuickJS"
     assert out[1:1 + len(texts)] == ["same"] * len(texts)
@@ -164,7 +166,7 @@ def test_received_text_strings_valgrind(text_string_test):
 
 def stream_verdicts(exe, cases):
     text = "".join(" ".join(c.hex() or "-" for c in chunks) + "\n" for chunks in cases)
-    out = subprocess.run([str(exe)], input=text, capture_output=True, text=True, check=True).stdout.split()
+    out = subprocess.run([*TARGET_RUN, str(exe)], input=text, capture_output=True, text=True, check=True).stdout.split()
     assert out != ["off"], "the UTF-16 hand-over is not in use with this QuickJS"
     return out
 
