@@ -354,11 +354,16 @@ void text_stream_start(text_scratch *t)
     t->wide = 0;
 }
 
-/* room for cap units, keeping those decoded so far */
+/* room for cap units, keeping those decoded so far; 0 when out of memory, or
+ * when the size does not fit a size_t (32-bit: a frame declared at the 2^31 - 1
+ * limit needs 16 + 2 x (2^31 - 1) bytes, which wrapped to 14 before) */
 static int text_room(text_scratch *t, size_t cap)
 {
-    size_t need = TEXT_HEAD_MAX + 2 * cap;
+    size_t need;
     uint8_t *nb;
+    if (cap > (SIZE_MAX - TEXT_HEAD_MAX) / 2)
+        return 0;
+    need = TEXT_HEAD_MAX + 2 * cap;
     if (t->cap >= need)
         return 1;
     nb = realloc(t->buf, need);

@@ -189,7 +189,10 @@ JSValue text_string(JSContext *ctx, text_scratch *t, const uint8_t *p, size_t le
 
     if (!OPT(OPT_STRRECV) || !text_fast || len < TEXT_FAST_MIN || all_ascii(p, len))
         return JS_NewStringLen(ctx, (const char *)p, len);
-    /* at most one UTF-16 unit per byte (a 4-byte sequence makes 2) */
+    /* at most one UTF-16 unit per byte (a 4-byte sequence makes 2); on 32-bit
+     * 2 x len can pass SIZE_MAX (a text near the 2^31 - 1 limit) */
+    if (len > (SIZE_MAX - TEXT_HEAD_MAX) / 2)
+        return JS_ThrowOutOfMemory(ctx);
     need = TEXT_HEAD_MAX + 2 * len;
     if (t->cap < need || need < t->cap / 8) {
         free(t->buf);

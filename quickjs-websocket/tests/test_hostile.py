@@ -4,7 +4,7 @@ import asyncio
 import pytest
 
 from peer_raw import path
-from qjs_runs import ASAN_ROOT, run_qjs
+from qjs_runs import ARM_ROOT, ASAN_ROOT, run_qjs
 from wsbench.conformance.frames import TEXT, server_frame
 
 
@@ -128,6 +128,40 @@ def test_huge_declared_frame(peer_factory, variant, length, kind):
     assert res["max"] == 256 << 20, res
     assert_peak_vm_below(res, 256 << 10)  # all of qjs' address space stays under the limit
     assert [l.split(" ")[:2] for l in peer.wait_line("CLOSE")] == [["CLOSE", "1009"]], peer.lines
+
+
+@path("/hugetext")
+async def hugetext(reader, writer, hello, q, headers):
+    """(the raw peer's /hugetext?len=N&send=M) 100 ms after the 101: a text frame header
+    declaring N payload bytes, M bytes of it ("é" repeated: not ASCII), then the TCP
+    connection dropped 1 s later"""
+    n, m = int(q["len"]), int(q["send"])
+    writer.write(hello)
+    await writer.drain()
+    await asyncio.sleep(0.1)
+    writer.write(server_frame(TEXT, ("é" * (m // 2)).encode(), declared=n))
+    await writer.drain()
+    await asyncio.sleep(1)
+
+
+def test_text_declared_at_the_largest_limit(peer_factory, variant):
+    """setMaxMessageSize(2^31 - 1), the largest limit, and a text frame declaring exactly
+    that (so it passes the size check), 100,000 bytes of it, not ASCII, then a TCP drop.
+    strrecv decodes such a text as it arrives into a UTF-16 buffer sized for the whole
+    frame: 16 + 2 x (2^31 - 1) bytes, more than a 32-bit size_t holds. Where that memory
+    cannot be had (always on 32-bit) the client fails with 1009, out of memory, else it
+    sees the drop (1006); never a buffer overrun. (armhf, make test-arm, before the fix:
+    the size wrapped to 14 bytes, the decoded text overran the heap and qjs died.)"""
+    peer = peer_factory("raw")
+    env = dict(variant, QJSWS_TEST_SETMAX=str(2 ** 31 - 1))
+    res = run_qjs("events", peer.url + "hugetext?len=%d&send=100000" % (2 ** 31 - 1), env_extra=env, timeout=60)
+    assert res["max"] == 2 ** 31 - 1, res
+    assert event_types(res) == ["open", "error", "close"], res["events"]
+    assert res["close"]["wasClean"] is False, res
+    if ARM_ROOT and not variant:
+        assert res["close"] == {"code": 1009, "reason": "out of memory for the message", "wasClean": False}, res
+    else:
+        assert res["close"]["code"] in (1006, 1009), res
 
 
 def test_fragments_grow_past_the_limit(peer_factory, variant):
