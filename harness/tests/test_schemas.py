@@ -139,10 +139,11 @@ V12 = [*(name.replace("v11-", "v12-") for name in V11), "v12-run-deflate.json"]
 V13 = [*(name.replace("v12-", "v13-") for name in V12), "v13-run-wire.json"]
 V14 = [*(name.replace("v13-", "v14-") for name in V13), "v14-deflate-conformance-clients.json",
        "v14-deflate-conformance-servers.json"]
+V15 = [*(name.replace("v14-", "v15-") for name in V14), "v15-run-takeover.json"]
 
 
-@pytest.mark.parametrize("name", V14)
-def test_version_14_round_trip(name: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", V15)
+def test_version_15_round_trip(name: str, tmp_path: Path) -> None:
     path = SCHEMAS / name
     run = read_json(path)
     write_json(run, tmp_path / "again.json")
@@ -150,15 +151,16 @@ def test_version_14_round_trip(name: str, tmp_path: Path) -> None:
     assert read_json(tmp_path / "again.json") == run
 
 
-@pytest.mark.parametrize("name", V7 + V8 + V9 + V10 + V11 + V12 + V13)
-def test_versions_7_to_13_are_written_again_with_only_what_versions_9_to_14_added(
+@pytest.mark.parametrize("name", V7 + V8 + V9 + V10 + V11 + V12 + V13 + V14)
+def test_versions_7_to_14_are_written_again_with_only_what_versions_9_to_15_added(
         name: str, tmp_path: Path) -> None:
     """Version 9 adds the programs' expect, info and barrier, version 10 the
     server_conformance section, version 11 the programs' conformance summary, version 12
     the programs' deflate (null in older files), version 13 only readings a new run takes
     (extra.wire) and an optional key of the deflate record, version 14 the
-    deflate_conformance section (null): a file of version 7 to 13 written again differs in
-    those and in its version, nothing else."""
+    deflate_conformance section (null), version 15 a key of the workloads a new run writes
+    (no_context_takeover; read as false where absent) and optional keys: a file of version
+    7 to 14 written again differs in those and in its version, nothing else."""
     path = SCHEMAS / name
     run = read_json(path)
     want = json.loads(path.read_text())
@@ -327,3 +329,25 @@ def test_version_14_deflate_conformance_runs() -> None:
     assert plain.verdict == "strict" and plain.observed is not None
     assert plain.observed["offer"] == "permessage-deflate" and "permessage-deflate" in plain.observed["extensions"]
     assert "## Deflate conformance — servers" in deflate_printed(servers)
+
+
+def test_version_15_context_takeover_run() -> None:
+    """``wsbench run -w deflate_json_16 -w deflate_json_16_nt --deflate on -s lws -c quickjs -c
+    loadgen`` (trimmed): the workload offered without context takeover carries
+    ``no_context_takeover``, the clients' deflate records how they make that offer, the report
+    sets the two workloads' cells side by side; a version 14 run's workloads read as offered
+    as the runtimes ship them."""
+    run = load("v15-run-takeover.json", 15)
+    assert run.workloads["deflate_json_16_nt"]["no_context_takeover"] is True
+    assert run.workloads["deflate_json_16"]["no_context_takeover"] is False
+    loadgen = run.clients["loadgen"].deflate
+    assert loadgen is not None and loadgen["no_takeover"]["args"] == [
+        "--deflate-server-no-context-takeover", "--deflate-client-no-context-takeover"]
+    nt = next(c for c in run.cells if c.workload == "deflate_json_16_nt" and c.client == "quickjs")
+    assert nt.samples[0].extra["extensions"] == \
+        "permessage-deflate; server_no_context_takeover; client_no_context_takeover"
+    text = report.run_report(run, SCHEMAS / "v15-run-takeover.json", "md")
+    saves = text.split("## What context takeover saves", 1)[1]
+    assert saves.count("| deflate_json_16 |") == 2
+    old = load("v14-run-deflate.json", 14)
+    assert all(not w.get("no_context_takeover") for w in old.workloads.values())

@@ -10,7 +10,7 @@ every version)."""
 from __future__ import annotations
 
 SCHEMA = "wsbench-run"
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 15
 READABLE_VERSIONS = tuple(range(1, SCHEMA_VERSION + 1))
 
 HISTORY: dict[int, str] = {
@@ -209,4 +209,12 @@ fail, informational, or n/a (the program cannot compress: the catalog's reason);
 server verdict's ``observed`` adds ``offer`` and ``extensions`` (the server's answer).
 ``settings.deflate`` is ``{"mode": "on"}``. Versions 1 to 13 are still read (no such
 section).""",
+    15: """context takeover and memory after traffic (issue 32). Every workload has
+``no_context_takeover`` (true: with permessage-deflate on, every client offers
+``server_no_context_takeover; client_no_context_takeover``; a client that cannot is n/a);
+a client's ``deflate`` record may have ``no_takeover`` (the ``args`` and ``env`` that make
+that offer). An ``idle`` workload's ``params`` may have ``warm`` (each connection sends one
+1 KiB JSON message and takes its echo before the hold and its mark), and its samples'
+``extra.warmed`` counts those echoes. Versions 1 to 14 are still read (workloads without
+``no_context_takeover`` are read as false).""",
 }
