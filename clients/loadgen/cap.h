@@ -26,6 +26,7 @@ struct cap_conn {
 	uint64_t pongs;
 	/* for the kinds */
 	int alive;
+	int warm;		/* idle --warm: 1 while its echo is due, 2 once it came back */
 	uint64_t next;		/* fanout: the next message number due */
 	unsigned char first[16];	/* fanout: the first bytes of the message arriving */
 	unsigned nfirst;

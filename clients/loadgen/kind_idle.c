@@ -7,10 +7,19 @@
  * connection open), and send one text message on each: the connections whose
  * echo comes back are `alive`. A limit met while opening is reported in
  * `limit`; the rest of the run goes on with the connections that opened.
+ *
+ * --warm: once all are open, before the start barrier, each connection sends
+ * one message and waits for its echo, so that the mark reads connections after
+ * traffic (with permessage-deflate most stacks create their zlib streams at the
+ * first message): ring slot 0 of --text json of WARM_LEN bytes (msgs.c, the
+ * JavaScript workload's message 0 too), compressed by the connection's own
+ * stream where deflate was agreed; every echo is compared whole. `warmed`
+ * counts them.
  */
 #include "cap.h"
 #include "conn.h"
 #include "kinds.h"
+#include "msgs.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -23,22 +32,58 @@
 
 static const char ALIVE[] = "wsbench-alive";
 #define ALIVE_LEN (sizeof(ALIVE) - 1)
+#define WARM_LEN 1024	/* bytes of the --warm message (clients/workload/idle.js, WARM_SIZE) */
 
 static struct {
 	struct cap_conn **live;
 	unsigned n, lost;
 	int alive_phase;
 	uint64_t t0, hold_ns, ping_ns, cursor, pings, alive, deadline;
+	uint64_t warmed, warm_waiting;	/* --warm: echoes in, and echoes still due */
+	unsigned char warm[WARM_LEN];	/* the message's payload */
 	unsigned char ping[FRAME_HEADER_MAX + 7];	/* one masked ping, sent by reference */
 	size_t ping_len;
 	char lost_first[256];
 	char unexpected[256];
 } I;
 
+/* A chunk of a message: while the warm echo is due, compared with what was sent. */
+static void on_data(struct cap_conn *cc, const unsigned char *p, size_t len)
+{
+	uint64_t off = cc->c.msg_len - len;	/* conn.c counts the chunk before handing it over */
+	size_t i;
+	char n[32];
+
+	if (cc->warm != 1 || *I.unexpected)
+		return;
+	for (i = 0; i < len && off + i < WARM_LEN; i++)
+		if (p[i] != I.warm[off + i]) {
+			snprintf(I.unexpected, sizeof(I.unexpected),
+				 "echo of message 1 on connection %s (warm) differs at byte %llu: "
+				 "got 0x%02x, sent 0x%02x", thousands(cc->number, n),
+				 (unsigned long long)(off + i), p[i], I.warm[off + i]);
+			return;
+		}
+}
+
 static void on_message(struct cap_conn *cc, int opcode, uint64_t len)
 {
 	char n[32];
 
+	if (cc->warm == 1) {
+		if (opcode != OP_TEXT && !*I.unexpected)
+			snprintf(I.unexpected, sizeof(I.unexpected),
+				 "echo of message 1 on connection %s (warm) came back as binary of %llu bytes, "
+				 "sent as text", thousands(cc->number, n), (unsigned long long)len);
+		else if (len != WARM_LEN && !*I.unexpected)
+			snprintf(I.unexpected, sizeof(I.unexpected),
+				 "echo of message 1 on connection %s (warm) is %llu bytes long, sent %u",
+				 thousands(cc->number, n), (unsigned long long)len, WARM_LEN);
+		cc->warm = 2;
+		I.warmed++;
+		I.warm_waiting--;
+		return;
+	}
 	if (!I.alive_phase || cc->alive || opcode != OP_TEXT || len != ALIVE_LEN ||
 	    memcmp(cc->c.msg_head, ALIVE, 8)) {
 		if (!*I.unexpected)
@@ -57,12 +102,16 @@ static void on_gone(struct cap_conn *cc, const char *why)
 	char n[32];
 
 	I.lost++;
+	if (cc->warm == 1) {
+		cc->warm = 0;
+		I.warm_waiting--;
+	}
 	if (!*I.lost_first)
 		snprintf(I.lost_first, sizeof(I.lost_first), "connection %s: %s",
 			 thousands(cc->number, n), why);
 }
 
-static const struct cap_hooks hooks = { .on_message = on_message, .on_gone = on_gone };
+static const struct cap_hooks hooks = { .on_data = on_data, .on_message = on_message, .on_gone = on_gone };
 
 /* Every ping due by now (ping i goes to connection i mod n at t0 + i*P/n). */
 static void ping_tick(void *x)
@@ -103,6 +152,34 @@ static int pongs_in(void *x)
 	return cap_pongs() >= I.pings || now_ns() >= I.deadline;
 }
 
+static int warm_in(void *x)
+{
+	(void)x;
+	return !I.warm_waiting || *I.unexpected;
+}
+
+/* --warm: the message on every open connection, then every echo (or its connection gone). */
+static void warm_up(void)
+{
+	unsigned i;
+
+	msgs_json_payload(0, WARM_LEN, I.warm);
+	evloop_phase("warm: one message and its echo on each of %u connections", I.n);
+	for (i = 0; i < I.n; i++) {
+		struct cap_conn *cc = I.live[i];
+
+		if (cc->gone)
+			continue;
+		cc->warm = 1;
+		I.warm_waiting++;
+		/* masked here; with permessage-deflate compressed by the connection's own stream */
+		conn_send_frame(&cc->c, OP_TEXT, I.warm, WARM_LEN);
+	}
+	evloop_run(warm_in, NULL, NULL);
+	if (*I.unexpected)
+		fail("%s", I.unexpected);
+}
+
 static int echoes_in(void *x)
 {
 	(void)x;
@@ -125,6 +202,8 @@ void run_idle(const struct opts *o)
 	I.live = cap_open(o, o->connections, &hooks, &res, &I.n);
 	if (!I.n)
 		fail("no connection opened: %s", *res.limit ? res.limit : "?");
+	if (o->warm)
+		warm_up();
 
 	start_barrier();
 	evloop_phase("hold, %s connections", thousands(I.n, n));
@@ -164,6 +243,10 @@ void run_idle(const struct opts *o)
 		 I.n, res.seconds, res.seconds > 0 ? (double)I.n / res.seconds : 0.0, hold_s,
 		 (unsigned long long)I.pings, (unsigned long long)cap_pongs(),
 		 (unsigned long long)I.alive, I.lost, o->concurrency, o->sources);
+	if (o->warm) {
+		len = strlen(extra);
+		snprintf(extra + len, sizeof(extra) - len, ", \"warmed\": %llu", (unsigned long long)I.warmed);
+	}
 	if (*res.limit) {
 		len = strlen(extra);
 		snprintf(extra + len, sizeof(extra) - len, ", \"limit\": ");

@@ -39,6 +39,7 @@ struct opts {
 	uint64_t stall_ms;	/* --stall-ms: no handshake done that long is a limit */
 	uint64_t hold_ms;	/* idle: --hold-ms */
 	uint64_t ping_ms;	/* idle: --ping-ms (0: no pings) */
+	int warm;		/* idle: --warm (one message and its echo on each before the hold) */
 	uint64_t drain_ms;	/* fanout: --drain-ms after the last message was due */
 	int publish;		/* fanout: --publish on (default) or off */
 	int deflate;		/* --deflate on: offer permessage-deflate */

@@ -9,7 +9,7 @@
  *   wsbench-loadgen --kind handshake --url ... --count 1000
  *   wsbench-loadgen --kind request --url 'ws://.../?serve=utf8&bytes=N' --count 5 --expect text --expect-length L
  *   wsbench-loadgen --kind observe --url ws://.../ --timeout-ms 5000
- *   wsbench-loadgen --kind idle --url ws://.../ --connections N|max --concurrency C --hold-ms H --ping-ms P [--sources K]
+ *   wsbench-loadgen --kind idle --url ws://.../ --connections N|max --concurrency C --hold-ms H --ping-ms P [--sources K] [--warm]
  *   wsbench-loadgen --kind fanout --url ws://.../broadcast --connections N --rate R --count M --size S [--sources K]
  *   wsbench-loadgen --url wss://127.0.0.1:PORT/ --ca build/tls/ca.pem ...   (any kind)
  *   wsbench-loadgen --kind handshake --url wss://... --ca ... --count 1000 --tls-resume
@@ -35,7 +35,7 @@
 	"[--type text|binary] [--size BYTES] [--count N] [--warmup N] [--mode burst|window|pingpong] " \
 	"[--window W] [--connections C] [--text ascii|mixed|json] [--bytes counting|random] [--rate R] [--duration-ms D] " \
 	"[--expect text|close] [--expect-length L] [--min-ms MS] [--verify on|off] [--timeout-ms MS] " \
-	"[--concurrency C] [--sources K] [--stall-ms MS] [--hold-ms H] [--ping-ms P] [--drain-ms MS] " \
+	"[--concurrency C] [--sources K] [--stall-ms MS] [--hold-ms H] [--ping-ms P] [--warm] [--drain-ms MS] " \
 	"[--publish on|off] [--deflate on|off] [--deflate-server-no-context-takeover] " \
 	"[--deflate-client-no-context-takeover] [--deflate-server-max-window-bits N] " \
 	"[--deflate-client-max-window-bits N]"
@@ -47,7 +47,7 @@ static const char *const known[] = {
 	"concurrency", "sources", "stall-ms", "hold-ms", "ping-ms", "drain-ms", "publish",
 	"deflate", "deflate-server-no-context-takeover", "deflate-client-no-context-takeover",
 	"deflate-server-max-window-bits", "deflate-client-max-window-bits", "bytes",
-	"dump-messages", NULL,
+	"dump-messages", "warm", NULL,
 };
 #define NKNOWN (sizeof(known) / sizeof(known[0]) - 1)
 
@@ -156,6 +156,9 @@ static void parse_capacity(const char *kind, struct opts *o)
 	o->stall_ms = int_arg("stall-ms", 5000, 1);
 	o->hold_ms = int_arg("hold-ms", 0, 0);
 	o->ping_ms = int_arg("ping-ms", 0, 0);
+	o->warm = flag_arg("warm");
+	if (o->warm && strcmp(kind, "idle"))
+		fail("--warm does not apply to --kind %s", kind);
 	o->drain_ms = int_arg("drain-ms", 5000, 0);
 	v = get("publish");
 	if (v && strcmp(v, "on") && strcmp(v, "off"))
@@ -195,7 +198,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		else if ((!strcmp(a, "transfer") || !strcmp(a, "tls-resume") ||
 			  !strcmp(a, "deflate-server-no-context-takeover") ||
 			  !strcmp(a, "deflate-client-no-context-takeover") ||
-			  !strcmp(a, "dump-messages")) &&
+			  !strcmp(a, "dump-messages") || !strcmp(a, "warm")) &&
 			 (i + 1 >= argc || !strncmp(argv[i + 1], "--", 2)))
 			vals[k] = "true";	/* bare flags */
 		else if (i + 1 < argc)

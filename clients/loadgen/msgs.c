@@ -166,6 +166,17 @@ void msgs_init(struct msgs *m, int binary, int mixed, size_t size, int verify, i
 	m->hdr_len = m->fs.frame_len - size;
 }
 
+void msgs_json_payload(uint64_t j, size_t size, unsigned char *out)
+{
+	struct msgs m;
+
+	memset(&m, 0, sizeof(m));
+	m.opcode = OP_TEXT;
+	m.size = size;
+	m.field_len = size >= 8 ? 8 : (unsigned)size;
+	slot_payload(&m, 1, j, out);
+}
+
 void msgs_free(struct msgs *m)
 {
 	frameset_free(&m->fs);

@@ -70,6 +70,9 @@ struct msgs_conn {
 
 /* corpus: --text json (text) or --bytes random (binary); it needs verify */
 void msgs_init(struct msgs *m, int binary, int mixed, size_t size, int verify, int corpus);
+/* Ring slot j of --text json of `size` bytes, numbered j, as msgs_init builds it, into
+ * `out` (size bytes): one corpus message alone (the idle kind's --warm message). */
+void msgs_json_payload(uint64_t j, size_t size, unsigned char *out);
 /* Write every ring slot's payload as sent (unmasked, numbered), slot after slot
  * (--dump-messages, for clients/tests/test_corpus.py). */
 void msgs_dump(const struct msgs *m, FILE *out);

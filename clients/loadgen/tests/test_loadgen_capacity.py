@@ -23,6 +23,7 @@ from testkit.wss import Server
 ROOT = Path(__file__).resolve().parents[3]
 LOADGEN = ROOT / "build/bin/wsbench-loadgen"
 SERVER = ROOT / "build/bin/lws-echo"
+DEFLATING = ROOT / "build/bin/lws-echo-deflate"  # lws-echo on the libwebsockets build with permessage-deflate
 FIXTURE = ROOT / "harness/tests/fixtures/capacity_server.py"
 
 pytestmark = pytest.mark.skipif(not (LOADGEN.exists() and SERVER.exists()),
@@ -205,14 +206,21 @@ def test_fanout_refuses_what_it_cannot_measure(args: list[str], error: str) -> N
 
 @pytest.mark.skipif(not shutil.which("valgrind"), reason="valgrind not installed")
 def test_capacity_kinds_clean_under_valgrind(lws: int, tmp_path: Path) -> None:
-    for args in (["--kind", "idle", "--url", f"ws://127.0.0.1:{lws}/", "--connections", "50",
-                  "--hold-ms", "300", "--ping-ms", "100"],
-                 ["--kind", "fanout", "--url", f"ws://127.0.0.1:{lws}/broadcast", "--connections", "20",
-                  "--rate", "500", "--count", "100", "--size", "100"]):
-        log = tmp_path / "vg.log"
-        code, _, res = loadgen(*args, timeout=300, prefix=["valgrind", "--leak-check=full", "--error-exitcode=9",
-                                                           f"--log-file={log}"])
-        text = log.read_text()
-        assert code == 0, (res, text[-3000:])
-        assert "ERROR SUMMARY: 0 errors" in text
-        assert re.search(r"definitely lost: 0 bytes|All heap blocks were freed", text), text[-3000:]
+    """idle (also with --warm over permessage-deflate: lws-echo-deflate agrees it) and fanout."""
+    if not DEFLATING.exists():
+        pytest.skip("build/bin/lws-echo-deflate not built (make setup)")
+    with Server([str(DEFLATING), "--port", "0", "--deflate"]) as deflating:
+        for args in (["--kind", "idle", "--url", f"ws://127.0.0.1:{lws}/", "--connections", "50",
+                      "--hold-ms", "300", "--ping-ms", "100"],
+                     ["--kind", "idle", "--url", f"ws://127.0.0.1:{deflating.port}/", "--connections", "50",
+                      "--hold-ms", "300", "--ping-ms", "100", "--warm", "--deflate", "on"],
+                     ["--kind", "fanout", "--url", f"ws://127.0.0.1:{lws}/broadcast", "--connections", "20",
+                      "--rate", "500", "--count", "100", "--size", "100"]):
+            log = tmp_path / "vg.log"
+            code, _, res = loadgen(*args, timeout=300, prefix=["valgrind", "--leak-check=full", "--error-exitcode=9",
+                                                               f"--log-file={log}"])
+            text = log.read_text()
+            assert code == 0, (res, text[-3000:])
+            assert res.get("warmed", 50) == 50 and ("--deflate" not in args or "extensions" in res), res
+            assert "ERROR SUMMARY: 0 errors" in text
+            assert re.search(r"definitely lost: 0 bytes|All heap blocks were freed", text), text[-3000:]
