@@ -11,11 +11,14 @@
 #   * build/arm/prefix: QuickJS 2025-04-26 (bin/qjs, lib/libquickjs.a, include/quickjs) and
 #     libwebsockets 4.3.5 (lib/libwebsockets.so), cross-built from the same trixie source
 #     tarballs as the x86 build (build/src, fetched by scripts/setup-native.sh; the same
-#     Debian patches, the same cmake options), each in its own copy under build/arm/src
+#     Debian patches, the same cmake options), each in its own copy under build/arm/src;
+#     libwebsockets also gets scripts/patches/lws-32bit-frame-length.patch (32-bit only)
 #   * build/arm/root/build/quickjs-websocket/{lws.so,websocket.js}: the module and the
 #     wsproto room, by quickjs-websocket/Makefile with CC, PREFIX and SYSROOT (-Werror);
 #     build/arm/root/quickjs-websocket -> the source tree (tests/js/run.js imports the
-#     module by a relative path: make test-arm sets QJSWS_TEST_ARM_ROOT=build/arm/root)
+#     module by a relative path: make test-arm sets QJSWS_TEST_ARM_ROOT=build/arm/root);
+#     build/arm/root/build/clients/wsbench_check.so and build/arm/root/clients -> clients/
+#     (the qjs benchmark adapter, clients/quickjs.mjs, which one test runs)
 #
 # Run scripts/setup-native.sh first (make setup-arm does). Idempotent: stamps in
 # build/stamps/arm-*; logs in build/logs/arm-*.log.
@@ -207,24 +210,31 @@ debian_tarball() {
     { ls -1 "$BUILD/src/${LWS_PKG}"_*.debian.tar.xz 2>/dev/null || true; } | sort -V | tail -n1
 }
 
-unpack_lws() { # orig tarball + debian/patches/series, as scripts/setup-native.sh does it
+# Ours, for 32-bit targets only (compiled out where size_t has 64 bits, so the x86 build
+# does not need it): lws kept the low 32 bits of a 64-bit frame length (the patch says more).
+LWS_ARM_PATCHES=("$ROOT/scripts/patches/lws-32bit-frame-length.patch")
+
+unpack_lws() { # orig tarball + debian/patches/series, as scripts/setup-native.sh does it, + ours
     local deb=$1 p patches=()
     rm -rf "$LWS_DIR"
     mkdir -p "$LWS_DIR"
     run lws tar -xzf "$BUILD/src/$LWS_ORIG" -C "$LWS_DIR" --strip-components=1
-    [[ -n $deb ]] || return 0
-    run lws tar -xJf "$deb" -C "$LWS_DIR"
-    [[ -f $LWS_DIR/debian/patches/series ]] || return 0
-    while read -r p _; do
-        [[ -z $p || $p == \#* ]] || patches+=("$p")
-    done <"$LWS_DIR/debian/patches/series"
+    if [[ -n $deb ]]; then
+        run lws tar -xJf "$deb" -C "$LWS_DIR"
+        if [[ -f $LWS_DIR/debian/patches/series ]]; then
+            while read -r p _; do
+                [[ -z $p || $p == \#* ]] || patches+=("$p")
+            done <"$LWS_DIR/debian/patches/series"
+        fi
+    fi
     for p in "${patches[@]}"; do run lws patch -d "$LWS_DIR" -p1 -N -i "debian/patches/$p"; done
+    for p in "${LWS_ARM_PATCHES[@]}"; do run lws patch -d "$LWS_DIR" -p1 -N -i "$p"; done
 }
 
 build_lws() {
     local deb key
     deb=$(debian_tarball)
-    key="$LWS_VER $LWS_SHA ${deb##*/} ${ARM_DEBS[*]} ${LWS_CMAKE_OPTS[*]}"
+    key="$LWS_VER $LWS_SHA ${deb##*/} ours=$(hash_of "${LWS_ARM_PATCHES[@]}") ${ARM_DEBS[*]} ${LWS_CMAKE_OPTS[*]}"
     stamp_is arm-lws "$key" && [[ -f $PREFIX/lib/libwebsockets.so && -f $PREFIX/include/lws_config.h ]] && return
     say "cross-building libwebsockets (cmake + ninja -j$JOBS)"
     local t0=$SECONDS
@@ -244,9 +254,13 @@ build_lws() {
 build_module() {
     mkdir -p "$ARM/root/build"
     ln -sfn ../../../quickjs-websocket "$ARM/root/quickjs-websocket"
+    ln -sfn ../../../clients "$ARM/root/clients"
     : >"$LOGS/arm-module.log"
     run module make -C "$ROOT/quickjs-websocket" CC="${CROSS}gcc" PREFIX="$PREFIX" SYSROOT="$SYSROOT" \
         OUT="$ARM/root/build/quickjs-websocket" OBJDIR="$ARM/obj/quickjs-websocket"
+    # the qjs adapter's echo checks (clients/quickjs.mjs imports them; a test runs it)
+    run module make -C "$ROOT/clients/quickjs-check" CC="${CROSS}gcc" PREFIX="$PREFIX" \
+        OUT="$ARM/root/build/clients"
     if grep -qE "^${CROSS}gcc" "$LOGS/arm-module.log"; then
         say "built build/arm/root/build/quickjs-websocket/lws.so"
     fi

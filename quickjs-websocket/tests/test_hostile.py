@@ -111,15 +111,20 @@ def cap_allocations(env, mib):
 
 
 def assert_peak_vm_below(res, kib):
-    if not ASAN_ROOT:  # (under ASan: cap_allocations)
+    # (under ASan: cap_allocations; under qemu-arm, make test-arm, VmPeak is the emulator's,
+    # which reserves the guest's whole 4 GiB address space at start: not a figure of qjs)
+    if not ASAN_ROOT and not ARM_ROOT:
         assert 0 < res["peakVmKiB"] < kib, res
 
 
-@pytest.mark.parametrize("length,kind", [(2 ** 31, "binary"), (2 ** 31, "text"), (2 ** 63 - 1, "binary")])
+@pytest.mark.parametrize("length,kind", [(2 ** 31, "binary"), (2 ** 31, "text"), (2 ** 63 - 1, "binary"),
+                                         (2 ** 32 + 5, "binary")])
 def test_huge_declared_frame(peer_factory, variant, length, kind):
     """A frame header announcing more than the limit (default 256 MiB), 100,000 bytes
     of it, then silence: error, close 1009, without allocating the announced size
-    (the peak virtual size stays far below it; under ASan no allocation exceeds it)."""
+    (the peak virtual size stays far below it; under ASan no allocation exceeds it).
+    2^32 + 5: on 32-bit, libwebsockets (the lws path) kept the low 32 bits of the length,
+    and delivered a 5-byte message (scripts/patches/lws-32bit-frame-length.patch)."""
     peer = peer_factory("raw")
     res = run_qjs("events", peer.url + "huge?len=%d&type=%s&send=100000" % (length, kind),
                   env_extra=cap_allocations(dict(variant), 256), timeout=30)
