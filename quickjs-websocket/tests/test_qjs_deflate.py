@@ -16,7 +16,7 @@ from urllib.parse import quote
 import pytest
 
 from peer_raw import path, report_close
-from qjs_runs import ASAN_ROOT, ROOT, run_qjs
+from qjs_runs import ARM_ROOT, ASAN_ROOT, ROOT, run_qjs
 from testkit.background import Background
 from testkit.wss import server_tls
 from wsbench.conformance.frames import CLOSE, PING, PONG, read_client_frame, server_frame
@@ -457,11 +457,16 @@ def test_buffered_amount_counts_the_uncompressed_length(peer_factory):
     assert res["drain"][-1] == 0 and res["echoes"] == 8 and res["code"] == 1000, res
     peer = peer_factory("raw")
     # about 19 MB compressed: more than loopback's socket buffers take while the peer stalls
-    res = run_qjs(BUFFERED_JS, peer.url + query(answer="permessage-deflate", stall=500), 32, 1 << 20, timeout=120)
+    # (under qemu-arm, make test-arm, compressing them takes longer than 500 ms: 5 s there)
+    stall = 5000 if ARM_ROOT else 500
+    res = run_qjs(BUFFERED_JS, peer.url + query(answer="permessage-deflate", stall=stall), 32, 1 << 20, timeout=120)
     top = 32 * ((1 << 20) + 14)
     assert all(a <= top for a in res["after"]), res["after"]
     readings = res["drain"]
-    assert len(readings) > 3 and readings[0] > 0 and readings[-1] == 0, readings
+    # (how many 10 ms looks the drain takes is a matter of speed: under qemu-arm the x86
+    # peer reads faster than the emulated client encrypts, and over wss:// the queue was
+    # seen to drain within one look; the values must still fall to 0)
+    assert len(readings) > (1 if ARM_ROOT else 3) and readings[0] > 0 and readings[-1] == 0, readings
     assert all(a >= b for a, b in zip(readings, readings[1:])) and readings[0] <= res["after"][-1], readings
     assert res["echoes"] == 32 and res["closeEvent"] == 0, res
 

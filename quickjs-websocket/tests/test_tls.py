@@ -17,7 +17,7 @@ import peer_raw
 import pytest
 
 from peer_raw import close_frame, path, wait_for_close
-from qjs_runs import CA_FILE, HERE, QJS, ROOT, TARGET_RUN, TLS_DIR, Peer, need_client, peer_argv, run_qjs
+from qjs_runs import ARM_ROOT, CA_FILE, HERE, QJS, ROOT, TARGET_RUN, TLS_DIR, Peer, need_client, peer_argv, run_qjs
 from wsbench.conformance.frames import BINARY, TEXT, server_frame
 
 # what /tls sends before each case's fault: text "one", 3,000 bytes binary, a text of
@@ -278,7 +278,7 @@ def test_tls_set_up_at_the_first_wss_connection(peer_factory, scheme):
     trace = subprocess.run(["strace", "-f", "-e", "trace=openat", "-o", "/dev/stderr", *TARGET_RUN, str(QJS),
                             "clients/quickjs.mjs", "--url", peer.url, "--type", "text", "--size", "11",
                             "--count", "10", "--warmup", "0"],
-                           cwd=ROOT, capture_output=True, text=True, timeout=60,
+                           cwd=ARM_ROOT or ROOT, capture_output=True, text=True, timeout=60,
                            # (make test-asan: LeakSanitizer cannot run under ptrace)
                            env={"PATH": "/usr/bin:/bin", "QJSWS_CA_FILE": str(CA_FILE),
                                 "ASAN_OPTIONS": "detect_leaks=0"})
