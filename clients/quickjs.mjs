@@ -67,15 +67,12 @@ function planted(Base, turns) {
 }
 
 // QJSWS_DEFLATE=1 (the deflate axis: harness/runtimes.toml): every connection offers
-// permessage-deflate, "permessage-deflate; client_max_window_bits" (quickjs-websocket/README.md);
-// with QJSWS_DEFLATE_NO_TAKEOVER=1 (workloads with no_context_takeover) without context
-// takeover both ways: "...; server_no_context_takeover; client_no_context_takeover".
-const PMD = std.getenv('QJSWS_DEFLATE_NO_TAKEOVER') === '1'
-  ? { serverNoContextTakeover: true, clientNoContextTakeover: true }
-  : true;
+// permessage-deflate, "permessage-deflate; client_max_window_bits" (quickjs-websocket/README.md),
+// without context takeover both ways with QJSWS_DEFLATE_NO_TAKEOVER=1 too.
 const Offering = std.getenv('QJSWS_DEFLATE') === '1'
-  ? class extends WebSocket { constructor(url, protocols) { super(url, protocols, { perMessageDeflate: PMD }); } }
+  ? class extends WebSocket { constructor(url, protocols) { super(url, protocols, { perMessageDeflate: pmdOption() }); } }
   : WebSocket;
+const pmdOption = () => std.getenv('QJSWS_DEFLATE_NO_TAKEOVER') !== '1' || { serverNoContextTakeover: true, clientNoContextTakeover: true };
 
 const env = {
   WebSocket: plantSpin > 0 ? planted(Offering, plantSpin) : Offering,
