@@ -162,7 +162,7 @@ build_quickjs() {
 
 # ---------------------------------------------------------------- libwebsockets
 
-# The x86 build's cmake options (scripts/setup-native.sh, LWS_CMAKE_OPTS) with this prefix,
+# The x86 build's cmake options (scripts/lws-options.sh, LWS_CMAKE_OPTS) with this prefix,
 # and a toolchain file: the cross compiler, OpenSSL from the sysroot.
 TOOLCHAIN=$ARM/toolchain.cmake
 write_toolchain() {
@@ -182,20 +182,8 @@ set(CMAKE_EXE_LINKER_FLAGS_INIT "-L$MULTILIB -Wl,-rpath-link,$MULTILIB")
 EOF
 }
 
-LWS_CMAKE_OPTS=(
-    -G Ninja
-    -DCMAKE_BUILD_TYPE=Release
-    -DCMAKE_INSTALL_PREFIX="$PREFIX"
-    -DCMAKE_INSTALL_LIBDIR=lib
-    -DCMAKE_INSTALL_RPATH="$PREFIX/lib"
-    -DLWS_WITH_EXTERNAL_POLL=ON
-    -DLWS_WITH_SSL=ON
-    -DLWS_WITH_SHARED=ON
-    -DLWS_WITH_STATIC=OFF
-    -DLWS_WITHOUT_TESTAPPS=ON
-    -DLWS_WITH_MINIMAL_EXAMPLES=OFF
-    -DLWS_WITHOUT_EXTENSIONS=ON
-    -DDISABLE_WERROR=ON
+source "$ROOT/scripts/lws-options.sh"  # the x86 build's LWS_CMAKE_OPTS, for this PREFIX
+LWS_CMAKE_OPTS+=(
     -DCMAKE_TOOLCHAIN_FILE="$TOOLCHAIN"
     -DOPENSSL_ROOT_DIR="$SYSROOT/usr"
     -DOPENSSL_INCLUDE_DIR="$SYSROOT/usr/include"

@@ -209,21 +209,7 @@ build_quickjs() {
     say "quickjs done in $((SECONDS - t0)) s"
 }
 
-LWS_CMAKE_OPTS=(
-    -G Ninja
-    -DCMAKE_BUILD_TYPE=Release
-    -DCMAKE_INSTALL_PREFIX="$PREFIX"
-    -DCMAKE_INSTALL_LIBDIR=lib
-    -DCMAKE_INSTALL_RPATH="$PREFIX/lib"
-    -DLWS_WITH_EXTERNAL_POLL=ON
-    -DLWS_WITH_SSL=ON
-    -DLWS_WITH_SHARED=ON
-    -DLWS_WITH_STATIC=OFF
-    -DLWS_WITHOUT_TESTAPPS=ON
-    -DLWS_WITH_MINIMAL_EXAMPLES=OFF
-    -DLWS_WITHOUT_EXTENSIONS=ON
-    -DDISABLE_WERROR=ON
-)
+source "$ROOT/scripts/lws-options.sh"  # LWS_CMAKE_OPTS for $PREFIX
 
 LWS_KEY="$LWS_VER recipe=2 ${LWS_CMAKE_OPTS[*]}"
 lws_built() {
