@@ -72,3 +72,31 @@ go_install() {
         GOCACHE="$ROOT/build/tools/gocache" GOFLAGS=-modcacherw GOTOOLCHAIN=local CGO_ENABLED=0 \
         "$go" install "$module"
 }
+
+# private_apt DIR SOURCES_LINE [SETTING ...]: an apt configuration of its own under DIR (the
+# one sources line, its own state, cache, empty preferences and status), so nothing of the
+# system's apt setup is used or changed; sets APT_OPTS for apt-get and apt-cache, with each
+# SETTING (an apt -o NAME=VALUE) added. setup-native.sh (trixie deb-src) and setup-arm.sh
+# (bookworm armhf) use it.
+APT_OPTS=()
+private_apt() {
+    local dir=$1 line=$2 setting
+    shift 2
+    mkdir -p "$dir"/etc/sources.list.d "$dir"/etc/preferences.d "$dir"/state/lists/partial \
+        "$dir"/cache/archives/partial
+    printf '%s\n' "$line" >"$dir/etc/sources.list"
+    : >"$dir/etc/preferences"
+    : >"$dir/state/status"
+    APT_OPTS=(
+        -o "Dir::Etc::SourceList=$dir/etc/sources.list"
+        -o "Dir::Etc::SourceParts=$dir/etc/sources.list.d"
+        -o "Dir::Etc::Preferences=$dir/etc/preferences"
+        -o "Dir::Etc::PreferencesParts=$dir/etc/preferences.d"
+        -o "Dir::State=$dir/state"
+        -o "Dir::State::status=$dir/state/status"
+        -o "Dir::Cache=$dir/cache"
+        # build/ is root-owned: download as the invoking user, not _apt.
+        -o "APT::Sandbox::User=$(id -un)"
+    )
+    for setting in "$@"; do APT_OPTS+=(-o "$setting"); done
+}

@@ -59,29 +59,11 @@ require_tools() {
 
 # ---------------------------------------------------------------- the sysroot
 
-# Private apt configuration: bookworm's armhf binary packages only, own state and cache,
-# empty preferences and status; the architecture is set here and nowhere else.
-APT_OPTS=()
+# Private apt configuration (lib.sh, private_apt): bookworm's armhf binary packages only;
+# the architecture is set here and nowhere else.
 setup_private_apt() {
-    mkdir -p "$APT_DIR"/etc/sources.list.d "$APT_DIR"/etc/preferences.d \
-        "$APT_DIR"/state/lists/partial "$APT_DIR"/cache/archives/partial
-    printf 'deb [arch=armhf signed-by=%s] http://deb.debian.org/debian %s main\n' \
-        "$KEYRING" "$ARM_SUITE" >"$APT_DIR/etc/sources.list"
-    : >"$APT_DIR/etc/preferences"
-    : >"$APT_DIR/state/status"
-    printf 'APT::Architecture "armhf";\nAPT::Architectures { "armhf"; };\n' >"$APT_DIR/etc/apt.conf"
-    APT_OPTS=(
-        -o "Dir::Etc::SourceList=$APT_DIR/etc/sources.list"
-        -o "Dir::Etc::SourceParts=$APT_DIR/etc/sources.list.d"
-        -o "Dir::Etc::Preferences=$APT_DIR/etc/preferences"
-        -o "Dir::Etc::PreferencesParts=$APT_DIR/etc/preferences.d"
-        -o "Dir::State=$APT_DIR/state"
-        -o "Dir::State::status=$APT_DIR/state/status"
-        -o "Dir::Cache=$APT_DIR/cache"
-        -o "APT::Architecture=armhf"
-        -o "APT::Architectures::=armhf"
-        -o "APT::Sandbox::User=$(id -un)"
-    )
+    private_apt "$APT_DIR" "deb [arch=armhf signed-by=$KEYRING] http://deb.debian.org/debian $ARM_SUITE main" \
+        "APT::Architecture=armhf" "APT::Architectures::=armhf"
 }
 
 # fetch_deb NAME=VERSION: the pinned .deb into build/arm/debs (apt checks it against the

@@ -63,28 +63,9 @@ require_tools() {
 
 # ---------------------------------------------------------------- fetch
 
-# Private apt configuration: own sources list (trixie deb-src only), own state,
-# cache and (empty) preferences, so nothing of the system's apt setup is used
-# or changed.
-APT_OPTS=()
+# Private apt configuration (lib.sh, private_apt): trixie deb-src only.
 setup_private_apt() {
-    mkdir -p "$APT_DIR"/etc/sources.list.d "$APT_DIR"/etc/preferences.d \
-        "$APT_DIR"/state/lists/partial "$APT_DIR"/cache/archives/partial
-    printf 'deb-src [signed-by=%s] http://deb.debian.org/debian %s main\n' \
-        "$KEYRING" "$SUITE" >"$APT_DIR/etc/sources.list"
-    : >"$APT_DIR/etc/preferences"
-    : >"$APT_DIR/state/status"
-    APT_OPTS=(
-        -o "Dir::Etc::SourceList=$APT_DIR/etc/sources.list"
-        -o "Dir::Etc::SourceParts=$APT_DIR/etc/sources.list.d"
-        -o "Dir::Etc::Preferences=$APT_DIR/etc/preferences"
-        -o "Dir::Etc::PreferencesParts=$APT_DIR/etc/preferences.d"
-        -o "Dir::State=$APT_DIR/state"
-        -o "Dir::State::status=$APT_DIR/state/status"
-        -o "Dir::Cache=$APT_DIR/cache"
-        # build/ is root-owned: download as the invoking user, not _apt.
-        -o "APT::Sandbox::User=$(id -un)"
-    )
+    private_apt "$APT_DIR" "deb-src [signed-by=$KEYRING] http://deb.debian.org/debian $SUITE main"
 }
 
 # fetch_sources: download both source packages into build/src unless both
