@@ -17,8 +17,9 @@ import pytest
 from wsbench.catalog import load_catalog
 from wsbench.procs import raise_fd_limit
 
-from testkit.background import kill_group, spawn
 from testkit.wss import Server
+
+from idle_protocol import drive_held
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG = load_catalog()
@@ -45,31 +46,7 @@ def held_run(client: str, *args: str, mark_line: str | None = "readings taken\n"
     """With WSBENCH_HOLD=1: GO at the start barrier, `mark_line` at the mark (None: end of
     file there), end of file after the result."""
     argv, extra = command(client)
-    env = {**os.environ, **extra, "WSBENCH_HOLD": "1"}
-    proc = spawn([*argv, *args], cwd=ROOT, env=env, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                 stderr=subprocess.DEVNULL)
-    lines: list[str] = []
-    try:
-        assert proc.stdin is not None and proc.stdout is not None
-        for line in proc.stdout:
-            lines.append(line.strip())
-            if line.strip() == "WSBENCH-START":
-                proc.stdin.write("GO\n")
-                proc.stdin.flush()
-            elif line.startswith("WSBENCH-MARK "):
-                if mark_line is None:
-                    proc.stdin.close()
-                else:
-                    proc.stdin.write(mark_line)
-                    proc.stdin.flush()
-            elif line.startswith("{"):
-                if not proc.stdin.closed:
-                    proc.stdin.close()
-                break
-        return proc.wait(timeout=60), lines
-    finally:
-        if proc.poll() is None:
-            kill_group(proc)
+    return drive_held([*argv, *args], {**os.environ, **extra}, mark_line=mark_line)
 
 
 @pytest.mark.parametrize("client", ["node22", "quickjs"])

@@ -18,13 +18,13 @@ from typing import Any, Iterator
 
 import pytest
 from flipping_server import Flip, FlippingServer
+from idle_protocol import drive_held
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.server import ServerConnection, serve
 
 from wsbench.catalog import load_catalog
 from wsbench.deflate import with_deflate
 
-from testkit.background import kill_group, spawn
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG = load_catalog()
@@ -103,29 +103,9 @@ def held(client: str, url: str, *args: str, deflate: bool = False,
     barrier, ``at_mark()`` called at WSBENCH-MARK held before the line that lets it go on;
     its exit code, its lines and its last line as JSON."""
     argv, extra = command(client, deflate)
-    proc = spawn([*argv, "--kind", "idle", "--url", url, "--connections", str(N), "--concurrency", "5",
-                  "--hold-ms", "50", *args], cwd=ROOT, env={**os.environ, **extra, "WSBENCH_HOLD": "1"}, text=True,
-                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    lines: list[str] = []
-    try:
-        assert proc.stdin is not None and proc.stdout is not None
-        for line in proc.stdout:
-            lines.append(line.strip())
-            if line.strip() == "WSBENCH-START":
-                proc.stdin.write("GO\n")
-                proc.stdin.flush()
-            elif line.startswith("WSBENCH-MARK "):
-                if at_mark is not None:
-                    at_mark()
-                proc.stdin.write("readings taken\n")
-                proc.stdin.flush()
-            elif line.startswith("{"):
-                break
-        proc.stdin.close()
-        return proc.wait(timeout=60), lines, json.loads(lines[-1]) if lines else {}
-    finally:
-        if proc.poll() is None:
-            kill_group(proc)
+    code, lines = drive_held([*argv, "--kind", "idle", "--url", url, "--connections", str(N), "--concurrency", "5",
+                              "--hold-ms", "50", *args], {**os.environ, **extra}, at_mark=at_mark)
+    return code, lines, json.loads(lines[-1]) if lines else {}
 
 
 @pytest.mark.parametrize("client", ["loadgen", "node22", "quickjs"])
