@@ -23,7 +23,7 @@ from ..profile import views as profile_views
 from ..ranking import factor, label
 from ..model import Run
 from .ranked import check_cost, environment, failures, fmt_factor, notes_section, workload_section
-from . import capacity, claims, compression, conformance_grid, deflate_memory, derived, shards as shards_report, tls as tls_report
+from . import capacity, claims, compression, conformance_grid, deflate_memory, derived, misbehave, shards as shards_report, tls as tls_report
 
 
 
@@ -227,6 +227,10 @@ def _compression(run: Run, source: Path, with_charts: bool) -> list[Section]:
     return compression.sections(run) + deflate_memory.sections(run)
 
 
+def _misbehave(run: Run, source: Path, with_charts: bool) -> list[Section]:
+    return misbehave.sections(run)
+
+
 def _claims(run: Run, source: Path, with_charts: bool) -> list[Section]:
     return claims.sections(run)
 
@@ -275,7 +279,8 @@ def _failures(run: Run, source: Path, with_charts: bool) -> list[Section]:
 
 
 Builder = Callable[[Run, Path, bool], list[Section]]
-BUILDERS: list[Builder] = [_gate, _scoreboard, _scores, _workloads, _shards, _capacity, _tls, _compression, _drive, _efficiency,
+BUILDERS: list[Builder] = [_gate, _scoreboard, _scores, _workloads, _shards, _capacity, _misbehave, _tls, _compression,
+                           _drive, _efficiency,
                            _check_cost, _programs_checks, _conformance, _server_conformance, _deflate_conformance,
                            _claims, _links, _notes, _failures]
 NO_WORKLOADS: list[Builder] = [_gate, _conformance, _server_conformance, _deflate_conformance, _failures]
