@@ -16,3 +16,10 @@ ARM_DEBS=(
     zlib1g=1:1.2.13.dfsg-1
     zlib1g-dev=1:1.2.13.dfsg-1
 )
+# The QEMU TCG plugin header (include/qemu/qemu-plugin.h) the instruction-counting plugin
+# (scripts/qemu-count) is built against: from bookworm's qemu source package of the system's
+# qemu-user version (setup-arm.sh downloads the source of the installed version; this pin is
+# the version it was checked with), the header's sha256 pinned. Another Debian revision of
+# the same upstream version is taken if its header has this sha256; anything else fails.
+QEMU_SRC_VER=1:7.2+dfsg-7+deb12u18
+QEMU_PLUGIN_H_SHA=19f277b037d05a8bcb5069f2f81a465d177208e5903048a915c56627d4c3748e

@@ -18,7 +18,13 @@
 #     build/arm/root/quickjs-websocket -> the source tree (tests/js/run.js imports the
 #     module by a relative path: make test-arm sets QJSWS_TEST_ARM_ROOT=build/arm/root);
 #     build/arm/root/build/clients/wsbench_check.so and build/arm/root/clients -> clients/
-#     (the qjs benchmark adapter, clients/quickjs.mjs, which one test runs)
+#     (the qjs benchmark adapter, clients/quickjs.mjs, which one test runs; built with
+#     QEMU_MARK=1: check.count() marks the measured phase for the counting plugin)
+#   * build/arm/qemu-count/wsbench-count.so: the QEMU TCG plugin that counts the guest
+#     instructions of the measured phase (scripts/qemu-count, wsbench gate --arch armhf),
+#     built against include/qemu/qemu-plugin.h of the system's qemu-user version, taken from
+#     bookworm's qemu source package (a second private apt configuration, build/arm/apt-src:
+#     bookworm deb-src only) into build/arm/qemu-plugin/include; pinned in pins-arm.sh
 #
 # Run scripts/setup-native.sh first (make setup-arm does). Idempotent: stamps in
 # build/stamps/arm-*; logs in build/logs/arm-*.log.
@@ -230,10 +236,75 @@ build_module() {
         OUT="$ARM/root/build/quickjs-websocket" OBJDIR="$ARM/obj/quickjs-websocket"
     # the qjs adapter's echo checks (clients/quickjs.mjs imports them; a test runs it)
     run module make -C "$ROOT/clients/quickjs-check" CC="${CROSS}gcc" PREFIX="$PREFIX" \
-        OUT="$ARM/root/build/clients"
+        OUT="$ARM/root/build/clients" QEMU_MARK=1
     if grep -qE "^${CROSS}gcc" "$LOGS/arm-module.log"; then
         say "built build/arm/root/build/quickjs-websocket/lws.so"
     fi
+}
+
+# ---------------------------------------------------------------- the counting plugin
+
+# The plugin header is in no binary package: it comes from the qemu source package of the
+# version qemu-user has here (its source version, through a private deb-src configuration,
+# bookworm only), and only that one file is kept. The Debian patches must not touch it (checked).
+QEMU_INC=$ARM/qemu-plugin/include
+QEMU_SRC=$ARM/qemu-src
+COUNT_OUT=$ARM/qemu-count
+COUNT_SO=$COUNT_OUT/wsbench-count.so
+
+fetch_plugin_header() {
+    local have upstream key orig deb
+    have=$(dpkg-query -W -f='${source:Version}' qemu-user 2>/dev/null || true)
+    [[ -n $have ]] || fail "find qemu-user's version (run: scripts/setup-apt.sh arm)"
+    upstream=${have#*:}
+    upstream=${upstream%-*}
+    [[ $upstream == "$(q=${QEMU_SRC_VER#*:}; echo "${q%-*}")" ]] ||
+        fail "match qemu-user $have with the pinned QEMU_SRC_VER=$QEMU_SRC_VER (another upstream version: update scripts/pins-arm.sh)"
+    key="qemu $have $QEMU_PLUGIN_H_SHA"
+    stamp_is arm-qemu-header "$key" && sha_ok "$QEMU_INC/qemu-plugin.h" "$QEMU_PLUGIN_H_SHA" && return
+    [[ $have == "$QEMU_SRC_VER" ]] || say "qemu-user is $have, the pin $QEMU_SRC_VER: taking $have's header (its sha256 must be the pinned one)"
+    say "the QEMU plugin header: qemu $have source package ($ARM_SUITE deb-src)"
+    private_apt "$ARM/apt-src" "deb-src [signed-by=$KEYRING] http://deb.debian.org/debian $ARM_SUITE main"
+    rm -rf "$QEMU_SRC" "$QEMU_INC"
+    mkdir -p "$QEMU_SRC" "$QEMU_INC"
+    : >"$LOGS/arm-qemu-header.log"
+    run qemu-header apt-get "${APT_OPTS[@]}" -q update
+    (cd "$QEMU_SRC" && apt-get "${APT_OPTS[@]}" -q source --download-only "qemu=$have") \
+        >>"$LOGS/arm-qemu-header.log" 2>&1 || fail "download the qemu $have source package" "$LOGS/arm-qemu-header.log"
+    orig=$(ls "$QEMU_SRC"/qemu_*.orig.tar.* 2>/dev/null | head -n1 || true)
+    deb=$(ls "$QEMU_SRC"/qemu_*.debian.tar.* 2>/dev/null | head -n1 || true)
+    [[ -n $orig && -n $deb ]] || fail "find the qemu source tarballs" "$LOGS/arm-qemu-header.log"
+    if tar -xf "$deb" -O --wildcards 'debian/patches/*' 2>>"$LOGS/arm-qemu-header.log" |
+        grep -q '^+++ .*include/qemu/qemu-plugin\.h'; then
+        echo "a Debian patch of qemu $have changes include/qemu/qemu-plugin.h" >>"$LOGS/arm-qemu-header.log"
+        fail "take the plugin header as the orig tarball has it" "$LOGS/arm-qemu-header.log"
+    fi
+    run qemu-header tar -xf "$orig" -C "$QEMU_INC" --wildcards --strip-components=3 '*/include/qemu/qemu-plugin.h'
+    if ! sha_ok "$QEMU_INC/qemu-plugin.h" "$QEMU_PLUGIN_H_SHA"; then
+        echo "qemu-plugin.h of qemu $have: sha256 $(sha256sum "$QEMU_INC/qemu-plugin.h" | cut -d' ' -f1), pinned $QEMU_PLUGIN_H_SHA" \
+            >>"$LOGS/arm-qemu-header.log"
+        fail "check the plugin header's sha256 (scripts/pins-arm.sh)" "$LOGS/arm-qemu-header.log"
+    fi
+    rm -rf "$QEMU_SRC"  # 23 MB of sources for one header
+    stamp_set arm-qemu-header "$key"
+}
+
+# The plugin (make decides whether to rebuild), and a check that qemu-arm loads it and that it
+# counts: qjs run once with it, the file must say how many instructions ran.
+build_count_plugin() {
+    fetch_plugin_header
+    run qemu-count make -C "$ROOT/scripts/qemu-count" QEMU_INC="$QEMU_INC" OUT="$COUNT_OUT"
+    local key check=$COUNT_OUT/load-check.txt
+    key="$(hash_of "$COUNT_SO" "$PREFIX/bin/qjs") $(qemu-arm --version | head -n1)"
+    stamp_is arm-qemu-count "$key" && return
+    rm -f "$check"
+    run qemu-count qemu-arm -L "$SYSROOT" -plugin "$COUNT_SO,out=$check" "$PREFIX/bin/qjs" -e ''
+    grep -qE '^wsbench-qemu-count instructions=0 phases=0 open=0 all=[1-9][0-9]*$' "$check" 2>/dev/null || {
+        echo "qemu-arm with the plugin wrote: $(cat "$check" 2>/dev/null || echo nothing)" >>"$LOGS/arm-qemu-count.log"
+        fail "load the counting plugin in qemu-arm" "$LOGS/arm-qemu-count.log"
+    }
+    say "built build/arm/qemu-count/wsbench-count.so (qemu-arm loads it: $(cut -d' ' -f5 "$check"))"
+    stamp_set arm-qemu-count "$key"
 }
 
 main() {
@@ -243,6 +314,7 @@ main() {
     build_quickjs
     build_lws
     build_module
+    build_count_plugin
 }
 
 main "$@"

@@ -21,12 +21,23 @@
  *   count(on)              under valgrind --tool=callgrind --instr-atstart=no
  *                          (wsbench gate): switch instrumentation on (true) or
  *                          off (false), so that only the measured phase is
- *                          counted; natively a no-op of a few instructions
+ *                          counted; natively a no-op of a few instructions.
+ *                          Built with -DWSBENCH_QEMU_MARK (make QEMU_MARK=1:
+ *                          the armhf build, scripts/setup-arm.sh), it also
+ *                          marks the phase for the QEMU plugin that counts
+ *                          under qemu-arm (scripts/qemu-count/count.c):
+ *                          getpid(2) with the magic pair COUNT_MARK_A,
+ *                          COUNT_MARK_B and 1 (on) or 0 (off), arguments
+ *                          getpid ignores.
  */
 #include <quickjs.h>
 
 #include <stdint.h>
 #include <string.h>
+#ifdef WSBENCH_QEMU_MARK
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #if defined(__has_include)
 #if __has_include(<valgrind/callgrind.h>)
@@ -34,6 +45,10 @@
 #define HAVE_CALLGRIND 1
 #endif
 #endif
+
+/* The QEMU plugin's marker (scripts/qemu-count/count.c has the same two). */
+#define COUNT_MARK_A 0x77736263u /* "wsbc" */
+#define COUNT_MARK_B 0x6f756e74u /* "ount" */
 
 static JSValue js_seq(JSContext *ctx, JSValueConst this_val, int argc,
 		      JSValueConst *argv)
@@ -106,6 +121,9 @@ static JSValue js_count(JSContext *ctx, JSValueConst this_val, int argc,
 		CALLGRIND_STOP_INSTRUMENTATION;
 #else
 	(void)on;
+#endif
+#ifdef WSBENCH_QEMU_MARK
+	syscall(SYS_getpid, (long)COUNT_MARK_A, (long)COUNT_MARK_B, (long)on);
 #endif
 	return JS_NewBool(ctx, on);
 }
