@@ -1,10 +1,10 @@
 """The ``gate`` section (``wsbench gate``, schema 5): the baseline's deterministic counts
-and wall-clock ratios (``GateBaseline``), or a report's ``Outcome``s and their ``Finding``s
+(per architecture since schema 16) and wall-clock ratios (``GateBaseline``), or a report's ``Outcome``s and their ``Finding``s
 (``GateReport``); and the gate's exit codes."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -127,15 +127,19 @@ class WallBaseline:
 
 @dataclass
 class GateBaseline:
-    """``baselines/gate.json``: either gate's figures (None: not taken yet)."""
+    """``baselines/gate.json``: either gate's figures (None: not taken yet); ``deterministic``
+    is x86-64's, ``arches`` another architecture's counts by its name (schema 16: ``armhf``,
+    counted under qemu-arm, its own machine facts)."""
 
     deterministic: DeterministicBaseline | None = None
     wall: WallBaseline | None = None
+    arches: dict[str, DeterministicBaseline] = field(default_factory=dict)
     role = "baseline"
 
     def to_json(self) -> dict[str, Any]:
         return {"role": self.role, "deterministic": self.deterministic.to_json() if self.deterministic else None,
-                "wall": self.wall.to_json() if self.wall else None}
+                "wall": self.wall.to_json() if self.wall else None,
+                "arches": {a: d.to_json() for a, d in self.arches.items()}}
 
 
 @dataclass
@@ -160,7 +164,8 @@ def gate_from_json(d: dict[str, Any]) -> Gate:
     if d.get("role") == "baseline":
         det, wall = d.get("deterministic"), d.get("wall")
         return GateBaseline(DeterministicBaseline.from_json(det) if isinstance(det, dict) else None,
-                            WallBaseline.from_json(wall) if isinstance(wall, dict) else None)
+                            WallBaseline.from_json(wall) if isinstance(wall, dict) else None,
+                            {a: DeterministicBaseline.from_json(v) for a, v in (d.get("arches") or {}).items()})
     if d.get("role") == "report":
         return GateReport(d.get("baseline", ""), d.get("profile", ""),
                           [Outcome.from_json(o) for o in d.get("outcomes") or []], d.get("exit_code", EXIT_PASS))

@@ -1,5 +1,6 @@
 """A run: its ``Cell``s of ``Sample``s, its programs (``ProgramRecord``), its ``Settings``,
-and its side sections (conformance.py, server_conformance.py, profiles.py, startup.py, gate.py); a program's
+and its side sections (conformance.py, server_conformance.py, profiles.py, startup.py, gate.py,
+counts.py); a program's
 conformance summary is program_checks.py. Nothing here
 runs a process or reads a file (runfile.py reads and writes them)."""
 
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..metrics import METRICS
 from ..stats import Summary, summarize
 from .conformance import Conformance
+from .counts import InstructionCounts
 from .deflate_conformance import DeflateConformance
 from .gate import Gate
 from .profiles import Profiles
@@ -181,6 +183,7 @@ class Run:
     gate: Gate | None = None  # wsbench gate: a baseline or a gate report
     server_conformance: ServerConformance | None = None  # wsbench conformance --servers (schema 10)
     deflate_conformance: DeflateConformance | None = None  # wsbench conformance --deflate (schema 14)
+    counts: InstructionCounts | None = None  # wsbench count: instructions per message by arch (schema 16)
 
     def to_json(self, summaries: bool = True) -> dict[str, Any]:
         """``summaries=False`` leaves out the per-cell statistics (checkpoints mid-run)."""
@@ -199,4 +202,5 @@ class Run:
             "server_conformance": self.server_conformance.to_json() if self.server_conformance is not None else None,
             "deflate_conformance": (self.deflate_conformance.to_json() if self.deflate_conformance is not None
                                     else None),
+            "counts": self.counts.to_json() if self.counts is not None else None,
         }

@@ -10,7 +10,7 @@ every version)."""
 from __future__ import annotations
 
 SCHEMA = "wsbench-run"
-SCHEMA_VERSION = 15
+SCHEMA_VERSION = 16
 READABLE_VERSIONS = tuple(range(1, SCHEMA_VERSION + 1))
 
 HISTORY: dict[int, str] = {
@@ -217,4 +217,16 @@ that offer). An ``idle`` workload's ``params`` may have ``warm`` (each connectio
 1 KiB JSON message and takes its echo before the hold and its mark), and its samples'
 ``extra.warmed`` counts those echoes. Versions 1 to 14 are still read (workloads without
 ``no_context_takeover`` are read as false).""",
+    16: """\
+instruction counts on another architecture (issue 35). A gate baseline's ``gate`` has
+``arches``: per architecture other than x86-64 (``armhf``: counted under ``qemu-arm`` by
+wsbench's TCG plugin) a ``deterministic`` section of its own — its ``machine`` (the facts
+its counts depend on: the QEMU version, the plugin's and the armhf binaries' sha256, the
+cross compiler, the sysroot's pins), ``rise``, ``fall`` and ``counts`` per profile per cell
+(cells ``qjs-armhf/<workload>``); ``deterministic`` stays x86-64's. ``counts``
+(``wsbench count``; absent or null in other runs): per architecture (``x86-64``,
+``armhf``) its ``tool``, ``machine``, ``profile`` and, per cell key
+(``workload/server/client``, clients by catalog name such as ``quickjs-no-join``),
+``instructions``, ``messages`` and ``per_message`` of the measured phase, and ``failed``
+(cell key: the one-line reason). Versions 1 to 15 are still read (no arches, no counts).""",
 }
