@@ -3,11 +3,12 @@
 import { unsupported } from './errors.js';
 
 const USAGE =
-  '--url ws://127.0.0.1:PORT/ [--kind echo|latency|openloop|buffered|request|handshake|observe|idle] ' +
+  '--url ws://127.0.0.1:PORT/ [--kind echo|latency|openloop|buffered|request|handshake|observe|idle|backpressure] ' +
   '--type text|binary --size BYTES --count N [--warmup N] [--mode burst|window|pingpong] ' +
   '[--window W] [--text ascii|mixed|json] [--bytes counting|random] [--connections C] [--transfer] [--rate R] ' +
   '[--duration-ms D] [--polls P] [--expect text|close] [--expect-length L] [--min-ms MS] [--tls-resume] ' +
   '[--verify on|off] [--timeout-ms MS] [--concurrency C] [--hold-ms H] [--stall-ms MS] [--warm] ' +
+  '[--total-bytes B] [--send-ms MS] [--settle-ms MS] ' +
   '(see clients/README.md)';
 
 // Options each kind accepts besides --url, --kind and --timeout-ms, and those it needs.
@@ -43,6 +44,8 @@ export const KINDS = {
     options: ['type', 'size', 'connections', 'concurrency', 'hold-ms', 'ping-ms', 'sources', 'stall-ms', 'warm'],
     required: ['connections', 'hold-ms'],
   },
+  // against a server that stops reading (lws-echo's ?stall=MS): backpressure.js
+  backpressure: { options: ['type', 'size', 'total-bytes', 'send-ms', 'settle-ms'], required: ['size'] },
 };
 const FLAGS = ['transfer', 'tls-resume', 'warm']; // options without a value
 
@@ -191,6 +194,11 @@ export function parseArgs(argv) {
     o.stallMs = raw['stall-ms'] === undefined ? 5000 : intArg('stall-ms', raw['stall-ms'], 1);
     // --warm: one message and its echo on every connection before the hold (idle.js)
     o.warm = boolFlag('warm', raw.warm);
+  } else if (kind === 'backpressure') {
+    if (o.size < 1) throw new Error('--size must be at least 1 for --kind backpressure');
+    o.totalBytes = raw['total-bytes'] === undefined ? 32 * 1024 * 1024 : intArg('total-bytes', raw['total-bytes'], 1);
+    o.sendMs = raw['send-ms'] === undefined ? 1000 : intArg('send-ms', raw['send-ms'], 1);
+    o.settleMs = raw['settle-ms'] === undefined ? 300 : intArg('settle-ms', raw['settle-ms'], 1);
   }
   return o;
 }

@@ -25,6 +25,7 @@
 // not this loop.
 
 import { parseArgs } from './args.js';
+import { backpressureBody } from './backpressure.js';
 import { bufferedBody } from './buffered.js';
 import { echoBody } from './echo.js';
 import { oneLine } from './errors.js';
@@ -48,6 +49,7 @@ const KIND_BODIES = {
   handshake: handshakeBody,
   observe: observeBody,
   idle: idleBody,
+  backpressure: backpressureBody,
 };
 
 

@@ -57,6 +57,7 @@ struct conn {
 	unsigned frags;		/* frames per echo, 1..MAX_FRAGMENTS */
 	unsigned next_frag;	/* next frame of the queue head to send */
 	int rx_paused;		/* we switched rx flow control off */
+	int stalled;		/* ?stall=: reading nothing until the timer */
 	struct msg batch;	/* reused buffer for coalesced frames */
 	struct prepared *serve;	/* ?serve=: reply with this, not an echo */
 	size_t serve_pending;	/* prepared replies still to send */
@@ -98,6 +99,12 @@ static int on_established(struct lws *wsi, struct conn *c)
 		return -1;
 	}
 	c->frags = o.frags;
+	if (o.stall_ms) {	/* ?stall=MS: read nothing until LWS_CALLBACK_TIMER */
+		c->stalled = 1;
+		lws_rx_flow_control(wsi, 0);
+		lws_set_timer_usecs(wsi, (lws_usec_t)o.stall_ms * LWS_US_PER_MS);
+		fprintf(stderr, "lws-echo: stalling: reading nothing for %u ms\n", o.stall_ms);
+	}
 	if (o.serve) {
 		c->serve = prepared_get(o.serve_name, o.serve_bytes);
 		if (!c->serve) {
@@ -146,8 +153,20 @@ static void update_rx_flow(struct lws *wsi, struct conn *c)
 	} else if (c->rx_paused &&
 		   c->txq.count <= RESUME_MSGS && c->txq.bytes <= RESUME_BYTES) {
 		c->rx_paused = 0;
-		lws_rx_flow_control(wsi, 1);
+		if (!c->stalled)
+			lws_rx_flow_control(wsi, 1);
 	}
+}
+
+/* ?stall=: the stall is over; read again unless the queue holds us back */
+static int on_stall_over(struct lws *wsi, struct conn *c)
+{
+	if (!c->stalled)
+		return 0;
+	c->stalled = 0;
+	if (!c->rx_paused)
+		lws_rx_flow_control(wsi, 1);
+	return 0;
 }
 
 /*
@@ -431,6 +450,8 @@ static int echo_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		return strict_pong(wsi);
 	case LWS_CALLBACK_SERVER_WRITEABLE:
 		return on_writeable(wsi, c);
+	case LWS_CALLBACK_TIMER:
+		return on_stall_over(wsi, c);
 	case LWS_CALLBACK_CLOSED:
 		on_closed(c);
 		return 0;

@@ -33,7 +33,7 @@ static long long number_in(const char *v, long long lo, long long hi)
 const char *reqopts_parse(const char *const *args, int nargs, size_t max_bytes,
 			  struct reqopts *o)
 {
-	const char *frags, *name, *bytes;
+	const char *frags, *name, *bytes, *stall;
 	long long n;
 
 	memset(o, 0, sizeof(*o));
@@ -45,6 +45,12 @@ const char *reqopts_parse(const char *const *args, int nargs, size_t max_bytes,
 		if ((n = number_in(frags, 1, MAX_FRAGMENTS)) < 0)
 			return "bad fragments=";
 		o->frags = (unsigned)n;
+	}
+	stall = arg_value(args, nargs, "stall=");
+	if (stall) {
+		if ((n = number_in(stall, 1, MAX_STALL_MS)) < 0)
+			return "bad stall=";
+		o->stall_ms = (unsigned)n;
 	}
 	name = arg_value(args, nargs, "serve=");
 	bytes = arg_value(args, nargs, "bytes=");

@@ -1,6 +1,6 @@
 /*
- * The echo server's request-path options, with no sockets or lws: ?fragments=N
- * and ?serve=NAME&bytes=N (see README.md).  echo.c hands over the query's
+ * The echo server's request-path options, with no sockets or lws: ?fragments=N,
+ * ?serve=NAME&bytes=N and ?stall=MS (see README.md).  echo.c hands over the query's
  * name=value arguments as lws split and decoded them; the fuzz target
  * (fuzz/) calls the same function.
  */
@@ -11,12 +11,14 @@
 
 #define MAX_FRAGMENTS 64
 #define REQOPTS_MAX_ARGS 32
+#define MAX_STALL_MS 60000
 
 struct reqopts {
 	unsigned frags;		/* frames per echo, 1..MAX_FRAGMENTS (1: none asked) */
 	int serve;		/* ?serve= given: reply with a prepared message */
 	char serve_name[16];
 	size_t serve_bytes;	/* 1..max_bytes */
+	unsigned stall_ms;	/* ?stall=: read nothing this long after the upgrade (0: no stall) */
 };
 
 /*

@@ -1,8 +1,8 @@
 /*
  * libFuzzer target: lws-echo's request-path options (reqopts.c) against a
- * reference written here from the README's rules: ?fragments=N (1..64) and
- * ?serve=NAME&bytes=N (both or neither, nothing else in the query, NAME
- * shorter than 16 bytes, N in 1..max).
+ * reference written here from the README's rules: ?fragments=N (1..64),
+ * ?stall=MS (1..60000) and ?serve=NAME&bytes=N (both or neither, nothing else
+ * in the query, NAME shorter than 16 bytes, N in 1..max).
  *
  * Input: the query's arguments separated by '&' (as lws splits them; each
  * at most 255 bytes, as lws copies them), then, after a NUL, nothing.
@@ -54,8 +54,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *buf, *args[REQOPTS_MAX_ARGS + 8];
     int n = 0, want_ok = 1;
     struct reqopts o;
-    const char *why, *fr, *name, *bytes;
-    unsigned want_frags = 1;
+    const char *why, *fr, *st, *name, *bytes;
+    unsigned want_frags = 1, want_stall = 0;
     long long want_bytes = 0;
     size_t i, start = 0;
 
@@ -87,6 +87,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         else
             want_frags = (unsigned)v;
     }
+    st = find(args, n, "stall=");
+    if (st) {
+        long long v = ref_number(st, 1, 60000);
+        if (v < 0)
+            want_ok = 0;
+        else
+            want_stall = (unsigned)v;
+    }
     name = find(args, n, "serve=");
     bytes = find(args, n, "bytes=");
     if (name || bytes) {
@@ -99,6 +107,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK((why == NULL) == want_ok);
     if (want_ok) {
         CHECK(o.frags == want_frags);
+        CHECK(o.stall_ms == want_stall);
         CHECK(o.serve == (name != NULL));
         if (name) {
             CHECK(!strcmp(o.serve_name, name));
