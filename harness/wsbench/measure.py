@@ -30,9 +30,9 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
-from . import procfs, procs, socket_bytes
+from . import backpressure, procfs, procs, socket_bytes, tcp_ends
 from .hold import GO_LINE, Hold, hold_for
 from .catalog import Program
 from .logs import last_line
@@ -41,11 +41,12 @@ from .model import Sample, Settings
 from .server import ServerHandle
 from .certificates import tls_summary
 from .deflate import deflate_summary
-from .workloads import HOLDING_KINDS, Workload
+from .workloads import HOLDING_KINDS, SOCKET_MARK_KINDS, Workload
 
 START_LINE = "WSBENCH-START"
 MARK_PREFIX = "WSBENCH-MARK "  # a point inside the measured phase (clients/README.md): readings, then GO
 STARTUP_ALLOWANCE_S = 20.0
+MARK_SETTLE_S = 0.1  # between the two socket readings of a mark (SOCKET_MARK_KINDS)
 RESULT_KEYS = ("messages", "bytes", "seconds", "msgs_per_s", "mb_per_s", "errors")
 
 
@@ -208,7 +209,8 @@ class _Measurement:
                     self.on_start(phase, proc)
                 elif line.startswith(MARK_PREFIX):
                     phase.problem = _mark(line[len(MARK_PREFIX):].strip(), phase.marks, phase.started, phase.clocks,
-                                          proc, self.server_pid, phase.seen if phase.started else began)
+                                          proc, self.server_pid, phase.seen if phase.started else began,
+                                          self.mark_sockets if self.workload.kind in SOCKET_MARK_KINDS else None)
                 elif line.startswith("{"):
                     self.on_result(phase, proc, line)
                 elif line.strip():
@@ -217,6 +219,15 @@ class _Measurement:
         finally:
             reader.close()
         return phase
+
+    def mark_sockets(self) -> dict[str, Any]:
+        """At a mark of a kind that needs them: both ends of the connection (tcp_ends.py),
+        and again a moment later (whether the kernel's queues still move)."""
+        if self.server_port is None:
+            return {"tcp": "the server's port is not known"}
+        first = tcp_ends.read(self.server_port)
+        time.sleep(MARK_SETTLE_S)
+        return {"tcp": first, "tcp_later": tcp_ends.read(self.server_port)}
 
     def on_start(self, phase: _Phase, proc: Any) -> None:
         """The start barrier: both sides' CPU clocks and descriptor limits, then GO."""
@@ -271,6 +282,8 @@ class _Measurement:
         sample.extra = {k: v for k, v in result.items() if k not in RESULT_KEYS}
         if phase.marks:
             sample.extra["marks"] = phase.marks
+        if workload.kind in SOCKET_MARK_KINDS:  # bufferedAmount beside the kernel's queues
+            sample.extra["backpressure"] = backpressure.judge(sample.extra)
         if workload.kind in HOLDING_KINDS:
             sample.extra["limits"] = phase.fdlimits
             sample.extra["server_rss_before_kib"] = before
@@ -340,7 +353,8 @@ def stopped_at(workload: Workload, override: dict[str, Any] | None, extra: dict[
 
 
 def _mark(name: str, marks: dict[str, dict[str, Any]], started: bool, clocks: "_Clocks", proc: Any,
-          server_pid: int | None, since: float) -> str | None:
+          server_pid: int | None, since: float,
+          more: Callable[[], dict[str, Any]] | None = None) -> str | None:
     """``WSBENCH-MARK name`` inside the measured phase: both sides' CPU since the start
     readings and their resident memory now, then GO. None, or why the sample fails."""
     if not started:
@@ -356,6 +370,8 @@ def _mark(name: str, marks: dict[str, dict[str, Any]], started: bool, clocks: "_
         "client_rss_kib": procfs.rss_kib(proc.pid),
         "server_rss_kib": procfs.rss_kib(server_pid) if server_pid is not None else None,
     }
+    if more is not None:  # readings of the kind's own (SOCKET_MARK_KINDS), before GO
+        marks[name].update(more())
     refused = procs.tell(proc, GO_LINE)
     return f"mark {name}: {refused}" if refused else None
 

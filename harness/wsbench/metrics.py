@@ -25,14 +25,14 @@ def _field(name: str) -> Getter:
     return lambda s: getattr(s, name)
 
 
-def _extra(*path: str) -> Getter:
+def _extra(*path: str, scale: float = 1.0) -> Getter:
     def get(s: Any) -> float | None:
         value: Any = s.extra
         for key in path:
             if not isinstance(value, dict) or key not in value:
                 return None
             value = value[key]
-        return float(value) if isinstance(value, (int, float)) else None
+        return float(value) * scale if isinstance(value, (int, float)) else None
     return get
 
 
@@ -122,6 +122,13 @@ _ALL = [
     Metric("latency_p95_us", "p95 µs", False, 1, _extra("latency_us", "p95")),
     Metric("lost", "lost", False, 0, _extra("lost")),
     Metric("max_connections", "largest N with p95 in bound", True, 0, _extra("max_connections")),
+    # a server that stops reading (backpressure.py): bufferedAmount at the mark, what was
+    # really unwritten then, the client's RSS growth between its marks, and the recovery
+    Metric("buffered_at_mark_mib", "bufferedAmount MiB", True, 2, _extra("buffered_at_mark", scale=1 / 2**20)),
+    Metric("unwritten_mib", "unwritten MiB", True, 2, _extra("backpressure", "unwritten_bytes", scale=1 / 2**20)),
+    Metric("client_rss_growth_mib", "client RSS growth MiB", False, 1,
+           _extra("backpressure", "rss_growth_kib", scale=1 / 1024)),
+    Metric("recover_ms", "recover ms", False, 1, _extra("recover_ms")),
     # bytes on the wire per message, counted by the kernel on the server's sockets (socket_bytes.py)
     Metric("wire_c2s_per_msg", "wire B/msg c→s", False, 1, _extra("wire", "c2s_per_msg")),
     Metric("wire_s2c_per_msg", "wire B/msg s→c", False, 1, _extra("wire", "s2c_per_msg")),
@@ -130,7 +137,8 @@ METRICS: dict[str, Metric] = {m.name: m for m in _ALL}
 
 DEFAULT_METRIC = {"echo": "msgs_per_s", "latency": "latency_p99_us", "openloop": "latency_p99_us",
                   "buffered": "getter_calls_per_s", "request": "delivery_ms",
-                  "handshake": "handshakes_per_s", "idle": "opens_per_s", "fanout": "delivered_per_s"}
+                  "handshake": "handshakes_per_s", "idle": "opens_per_s", "fanout": "delivered_per_s",
+                  "backpressure": "recover_ms"}
 
 _COST = ["client_cpu_us_per_msg", "server_cpu_us_per_msg", "client_peak_rss_mib", "server_peak_rss_mib"]
 
@@ -149,4 +157,5 @@ COLUMNS: dict[str, list[str]] = {
     "fanout": ["latency_p50_us", "latency_p99_us", "latency_p999_us", "lost", "server_cpu_us_per_msg",
                "server_peak_rss_mib", "client_cpu_us_per_msg"],
     "ramp": ["connections", "latency_p95_us", "server_peak_rss_mib"],
+    "backpressure": ["buffered_at_mark_mib", "unwritten_mib", "client_rss_growth_mib", "client_peak_rss_mib"],
 }

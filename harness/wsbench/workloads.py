@@ -74,6 +74,12 @@ KINDS: dict[str, dict[str, Key]] = {
              "sources": _param(int, minimum=1), "warm": _param(bool)},
     # N subscribers of /broadcast, one of them publishing `count` messages of `size` bytes
     # at `rate` per second, each carrying its send time
+    # against a server that stops reading (lws-echo's ?stall=MS in the path): send
+    # total_bytes of size-byte messages as fast as send() takes them, for at most send_ms
+    # ms; settle_ms later the mark "full" (backpressure.py)
+    "backpressure": {"type": _param(str, choices=TYPES), "size": _param(int, True, minimum=1),
+                     "total_bytes": _param(int, minimum=1), "send_ms": _param(int, minimum=1),
+                     "settle_ms": _param(int, minimum=1)},
     "fanout": {"connections": _param(int, True, minimum=2), "rate": _param(int, True, minimum=1),
                "count": _param(int, True, minimum=1), "size": _param(int, minimum=16),
                "sources": _param(int, minimum=1)},
@@ -82,10 +88,12 @@ KINDS: dict[str, dict[str, Key]] = {
 # Kinds whose measured phase repeats its rounds until --min-seconds has passed, and kinds
 # whose echoes the client checks (sequence numbers and bytes, clients/README.md).
 FLOOR_KINDS = ("echo", "buffered", "request", "handshake")
-VERIFY_KINDS = ("echo", "latency", "openloop", "buffered")
+VERIFY_KINDS = ("echo", "latency", "openloop", "buffered", "backpressure")
 # Kinds that hold many connections: their samples record the descriptor limits of both
 # sides and the server's memory before the client started (measure.py).
 HOLDING_KINDS = ("idle", "fanout")
+# Kinds whose marks also read both ends of the connection (tcp_ends.py; measure.py).
+SOCKET_MARK_KINDS = ("backpressure",)
 
 # Scopes narrow a workload's matrix in scoped suites (see Suite.scoped):
 # "clients": every client against the reference server (compares clients);
