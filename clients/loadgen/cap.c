@@ -206,6 +206,8 @@ static void start_one(void)
 	const struct sockaddr_in *src = K.src ? &K.src[K.started % K.o->sources] : NULL;
 	const char *what = "";
 
+	if (K.h->before_start)
+		K.h->before_start(K.started + 1);
 	if (conn_open(&cc->c, &K.o->url, src, &ops, cc, &what)) {
 		start_failed(what, errno, K.started + 1);
 		return;

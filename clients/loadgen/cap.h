@@ -38,6 +38,8 @@ struct cap_hooks {
 	void (*on_message)(struct cap_conn *cc, int opcode, uint64_t len);
 	/* closed by the server or failed after it opened (why: one line) */
 	void (*on_gone)(struct cap_conn *cc, const char *why);
+	/* connection `number` (from 1) is about to be started (socket options: conn_set_rcvbuf) */
+	void (*before_start)(unsigned number);
 };
 
 struct cap_result {

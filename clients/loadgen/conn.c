@@ -166,6 +166,8 @@ static void epoll_mod(struct conn *c, int want_out)
 		.data.ptr = conn_tag(c),
 	};
 
+	if (c->paused)	/* applied when it resumes */
+		return;
 	if (epoll_ctl(epfd, EPOLL_CTL_MOD, c->fd, &ev))
 		fail("epoll_ctl: %s", strerror(errno));
 }
@@ -186,6 +188,27 @@ static void want_flush(struct conn *c)
 	c->dirty = 1;
 	c->next_dirty = dirty_list;
 	dirty_list = c;
+}
+
+static int rcvbuf_next;
+
+void conn_set_rcvbuf(int bytes)
+{
+	rcvbuf_next = bytes;
+}
+
+void conn_pause_reading(struct conn *c, int pause)
+{
+	struct epoll_event ev = {
+		.events = EPOLLIN | (c->want_out ? EPOLLOUT : 0),
+		.data.ptr = conn_tag(c),
+	};
+
+	if (c->fd < 0 || !pause == !c->paused)
+		return;
+	c->paused = pause;
+	if (epoll_ctl(epfd, pause ? EPOLL_CTL_DEL : EPOLL_CTL_ADD, c->fd, &ev))
+		fail("epoll_ctl: %s", strerror(errno));
 }
 
 static void queue_push(struct conn *c, const unsigned char *p, size_t len,
@@ -277,7 +300,8 @@ static void queue_clear(struct conn *c)
 static void close_socket(struct conn *c)
 {
 	if (c->fd >= 0) {
-		epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
+		if (!c->paused)
+			epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
 		if (io_tls)
 			tls_detach(c->fd);
 		close(c->fd);
@@ -413,6 +437,8 @@ int conn_open(struct conn *c, const struct url *u, const struct sockaddr_in *src
 		return -1;
 	}
 	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (rcvbuf_next)
+		setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf_next, sizeof(rcvbuf_next));
 	if (src) {
 		setsockopt(c->fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
 		if (bind(c->fd, (const struct sockaddr *)src, sizeof(*src))) {

@@ -78,6 +78,7 @@ struct conn {
 	int want_data;		/* deliver payload chunks to ops->on_data (1 after conn_start) */
 	int close_sent, close_code;
 	int failed;		/* our close code after conn_fail(), else 0 */
+	int paused;		/* conn_pause_reading: out of epoll, nothing read */
 	struct conn_z *z;	/* permessage-deflate agreed, else NULL (and always without --deflate) */
 };
 
@@ -142,6 +143,17 @@ void conn_start(struct conn *c, const struct url *u,
  */
 int conn_open(struct conn *c, const struct url *u, const struct sockaddr_in *src,
 	      const struct conn_ops *ops, void *user, const char **what);
+
+/* Connections opened from now on get this SO_RCVBUF (set before connect(); 0: the
+ * kernel's default): the slow kind's subscribers that stop reading. */
+void conn_set_rcvbuf(int bytes);
+
+/*
+ * Stop (1) or resume (0) reading the connection: while paused its socket is out of
+ * epoll altogether (nothing read, no event, not even a reset), so the kernel's receive
+ * buffer fills and the peer's sends back up; nothing may be queued to send meanwhile.
+ */
+void conn_pause_reading(struct conn *c, int pause);
 
 /* Queue `len` bytes that stay valid and unchanged until sent. */
 void conn_send_ref(struct conn *c, const unsigned char *p, size_t len);

@@ -18,6 +18,7 @@
 #include "conn.h"
 #include "histogram.h"
 #include "kinds.h"
+#include "stamp.h"
 #include "util.h"
 
 #include <math.h>
@@ -26,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FAN_HEAD 16	/* number + due time */
+#define FAN_HEAD STAMP_BYTES	/* number + due time (stamp.h) */
 
 static struct {
 	struct cap_conn **live;
@@ -45,24 +46,6 @@ static struct {
 static uint64_t due(uint64_t i)
 {
 	return F.t0 + (uint64_t)llround((double)i * F.interval_ns);
-}
-
-static uint64_t le64(const unsigned char *p)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static void put_le64(unsigned char *p, uint64_t v)
-{
-	int i;
-
-	for (i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
 }
 
 static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -94,7 +77,7 @@ static void on_message(struct cap_conn *cc, int opcode, uint64_t len)
 	char s[32], m[32], k[32];
 
 	if (opcode != OP_BINARY || len != F.size || cc->nfirst < FAN_HEAD ||
-	    (seq = le64(cc->first)) >= F.count) {
+	    (seq = stamp_le64(cc->first)) >= F.count) {
 		cc->nfirst = 0;
 		F.disorder++;
 		note("subscriber %s received a message that is not one of the %s published "
@@ -102,7 +85,7 @@ static void on_message(struct cap_conn *cc, int opcode, uint64_t len)
 		     opcode == OP_TEXT ? "text" : "binary", (unsigned long long)len);
 		return;
 	}
-	t = le64(cc->first + 8);
+	t = stamp_le64(cc->first + 8);
 	cc->nfirst = 0;
 	if (!F.known_t0) {	/* --publish off: the publisher's t0, from the first message */
 		F.t0 = t - (uint64_t)llround((double)seq * F.interval_ns);
@@ -155,8 +138,7 @@ static void publish_tick(void *x)
 		return;
 	}
 	while (F.sent < F.count && due(F.sent) <= now) {
-		put_le64(F.payload, F.sent);
-		put_le64(F.payload + 8, due(F.sent));
+		stamp_put(F.payload, F.sent, due(F.sent));
 		conn_send_frame(&F.live[0]->c, OP_BINARY, F.payload, F.size);
 		F.sent++;
 	}

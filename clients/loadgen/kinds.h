@@ -42,6 +42,8 @@ struct opts {
 	int warm;		/* idle: --warm (one message and its echo on each before the hold) */
 	uint64_t drain_ms;	/* fanout: --drain-ms after the last message was due */
 	int publish;		/* fanout: --publish on (default) or off */
+	unsigned slow;		/* slow: --slow K subscribers stop reading */
+	unsigned rcvbuf;	/* slow: --rcvbuf BYTES, their SO_RCVBUF */
 	int deflate;		/* --deflate on: offer permessage-deflate */
 	struct pmd_params deflate_offer;	/* what it offers (the --deflate-* knobs) */
 };
@@ -57,5 +59,6 @@ void run_request(const struct opts *o);
 void run_observe(const struct opts *o);
 void run_idle(const struct opts *o);
 void run_fanout(const struct opts *o);
+void run_slow(const struct opts *o);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * wsbench-loadgen: a native WebSocket load generator implementing the client
  * contract of clients/README.md (kinds echo, latency, openloop, handshake,
- * request, observe, idle, fanout).
+ * request, observe, idle, fanout, slow).
  *
  *   wsbench-loadgen --url ws://127.0.0.1:PORT/ --type text --size 11 --count 50000
  *   wsbench-loadgen --kind latency --url ... --type binary --size 32 --count 10000
@@ -11,6 +11,7 @@
  *   wsbench-loadgen --kind observe --url ws://.../ --timeout-ms 5000
  *   wsbench-loadgen --kind idle --url ws://.../ --connections N|max --concurrency C --hold-ms H --ping-ms P [--sources K] [--warm]
  *   wsbench-loadgen --kind fanout --url ws://.../broadcast --connections N --rate R --count M --size S [--sources K]
+ *   wsbench-loadgen --kind slow --url ws://.../broadcast --connections N --slow K --rate R --duration-ms D --size S [--rcvbuf B] [--drain-ms MS]
  *   wsbench-loadgen --url wss://127.0.0.1:PORT/ --ca build/tls/ca.pem ...   (any kind)
  *   wsbench-loadgen --kind handshake --url wss://... --ca ... --count 1000 --tls-resume
  *   wsbench-loadgen --deflate on [--deflate-server-no-context-takeover] ...   (any kind)
@@ -31,12 +32,12 @@
 #include <signal.h>
 
 #define USAGE "wsbench-loadgen --url ws://HOST:PORT/PATH|wss://HOST:PORT/PATH [--ca FILE] [--tls-resume] " \
-	"[--kind echo|latency|openloop|handshake|request|observe|idle|fanout] " \
+	"[--kind echo|latency|openloop|handshake|request|observe|idle|fanout|slow] " \
 	"[--type text|binary] [--size BYTES] [--count N] [--warmup N] [--mode burst|window|pingpong] " \
 	"[--window W] [--connections C] [--text ascii|mixed|json] [--bytes counting|random] [--rate R] [--duration-ms D] " \
 	"[--expect text|close] [--expect-length L] [--min-ms MS] [--verify on|off] [--timeout-ms MS] " \
 	"[--concurrency C] [--sources K] [--stall-ms MS] [--hold-ms H] [--ping-ms P] [--warm] [--drain-ms MS] " \
-	"[--publish on|off] [--deflate on|off] [--deflate-server-no-context-takeover] " \
+	"[--publish on|off] [--slow K] [--rcvbuf BYTES] [--deflate on|off] [--deflate-server-no-context-takeover] " \
 	"[--deflate-client-no-context-takeover] [--deflate-server-max-window-bits N] " \
 	"[--deflate-client-max-window-bits N]"
 
@@ -47,7 +48,7 @@ static const char *const known[] = {
 	"concurrency", "sources", "stall-ms", "hold-ms", "ping-ms", "drain-ms", "publish",
 	"deflate", "deflate-server-no-context-takeover", "deflate-client-no-context-takeover",
 	"deflate-server-max-window-bits", "deflate-client-max-window-bits", "bytes",
-	"dump-messages", "warm", NULL,
+	"dump-messages", "warm", "slow", "rcvbuf", NULL,
 };
 #define NKNOWN (sizeof(known) / sizeof(known[0]) - 1)
 
@@ -175,6 +176,21 @@ static void parse_capacity(const char *kind, struct opts *o)
 		o->rate = (double)int_arg("rate", 0, 1);
 		int_arg("size", 16, 16);	/* room for the number and the due time */
 	}
+	if (!strcmp(kind, "slow")) {
+		require("connections");
+		require("slow");
+		require("rate");
+		require("duration-ms");
+		o->slow = (unsigned)int_arg("slow", 0, 0);
+		o->rcvbuf = (unsigned)int_arg("rcvbuf", 4096, 1024);
+		if (o->rcvbuf > (1u << 30))
+			fail("--rcvbuf is at most 1 GiB");
+		o->rate = (double)int_arg("rate", 0, 1);
+		o->duration_ms = int_arg("duration-ms", 0, 1);
+		int_arg("size", 16, 16);	/* room for the number and the due time */
+	} else if (get("slow") || get("rcvbuf")) {
+		fail("--slow and --rcvbuf go with --kind slow");
+	}
 }
 
 static void parse(int argc, char **argv, struct opts *o)
@@ -214,7 +230,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	if (strcmp(kind, "echo") && strcmp(kind, "latency") &&
 	    strcmp(kind, "openloop") && strcmp(kind, "handshake") &&
 	    strcmp(kind, "request") && strcmp(kind, "observe") &&
-	    strcmp(kind, "idle") && strcmp(kind, "fanout"))
+	    strcmp(kind, "idle") && strcmp(kind, "fanout") && strcmp(kind, "slow"))
 		fail("unknown --kind %s", kind);
 	if (get("transfer"))
 		fail_unsupported("--transfer");
@@ -294,7 +310,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	if (o->corpus && !o->verify)
 		fail("--%s needs --verify on (unverified, one message is sent over and over)",
 		     o->binary ? "bytes random" : "text json");
-	o->size = (size_t)int_arg("size", !strcmp(kind, "fanout") ? 16 : 0, 0);
+	o->size = (size_t)int_arg("size", !strcmp(kind, "fanout") || !strcmp(kind, "slow") ? 16 : 0, 0);
 	o->count = int_arg("count", 1, 1);
 	if (!strcmp(kind, "openloop")) {
 		uint64_t total = (uint64_t)(o->rate * (double)o->duration_ms / 1000.0);
@@ -362,7 +378,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	/* the capacity kinds report the limit they meet instead */
-	if (strcmp(o.kind, "idle") && strcmp(o.kind, "fanout") && o.connections + 16 > 1024) {
+	if (strcmp(o.kind, "idle") && strcmp(o.kind, "fanout") && strcmp(o.kind, "slow") &&
+	    o.connections + 16 > 1024) {
 		struct rlimit rl;
 
 		if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < o.connections + 16)
@@ -393,6 +410,8 @@ int main(int argc, char **argv)
 		run_idle(&o);
 	else if (!strcmp(o.kind, "fanout"))
 		run_fanout(&o);
+	else if (!strcmp(o.kind, "slow"))
+		run_slow(&o);
 	else
 		run_request(&o);
 	evloop_free();
