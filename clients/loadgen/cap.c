@@ -296,6 +296,11 @@ struct cap_conn **cap_open(const struct opts *o, unsigned want, const struct cap
 	return K.live;
 }
 
+const struct sockaddr_in *cap_source(unsigned number)
+{
+	return K.src ? &K.src[(number - 1) % K.o->sources] : NULL;
+}
+
 uint64_t cap_pongs(void)
 {
 	return K.pongs;

@@ -56,6 +56,10 @@ struct cap_result {
 struct cap_conn **cap_open(const struct opts *o, unsigned want, const struct cap_hooks *h,
 			   struct cap_result *res, unsigned *n);
 
+/* The source address connection `number` (1-based) was opened from, NULL for the
+ * kernel's choice (--sources 1); valid until cap_close_all(). */
+const struct sockaddr_in *cap_source(unsigned number);
+
 /* Pongs received on every connection so far. */
 uint64_t cap_pongs(void);
 

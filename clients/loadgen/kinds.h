@@ -33,7 +33,7 @@ struct opts {
 	int tls;		/* a wss:// URL */
 	const char *ca;		/* --ca: the CA file trusted for wss:// */
 	int tls_resume;		/* --tls-resume: offer the newest session */
-	/* idle, fanout (cap.c) */
+	/* idle, fanout, storm (cap.c) */
 	unsigned concurrency;	/* --concurrency: handshakes in flight at most */
 	unsigned sources;	/* --sources K: 127.0.0.1 ... 127.0.0.K in turn */
 	uint64_t stall_ms;	/* --stall-ms: no handshake done that long is a limit */
@@ -41,6 +41,7 @@ struct opts {
 	uint64_t ping_ms;	/* idle: --ping-ms (0: no pings) */
 	int warm;		/* idle: --warm (one message and its echo on each before the hold) */
 	uint64_t drain_ms;	/* fanout: --drain-ms after the last message was due */
+	uint64_t settle_ms;	/* storm: --settle-ms between the marks storm and after */
 	int publish;		/* fanout: --publish on (default) or off */
 	unsigned slow;		/* slow: --slow K subscribers stop reading */
 	unsigned rcvbuf;	/* slow: --rcvbuf BYTES, their SO_RCVBUF */
@@ -59,6 +60,7 @@ void run_request(const struct opts *o);
 void run_observe(const struct opts *o);
 void run_idle(const struct opts *o);
 void run_fanout(const struct opts *o);
+void run_storm(const struct opts *o);
 void run_slow(const struct opts *o);
 
 #endif

@@ -11,6 +11,7 @@
  *   wsbench-loadgen --kind observe --url ws://.../ --timeout-ms 5000
  *   wsbench-loadgen --kind idle --url ws://.../ --connections N|max --concurrency C --hold-ms H --ping-ms P [--sources K] [--warm]
  *   wsbench-loadgen --kind fanout --url ws://.../broadcast --connections N --rate R --count M --size S [--sources K]
+ *   wsbench-loadgen --kind storm --url ws://.../ --connections N [--concurrency C] [--sources K] [--stall-ms MS] [--settle-ms MS]
  *   wsbench-loadgen --kind slow --url ws://.../broadcast --connections N --slow K --rate R --duration-ms D --size S [--rcvbuf B] [--drain-ms MS]
  *   wsbench-loadgen --url wss://127.0.0.1:PORT/ --ca build/tls/ca.pem ...   (any kind)
  *   wsbench-loadgen --kind handshake --url wss://... --ca ... --count 1000 --tls-resume
@@ -32,11 +33,11 @@
 #include <signal.h>
 
 #define USAGE "wsbench-loadgen --url ws://HOST:PORT/PATH|wss://HOST:PORT/PATH [--ca FILE] [--tls-resume] " \
-	"[--kind echo|latency|openloop|handshake|request|observe|idle|fanout|slow] " \
+	"[--kind echo|latency|openloop|handshake|request|observe|idle|fanout|slow|storm] " \
 	"[--type text|binary] [--size BYTES] [--count N] [--warmup N] [--mode burst|window|pingpong] " \
 	"[--window W] [--connections C] [--text ascii|mixed|json] [--bytes counting|random] [--rate R] [--duration-ms D] " \
 	"[--expect text|close] [--expect-length L] [--min-ms MS] [--verify on|off] [--timeout-ms MS] " \
-	"[--concurrency C] [--sources K] [--stall-ms MS] [--hold-ms H] [--ping-ms P] [--warm] [--drain-ms MS] " \
+	"[--concurrency C] [--sources K] [--stall-ms MS] [--hold-ms H] [--ping-ms P] [--warm] [--drain-ms MS] [--settle-ms MS] " \
 	"[--publish on|off] [--slow K] [--rcvbuf BYTES] [--deflate on|off] [--deflate-server-no-context-takeover] " \
 	"[--deflate-client-no-context-takeover] [--deflate-server-max-window-bits N] " \
 	"[--deflate-client-max-window-bits N]"
@@ -45,7 +46,7 @@ static const char *const known[] = {
 	"url", "kind", "type", "size", "count", "warmup", "mode", "window",
 	"timeout-ms", "text", "connections", "transfer", "rate", "duration-ms",
 	"expect", "expect-length", "polls", "min-ms", "verify", "ca", "tls-resume",
-	"concurrency", "sources", "stall-ms", "hold-ms", "ping-ms", "drain-ms", "publish",
+	"concurrency", "sources", "stall-ms", "hold-ms", "ping-ms", "drain-ms", "publish", "settle-ms",
 	"deflate", "deflate-server-no-context-takeover", "deflate-client-no-context-takeover",
 	"deflate-server-max-window-bits", "deflate-client-max-window-bits", "bytes",
 	"dump-messages", "warm", "slow", "rcvbuf", NULL,
@@ -161,6 +162,11 @@ static void parse_capacity(const char *kind, struct opts *o)
 	if (o->warm && strcmp(kind, "idle"))
 		fail("--warm does not apply to --kind %s", kind);
 	o->drain_ms = int_arg("drain-ms", 5000, 0);
+	o->settle_ms = int_arg("settle-ms", 2000, 0);
+	if (get("settle-ms") && strcmp(kind, "storm"))
+		fail("--settle-ms goes with --kind storm");
+	if (!strcmp(kind, "storm"))
+		require("connections");
 	v = get("publish");
 	if (v && strcmp(v, "on") && strcmp(v, "off"))
 		fail("--publish must be on or off");
@@ -229,7 +235,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		fail_unsupported("kind buffered (no bufferedAmount)");
 	if (strcmp(kind, "echo") && strcmp(kind, "latency") &&
 	    strcmp(kind, "openloop") && strcmp(kind, "handshake") &&
-	    strcmp(kind, "request") && strcmp(kind, "observe") &&
+	    strcmp(kind, "request") && strcmp(kind, "observe") && strcmp(kind, "storm") &&
 	    strcmp(kind, "idle") && strcmp(kind, "fanout") && strcmp(kind, "slow"))
 		fail("unknown --kind %s", kind);
 	if (get("transfer"))
@@ -410,6 +416,8 @@ int main(int argc, char **argv)
 		run_idle(&o);
 	else if (!strcmp(o.kind, "fanout"))
 		run_fanout(&o);
+	else if (!strcmp(o.kind, "storm"))
+		run_storm(&o);
 	else if (!strcmp(o.kind, "slow"))
 		run_slow(&o);
 	else
