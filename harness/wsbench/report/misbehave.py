@@ -15,11 +15,14 @@ from typing import Callable
 
 from ..doc import Block, Section
 from ..model import Run
+from . import misbehave_back
 
 Part = Callable[[Run], list[Block]]
 
 # Each part's module appends its function here (imported below, in the section's order).
-PARTS: list[Part] = []
+PARTS: list[Part] = [
+    misbehave_back.blocks,
+]
 
 INTRO = ("Peers that misbehave over time: subscribers that stop reading, servers that stop reading, clients "
          "that connect and close again and again, all of them at once, and peers that vanish. Every figure is "
