@@ -45,6 +45,8 @@ struct opts {
 	int publish;		/* fanout: --publish on (default) or off */
 	unsigned slow;		/* slow: --slow K subscribers stop reading */
 	unsigned rcvbuf;	/* slow: --rcvbuf BYTES, their SO_RCVBUF */
+	unsigned marks;		/* cycles: --marks (marks over the run besides cycles-0) */
+	uint64_t mark_ms;	/* pinghold: --mark-ms */
 	int deflate;		/* --deflate on: offer permessage-deflate */
 	struct pmd_params deflate_offer;	/* what it offers (the --deflate-* knobs) */
 };
@@ -62,5 +64,7 @@ void run_idle(const struct opts *o);
 void run_fanout(const struct opts *o);
 void run_storm(const struct opts *o);
 void run_slow(const struct opts *o);
+void run_cycles(const struct opts *o);	/* kind_soak.c */
+void run_pinghold(const struct opts *o);
 
 #endif

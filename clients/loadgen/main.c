@@ -1,7 +1,7 @@
 /*
  * wsbench-loadgen: a native WebSocket load generator implementing the client
  * contract of clients/README.md (kinds echo, latency, openloop, handshake,
- * request, observe, idle, fanout, slow).
+ * request, observe, idle, fanout, slow, cycles, pinghold).
  *
  *   wsbench-loadgen --url ws://127.0.0.1:PORT/ --type text --size 11 --count 50000
  *   wsbench-loadgen --kind latency --url ... --type binary --size 32 --count 10000
@@ -13,6 +13,8 @@
  *   wsbench-loadgen --kind fanout --url ws://.../broadcast --connections N --rate R --count M --size S [--sources K]
  *   wsbench-loadgen --kind storm --url ws://.../ --connections N [--concurrency C] [--sources K] [--stall-ms MS] [--settle-ms MS]
  *   wsbench-loadgen --kind slow --url ws://.../broadcast --connections N --slow K --rate R --duration-ms D --size S [--rcvbuf B] [--drain-ms MS]
+ *   wsbench-loadgen --kind cycles --url ws://.../ --count C --connections B [--size S] [--marks M]
+ *   wsbench-loadgen --kind pinghold --url ws://.../ --connections N --hold-ms H --ping-ms P --mark-ms M
  *   wsbench-loadgen --url wss://127.0.0.1:PORT/ --ca build/tls/ca.pem ...   (any kind)
  *   wsbench-loadgen --kind handshake --url wss://... --ca ... --count 1000 --tls-resume
  *   wsbench-loadgen --deflate on [--deflate-server-no-context-takeover] ...   (any kind)
@@ -33,12 +35,12 @@
 #include <signal.h>
 
 #define USAGE "wsbench-loadgen --url ws://HOST:PORT/PATH|wss://HOST:PORT/PATH [--ca FILE] [--tls-resume] " \
-	"[--kind echo|latency|openloop|handshake|request|observe|idle|fanout|slow|storm] " \
+	"[--kind echo|latency|openloop|handshake|request|observe|idle|fanout|slow|cycles|pinghold|storm] " \
 	"[--type text|binary] [--size BYTES] [--count N] [--warmup N] [--mode burst|window|pingpong] " \
 	"[--window W] [--connections C] [--text ascii|mixed|json] [--bytes counting|random] [--rate R] [--duration-ms D] " \
 	"[--expect text|close] [--expect-length L] [--min-ms MS] [--verify on|off] [--timeout-ms MS] " \
 	"[--concurrency C] [--sources K] [--stall-ms MS] [--hold-ms H] [--ping-ms P] [--warm] [--drain-ms MS] [--settle-ms MS] " \
-	"[--publish on|off] [--slow K] [--rcvbuf BYTES] [--deflate on|off] [--deflate-server-no-context-takeover] " \
+	"[--publish on|off] [--slow K] [--rcvbuf BYTES] [--marks M] [--mark-ms MS] [--deflate on|off] [--deflate-server-no-context-takeover] " \
 	"[--deflate-client-no-context-takeover] [--deflate-server-max-window-bits N] " \
 	"[--deflate-client-max-window-bits N]"
 
@@ -49,7 +51,7 @@ static const char *const known[] = {
 	"concurrency", "sources", "stall-ms", "hold-ms", "ping-ms", "drain-ms", "publish", "settle-ms",
 	"deflate", "deflate-server-no-context-takeover", "deflate-client-no-context-takeover",
 	"deflate-server-max-window-bits", "deflate-client-max-window-bits", "bytes",
-	"dump-messages", "warm", "slow", "rcvbuf", NULL,
+	"dump-messages", "warm", "marks", "mark-ms", "slow", "rcvbuf", NULL,
 };
 #define NKNOWN (sizeof(known) / sizeof(known[0]) - 1)
 
@@ -199,6 +201,28 @@ static void parse_capacity(const char *kind, struct opts *o)
 	}
 }
 
+/* The soak kinds' options (kind_soak.c); --marks and --mark-ms belong to them only. */
+static void parse_soak(const char *kind, struct opts *o)
+{
+	int cycles = !strcmp(kind, "cycles"), hold = !strcmp(kind, "pinghold");
+
+	if (get("marks") && !cycles)
+		fail("--marks does not apply to --kind %s", kind);
+	if (get("mark-ms") && !hold)
+		fail("--mark-ms does not apply to --kind %s", kind);
+	o->marks = (unsigned)int_arg("marks", 50, 1);
+	o->mark_ms = int_arg("mark-ms", 1000, 1);
+	if (cycles) {
+		require("count");
+		require("connections");
+	}
+	if (hold) {
+		require("connections");
+		require("hold-ms");
+		require("mark-ms");
+	}
+}
+
 static void parse(int argc, char **argv, struct opts *o)
 {
 	const char *kind, *v;
@@ -236,7 +260,8 @@ static void parse(int argc, char **argv, struct opts *o)
 	if (strcmp(kind, "echo") && strcmp(kind, "latency") &&
 	    strcmp(kind, "openloop") && strcmp(kind, "handshake") &&
 	    strcmp(kind, "request") && strcmp(kind, "observe") && strcmp(kind, "storm") &&
-	    strcmp(kind, "idle") && strcmp(kind, "fanout") && strcmp(kind, "slow"))
+	    strcmp(kind, "idle") && strcmp(kind, "fanout") &&
+	    strcmp(kind, "cycles") && strcmp(kind, "pinghold") && strcmp(kind, "slow"))
 		fail("unknown --kind %s", kind);
 	if (get("transfer"))
 		fail_unsupported("--transfer");
@@ -308,6 +333,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	}
 	if (!strcmp(kind, "handshake") || !strcmp(kind, "request"))
 		require("count");
+	parse_soak(kind, o);
 	o->min_ms = int_arg("min-ms", 0, 0);
 	v = get("verify");
 	if (v && strcmp(v, "on") && strcmp(v, "off"))
@@ -420,6 +446,10 @@ int main(int argc, char **argv)
 		run_storm(&o);
 	else if (!strcmp(o.kind, "slow"))
 		run_slow(&o);
+	else if (!strcmp(o.kind, "cycles"))
+		run_cycles(&o);
+	else if (!strcmp(o.kind, "pinghold"))
+		run_pinghold(&o);
 	else
 		run_request(&o);
 	evloop_free();

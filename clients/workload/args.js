@@ -3,11 +3,11 @@
 import { unsupported } from './errors.js';
 
 const USAGE =
-  '--url ws://127.0.0.1:PORT/ [--kind echo|latency|openloop|buffered|request|handshake|observe|idle|backpressure] ' +
+  '--url ws://127.0.0.1:PORT/ [--kind echo|latency|openloop|buffered|request|handshake|observe|idle|cycles|backpressure] ' +
   '--type text|binary --size BYTES --count N [--warmup N] [--mode burst|window|pingpong] ' +
   '[--window W] [--text ascii|mixed|json] [--bytes counting|random] [--connections C] [--transfer] [--rate R] ' +
   '[--duration-ms D] [--polls P] [--expect text|close] [--expect-length L] [--min-ms MS] [--tls-resume] ' +
-  '[--verify on|off] [--timeout-ms MS] [--concurrency C] [--hold-ms H] [--stall-ms MS] [--warm] ' +
+  '[--verify on|off] [--timeout-ms MS] [--concurrency C] [--hold-ms H] [--stall-ms MS] [--warm] [--marks M] ' +
   '[--total-bytes B] [--send-ms MS] [--settle-ms MS] ' +
   '(see clients/README.md)';
 
@@ -44,6 +44,8 @@ export const KINDS = {
     options: ['type', 'size', 'connections', 'concurrency', 'hold-ms', 'ping-ms', 'sources', 'stall-ms', 'warm'],
     required: ['connections', 'hold-ms'],
   },
+  // the soak kind (cycles.js): --count connect–echo–close cycles, --connections at a time
+  cycles: { options: ['type', 'size', 'count', 'connections', 'marks'], required: ['count', 'connections'] },
   // against a server that stops reading (lws-echo's ?stall=MS): backpressure.js
   backpressure: { options: ['type', 'size', 'total-bytes', 'send-ms', 'settle-ms'], required: ['size'] },
 };
@@ -97,6 +99,7 @@ export function parseArgs(argv) {
   const kind = raw.kind === undefined ? 'echo' : raw.kind;
   // the load generator's kind (one publisher, N subscribers): not the WebSocket API's to time
   if (kind === 'fanout') throw unsupported('kind fanout (wsbench-loadgen only)');
+  if (kind === 'pinghold') throw unsupported('kind pinghold (the WebSocket API sends no pings; wsbench-loadgen only)');
   const spec = Object.prototype.hasOwnProperty.call(KINDS, kind) ? KINDS[kind] : null;
   if (spec === null) throw new Error('--kind must be one of ' + Object.keys(KINDS).join(', '));
   for (const key of Object.keys(raw)) {
@@ -194,6 +197,9 @@ export function parseArgs(argv) {
     o.stallMs = raw['stall-ms'] === undefined ? 5000 : intArg('stall-ms', raw['stall-ms'], 1);
     // --warm: one message and its echo on every connection before the hold (idle.js)
     o.warm = boolFlag('warm', raw.warm);
+  } else if (kind === 'cycles') {
+    o.connections = intArg('connections', raw.connections, 1);
+    o.marks = raw.marks === undefined ? 50 : intArg('marks', raw.marks, 1);
   } else if (kind === 'backpressure') {
     if (o.size < 1) throw new Error('--size must be at least 1 for --kind backpressure');
     o.totalBytes = raw['total-bytes'] === undefined ? 32 * 1024 * 1024 : intArg('total-bytes', raw['total-bytes'], 1);

@@ -27,6 +27,7 @@
 import { parseArgs } from './args.js';
 import { backpressureBody } from './backpressure.js';
 import { bufferedBody } from './buffered.js';
+import { cyclesBody } from './cycles.js';
 import { echoBody } from './echo.js';
 import { oneLine } from './errors.js';
 import { handshakeBody } from './handshake.js';
@@ -49,6 +50,7 @@ const KIND_BODIES = {
   handshake: handshakeBody,
   observe: observeBody,
   idle: idleBody,
+  cycles: cyclesBody,
   backpressure: backpressureBody,
 };
 

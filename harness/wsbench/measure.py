@@ -356,7 +356,7 @@ def _mark(name: str, marks: dict[str, dict[str, Any]], started: bool, clocks: "_
           server_pid: int | None, since: float,
           more: Callable[[], dict[str, Any]] | None = None) -> str | None:
     """``WSBENCH-MARK name`` inside the measured phase: both sides' CPU since the start
-    readings and their resident memory now, then GO. None, or why the sample fails."""
+    readings, their resident memory and open descriptors now, then GO. None, or why the sample fails."""
     if not started:
         return f"{MARK_PREFIX}{name} before {START_LINE}"
     if not name or name in marks:
@@ -369,6 +369,8 @@ def _mark(name: str, marks: dict[str, dict[str, Any]], started: bool, clocks: "_
         "server_cpu_s": None if server_cpu is None or clocks.server0 is None else (server_cpu - clocks.server0) / 1e9,
         "client_rss_kib": procfs.rss_kib(proc.pid),
         "server_rss_kib": procfs.rss_kib(server_pid) if server_pid is not None else None,
+        "client_fds": procfs.fd_count(proc.pid),  # open descriptors (soak drift: soakfit.py)
+        "server_fds": procfs.fd_count(server_pid) if server_pid is not None else None,
     }
     if more is not None:  # readings of the kind's own (SOCKET_MARK_KINDS), before GO
         marks[name].update(more())

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from . import soakfit
+
 Getter = Callable[[Any], "float | None"]
 
 
@@ -87,6 +89,22 @@ def _server_kib_per_conn(s: Any) -> float | None:
     return (held - before) / n
 
 
+def _soak(key: str, pattern: Any, factor: float) -> Getter:
+    """The slope of a side's reading over one sample's soak marks (soakfit.py), after the
+    warm-up: RSS in bytes per cycle, descriptors per 1,000 cycles, ..."""
+    def get(s: Any) -> float | None:
+        found = soakfit.side_slope([s], key, pattern, factor)
+        return found.slope if found is not None else None
+    return get
+
+
+def _hold_per_conn_min(s: Any) -> float | None:
+    """The server's RSS slope over a ping hold, in bytes per connection per minute."""
+    found = soakfit.side_slope([s], "server_rss_kib", soakfit.TIME_MARK, 1024 * 60_000)
+    n = s.extra.get("connections")
+    return found.slope / n if found is not None and isinstance(n, int) and n > 0 else None
+
+
 _ALL = [
     Metric("msgs_per_s", "msgs/s", True, 0, _field("msgs_per_s")),
     Metric("messages", "msgs counted", True, 0, _field("messages")),
@@ -132,13 +150,20 @@ _ALL = [
     # bytes on the wire per message, counted by the kernel on the server's sockets (socket_bytes.py)
     Metric("wire_c2s_per_msg", "wire B/msg c→s", False, 1, _extra("wire", "c2s_per_msg")),
     Metric("wire_s2c_per_msg", "wire B/msg s→c", False, 1, _extra("wire", "s2c_per_msg")),
+    # soak drift (soakfit.py): slopes over one repetition's marks
+    Metric("server_b_per_cycle", "server B/cycle", False, 1, _soak("server_rss_kib", soakfit.CYCLES_MARK, 1024)),
+    Metric("client_b_per_cycle", "client B/cycle", False, 1, _soak("client_rss_kib", soakfit.CYCLES_MARK, 1024)),
+    Metric("server_fds_per_kcycle", "server fds/1k cycles", False, 2, _soak("server_fds", soakfit.CYCLES_MARK, 1000)),
+    Metric("client_fds_per_kcycle", "client fds/1k cycles", False, 2, _soak("client_fds", soakfit.CYCLES_MARK, 1000)),
+    Metric("cycles_per_s", "cycles/s", True, 0, _extra("cycles_per_s")),
+    Metric("hold_b_per_conn_min", "server B/conn/min held", False, 1, _hold_per_conn_min),
 ]
 METRICS: dict[str, Metric] = {m.name: m for m in _ALL}
 
 DEFAULT_METRIC = {"echo": "msgs_per_s", "latency": "latency_p99_us", "openloop": "latency_p99_us",
                   "buffered": "getter_calls_per_s", "request": "delivery_ms",
                   "handshake": "handshakes_per_s", "idle": "opens_per_s", "fanout": "delivered_per_s",
-                  "backpressure": "recover_ms"}
+                  "backpressure": "recover_ms", "cycles": "server_b_per_cycle", "pinghold": "hold_b_per_conn_min"}
 
 _COST = ["client_cpu_us_per_msg", "server_cpu_us_per_msg", "client_peak_rss_mib", "server_peak_rss_mib"]
 
@@ -158,4 +183,6 @@ COLUMNS: dict[str, list[str]] = {
                "server_peak_rss_mib", "client_cpu_us_per_msg"],
     "ramp": ["connections", "latency_p95_us", "server_peak_rss_mib"],
     "backpressure": ["buffered_at_mark_mib", "unwritten_mib", "client_rss_growth_mib", "client_peak_rss_mib"],
+    "cycles": ["client_b_per_cycle", "server_fds_per_kcycle", "client_fds_per_kcycle", "messages", "cycles_per_s"],
+    "pinghold": ["connections", "server_peak_rss_mib"],
 }

@@ -4,11 +4,13 @@ CPU time comes from the process's CPU-time clock (``clock_gettime`` on the clock
 Linux derives from a PID): nanosecond resolution, and the whole thread group — threads
 that have already exited included — exactly what ``getrusage`` reports at exit.
 Peak memory is VmHWM from ``/proc/PID/status``, current memory VmRSS; the descriptor
-limit a process runs under comes from ``/proc/PID/limits``.
+limit a process runs under comes from ``/proc/PID/limits``, the descriptors it has open
+from ``/proc/PID/fd``.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -54,6 +56,14 @@ def peak_rss_kib(pid: int) -> int | None:
 def rss_kib(pid: int) -> int | None:
     """VmRSS: the resident set size now, in KiB."""
     return _status_kib(pid, "VmRSS:")
+
+
+def fd_count(pid: int) -> int | None:
+    """The descriptors ``pid`` has open now (the entries of /proc/PID/fd), or None."""
+    try:
+        return len(os.listdir(f"/proc/{pid}/fd"))
+    except OSError:
+        return None
 
 
 def fd_limit(pid: int) -> tuple[int, int] | None:

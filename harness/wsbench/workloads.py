@@ -83,6 +83,14 @@ KINDS: dict[str, dict[str, Key]] = {
     "fanout": {"connections": _param(int, True, minimum=2), "rate": _param(int, True, minimum=1),
                "count": _param(int, True, minimum=1), "size": _param(int, minimum=16),
                "sources": _param(int, minimum=1)},
+    # soak drift (docs/misbehave.md): `count` connect–echo–close cycles, `connections` at a
+    # time, one message of `size` bytes each, `marks` readings over the run (soakfit.py); and
+    # `connections` held `hold_ms` with a ping on each every `ping_ms`, a reading every `mark_ms`
+    "cycles": {"count": _param(int, True, minimum=1), "connections": _param(int, True, minimum=1),
+               "type": _param(str, choices=TYPES), "size": _param(int, minimum=0), "marks": _param(int, minimum=1)},
+    "pinghold": {"connections": _param(int, True, minimum=1), "concurrency": _param(int, minimum=1),
+                 "hold_ms": _param(int, True, minimum=1), "ping_ms": _param(int, True, minimum=1),
+                 "mark_ms": _param(int, True, minimum=1)},
 }
 
 # Kinds whose measured phase repeats its rounds until --min-seconds has passed, and kinds

@@ -15,13 +15,14 @@ from typing import Callable
 
 from ..doc import Block, Section
 from ..model import Run
-from . import misbehave_back
+from . import misbehave_back, misbehave_soak
 
 Part = Callable[[Run], list[Block]]
 
 # Each part's module appends its function here (imported below, in the section's order).
 PARTS: list[Part] = [
     misbehave_back.blocks,
+    misbehave_soak.blocks,
 ]
 
 INTRO = ("Peers that misbehave over time: subscribers that stop reading, servers that stop reading, clients "
