@@ -16,7 +16,8 @@ Readings:
   reason. A client that exited before the end reading (it did not hold) is read from
   rusage when reaped instead, which also counts its shutdown; ``client_cpu_method`` says
   which was used ("clock" or "rusage").
-- peak RSS: each side's VmHWM; the server's is reset before the run. A reset or reading
+- peak RSS: each side's VmHWM; the server's is reset before the run and at every mark,
+  which records the peak since the previous one (the sample's is the largest). A reset or reading
   that fails leaves that reading empty (None) with a line in ``reading_errors``: a value
   is never carried over from an earlier cell.
 - bytes on the wire: the kernel's counters of the server's connections at both barriers
@@ -260,7 +261,7 @@ class _Measurement:
             phase.problem = self.observer.ended()
         if self.server_pid is not None:
             phase.clocks.server1 = procfs.process_cpu_ns(self.server_pid)
-            phase.server_hwm = procfs.peak_rss_kib(self.server_pid)
+            phase.server_hwm = _peak_of(procfs.peak_rss_kib(self.server_pid), phase.marks)
         phase.clocks.client1 = procfs.process_cpu_ns(proc.pid)
         phase.client_hwm = procfs.peak_rss_kib(proc.pid)
         if phase.wire0 is not None and self.server_port is not None:
@@ -369,6 +370,7 @@ def _mark(name: str, marks: dict[str, dict[str, Any]], started: bool, clocks: "_
         "server_cpu_s": None if server_cpu is None or clocks.server0 is None else (server_cpu - clocks.server0) / 1e9,
         "client_rss_kib": procfs.rss_kib(proc.pid),
         "server_rss_kib": procfs.rss_kib(server_pid) if server_pid is not None else None,
+        "server_peak_rss_kib": _peak_since_last(server_pid),
         "client_fds": procfs.fd_count(proc.pid),  # open descriptors (soak drift: soakfit.py)
         "server_fds": procfs.fd_count(server_pid) if server_pid is not None else None,
     }
@@ -376,6 +378,21 @@ def _mark(name: str, marks: dict[str, dict[str, Any]], started: bool, clocks: "_
         marks[name].update(more())
     refused = procs.tell(proc, GO_LINE)
     return f"mark {name}: {refused}" if refused else None
+
+
+def _peak_since_last(pid: int | None) -> int | None:
+    """The server's peak RSS since the previous mark (or the sample's start), reset for the next."""
+    if pid is None:
+        return None
+    peak = procfs.peak_rss_kib(pid)
+    procfs.reset_peak_rss(pid)
+    return peak
+
+
+def _peak_of(hwm: int | None, marks: dict[str, dict[str, Any]]) -> int | None:
+    """The sample's peak: VmHWM at the end, or the largest a mark read before resetting it."""
+    peaks = [m["server_peak_rss_kib"] for m in marks.values() if isinstance(m.get("server_peak_rss_kib"), int)]
+    return max([hwm, *peaks]) if hwm is not None else None
 
 
 def _unchecked(workload: Workload, sample: Sample, checks: bool) -> str | None:

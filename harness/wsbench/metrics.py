@@ -150,6 +150,10 @@ _ALL = [
     # bytes on the wire per message, counted by the kernel on the server's sockets (socket_bytes.py)
     Metric("wire_c2s_per_msg", "wire B/msg c→s", False, 1, _extra("wire", "c2s_per_msg")),
     Metric("wire_s2c_per_msg", "wire B/msg s→c", False, 1, _extra("wire", "s2c_per_msg")),
+    # reconnect storms and vanishing peers (report/misbehave_storm.py)
+    Metric("storm_s", "all back s", False, 2, _extra("storm_s")),
+    Metric("storm_failed", "not back", False, 0, _extra("failed")),
+    Metric("freed_s", "freed after s", False, 1, _extra("vanish", "freed_s")),
     # soak drift (soakfit.py): slopes over one repetition's marks
     Metric("server_b_per_cycle", "server B/cycle", False, 1, _soak("server_rss_kib", soakfit.CYCLES_MARK, 1024)),
     Metric("client_b_per_cycle", "client B/cycle", False, 1, _soak("client_rss_kib", soakfit.CYCLES_MARK, 1024)),
@@ -162,7 +166,7 @@ METRICS: dict[str, Metric] = {m.name: m for m in _ALL}
 
 DEFAULT_METRIC = {"echo": "msgs_per_s", "latency": "latency_p99_us", "openloop": "latency_p99_us",
                   "buffered": "getter_calls_per_s", "request": "delivery_ms",
-                  "handshake": "handshakes_per_s", "idle": "opens_per_s", "fanout": "delivered_per_s",
+                  "handshake": "handshakes_per_s", "idle": "opens_per_s", "storm": "storm_s", "fanout": "delivered_per_s",
                   "backpressure": "recover_ms", "cycles": "server_b_per_cycle", "pinghold": "hold_b_per_conn_min"}
 
 _COST = ["client_cpu_us_per_msg", "server_cpu_us_per_msg", "client_peak_rss_mib", "server_peak_rss_mib"]
@@ -182,6 +186,7 @@ COLUMNS: dict[str, list[str]] = {
     "fanout": ["latency_p50_us", "latency_p99_us", "latency_p999_us", "lost", "server_cpu_us_per_msg",
                "server_peak_rss_mib", "client_cpu_us_per_msg"],
     "ramp": ["connections", "latency_p95_us", "server_peak_rss_mib"],
+    "storm": ["connections", "storm_failed", "server_peak_rss_mib"],
     "backpressure": ["buffered_at_mark_mib", "unwritten_mib", "client_rss_growth_mib", "client_peak_rss_mib"],
     "cycles": ["client_b_per_cycle", "server_fds_per_kcycle", "client_fds_per_kcycle", "messages", "cycles_per_s"],
     "pinghold": ["connections", "server_peak_rss_mib"],

@@ -12,6 +12,7 @@ from .errors import WsbenchError
 from .jsonobj import read_object
 from .measure import run_client
 from .sweep import run_ramp, run_sweep
+from .vanish import run_vanish
 from .progress import Progress
 from .model import Cell, ProgramRecord, Run, Sample, Settings, now, write_json
 from .server import ServerHandle, start_server
@@ -294,7 +295,8 @@ def execute(plan: Plan, run: Run, log_dir: Path, results: Path, progress: Progre
 
         def repetition(rep: int, cell: Cell) -> Sample:
             workload = workloads[cell.workload]
-            measure = run_sweep if workload.sweep else run_ramp if workload.ramp else run_client
+            measure = (run_sweep if workload.sweep else run_ramp if workload.ramp
+                       else run_vanish if workload.vanish else run_client)
             server = running[cell.server]
             client = (secure_clients if server.program.secure else clients)[cell.client]
             client = deflate.with_deflate(client, workload) if server.program.compressed else client

@@ -72,6 +72,12 @@ KINDS: dict[str, dict[str, Key]] = {
     "idle": {"connections": _param(Any, True, check=_connections), "concurrency": _param(int, minimum=1),
              "hold_ms": _param(int, True, minimum=1), "ping_ms": _param(int, minimum=1),
              "sources": _param(int, minimum=1), "warm": _param(bool)},
+    # reconnect storms (docs/misbehave.md): N connections opened C at a time, each echoed once,
+    # then all closed at once and each reopened as soon as its close completed; a reopening
+    # that makes no progress for stall_ms is given up; settle_ms between the marks storm and after
+    "storm": {"connections": _param(int, True, minimum=1), "concurrency": _param(int, minimum=1),
+              "sources": _param(int, minimum=1), "stall_ms": _param(int, minimum=1),
+              "settle_ms": _param(int, minimum=0)},
     # N subscribers of /broadcast, one of them publishing `count` messages of `size` bytes
     # at `rate` per second, each carrying its send time
     # against a server that stops reading (lws-echo's ?stall=MS in the path): send
@@ -126,6 +132,15 @@ class Ramp:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Vanish:
+    """Run an idle workload of one connection inside a network namespace of its own and
+    make its client vanish at its start barrier (vanish.py): does the server free the
+    connection within ``bound_s``, and when."""
+
+    bound_s: float = key(check=lambda where, value, what: _positive(where, value, what))
+
+
+@dataclass(frozen=True, kw_only=True)
 class Sweep:
     """Run an open-loop workload at rising rates; the result is the highest rate whose
     p99 latency stayed within ``p99_us``."""
@@ -161,6 +176,7 @@ class Workload:
     path: str = key("/", check=_absolute)
     sweep: Sweep | None = key(None)
     ramp: Ramp | None = key(None)
+    vanish: Vanish | None = key(None)  # the peer vanishes (vanish.py): results in samples' extra.vanish
     tls_only: bool = key(False)  # means something over wss:// only (TLS session resumption): n/a over ws://
     fresh_server: bool = key(False)  # every sample gets a server of its own, started for it (memory per connection)
     # with permessage-deflate on, every client offers it without context takeover both ways
@@ -316,6 +332,8 @@ def _workload(where: str, name: str, table: Any, source: str) -> Workload:
         raise WsbenchError(f"{where}: sweep: only an openloop workload can sweep its rate")
     if "ramp" in table and kind != "fanout":
         raise WsbenchError(f"{where}: ramp: only a fanout workload can ramp its connections")
+    if "vanish" in table:
+        _vanishing(where, kind, table)
     values = tomlfile.read(where, table, Workload, extra=KINDS[kind])
     params = {param: values.pop(param) for param in KINDS[kind] if param in values}
     _contents(where, params)
@@ -326,6 +344,21 @@ def _workload(where: str, name: str, table: Any, source: str) -> Workload:
         raise WsbenchError(f"{where}: a workload either sweeps its rate or ramps its connections")
     metric = "max_rate" if sweep else "max_connections" if ramp else values.pop("metric", DEFAULT_METRIC[kind])
     return Workload(name=name, source=source, params=params, **{**values, "metric": metric})
+
+
+def _vanishing(where: str, kind: str, table: dict[str, Any]) -> None:
+    """A vanishing peer is an idle client of one connection, without pings, holding longer
+    than the watch (its bound) lasts."""
+    if kind != "idle":
+        raise WsbenchError(f"{where}: vanish: only an idle workload's peer can vanish")
+    if table.get("connections") != 1 or "ping_ms" in table or table.get("fresh_server"):
+        raise WsbenchError(f"{where}: vanish: needs connections = 1, no ping_ms and no fresh_server "
+                           "(its server is started inside the namespace)")
+    bound = (table.get("vanish") or {}).get("bound_s")
+    if isinstance(bound, (int, float)) and isinstance(table.get("hold_ms"), int) \
+            and table["hold_ms"] < bound * 1000 + 5000:
+        raise WsbenchError(f"{where}: vanish: hold_ms must be at least bound_s + 5 s "
+                           f"({int(bound * 1000 + 5000)} ms): the client holds while the server is watched")
 
 
 def _contents(where: str, params: dict[str, Any]) -> None:

@@ -16,6 +16,7 @@ from typing import Callable
 from ..doc import Block, Section
 from ..model import Run
 from . import misbehave_back, misbehave_soak
+from . import misbehave_storm
 
 Part = Callable[[Run], list[Block]]
 
@@ -23,6 +24,7 @@ Part = Callable[[Run], list[Block]]
 PARTS: list[Part] = [
     misbehave_back.blocks,
     misbehave_soak.blocks,
+    misbehave_storm.blocks,
 ]
 
 INTRO = ("Peers that misbehave over time: subscribers that stop reading, servers that stop reading, clients "
