@@ -82,9 +82,11 @@ setup-arm: setup
 	@scripts/setup-arm.sh
 
 # the quickjs-websocket suite with the armhf qjs and module under qemu-arm, against the same
-# x86 peers on loopback (what cannot apply under QEMU skips with its reason: docs/arm.md)
+# x86 peers on loopback (what cannot apply under QEMU skips with its reason: docs/arm.md),
+# and one armhf gate cell counted under qemu-arm with the counting plugin
 test-arm: setup-arm
-	@QJSWS_TEST_ARM_ROOT=$(CURDIR)/build/arm/root $(PYTEST) -q -rs --timeout=900 quickjs-websocket/tests
+	@QJSWS_TEST_ARM_ROOT=$(CURDIR)/build/arm/root $(PYTEST) -q -rs --timeout=900 quickjs-websocket/tests \
+		harness/tests/test_gate_armhf_qemu.py
 
 # every fuzz target for FUZZ_SECONDS; corpora grow in build/fuzz/corpus, crashes in build/fuzz/crashes
 fuzz: setup

@@ -18,7 +18,7 @@ from . import __version__, procs, report
 from .cluster import options as cluster_options
 from .conformance.schedule import DEFAULT_JOBS
 from .errors import WsbenchError
-from .gate import baseline as gate_baseline, invocation as gate_invocation, wall as gate_wall
+from .gate import arches as gate_arches, baseline as gate_baseline, invocation as gate_invocation, wall as gate_wall
 from .gate.cells import CELLS as GATE_CELLS
 from .paths import PROFILES_DIR, REPORTS_DIR, RUNTIMES_FILE, WORKLOADS_DIR
 from .profile import hyperfine, profiling
@@ -191,7 +191,10 @@ def build_parser() -> argparse.ArgumentParser:
     gate.add_argument("--quick", action="store_true", help="the reduced message counts (make test)")
     gate.add_argument("--cell", action="append", metavar="NAME",
                       help="deterministic cells only (program/workload, a program or a workload; repeatable): "
-                           + ", ".join(c.name for c in GATE_CELLS))
+                           + ", ".join(c.name for c in GATE_CELLS) + " (with --arch armhf: qjs-armhf/...)")
+    gate.add_argument("--arch", choices=list(gate_arches.ARCHES), default=gate_arches.DEFAULT,
+                      help="whose instructions are counted: x86-64 (callgrind, default) or armhf (the QuickJS "
+                           "client under qemu-arm with the counting plugin; needs make setup-arm; docs/arm.md)")
     gate.add_argument("--calibrate", type=int, default=0, metavar="N",
                       help="with --update: N wall-clock runs of the unchanged code set the thresholds")
     gate.add_argument("--wall-run", type=Path, metavar="FILE",

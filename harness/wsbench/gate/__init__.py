@@ -2,7 +2,10 @@
 
 - ``cells``: what the deterministic gate counts (program, workload, message counts);
 - ``callgrind``: one cell under valgrind's callgrind, only the measured phase counted;
+- ``qemu``: the armhf client's cells under ``qemu-arm`` with wsbench's counting plugin;
+- ``arches``: per ``--arch`` (x86-64, armhf) its cells, counter, machine facts and gates;
 - ``machine``: the fingerprint a baseline was taken on (CPU, compiler, libc, valgrind);
+  armhf's is QEMU's, the plugin's, the cross compiler's and the sysroot's (``qemu``);
 - ``baseline``: the baseline file (a wsbench results file with a ``gate`` section);
 - ``deterministic``: instructions per message against the baseline (3 % either way);
 - ``wall``: ratios of our clients to a reference client, Mann-Whitney U and a minimum

@@ -27,8 +27,11 @@ def load(path: Path) -> Run | None:
     return run
 
 
-def deterministic(run: Run | None) -> DeterministicBaseline | None:
-    return run.gate.deterministic if run and isinstance(run.gate, GateBaseline) else None
+def deterministic(run: Run | None, arch: str = "x86-64") -> DeterministicBaseline | None:
+    """The counts of ``arch`` (x86-64's are the section ``deterministic``, another's in ``arches``)."""
+    if not run or not isinstance(run.gate, GateBaseline):
+        return None
+    return run.gate.deterministic if arch == "x86-64" else run.gate.arches.get(arch)
 
 
 def wall(run: Run | None) -> WallBaseline | None:
@@ -37,14 +40,21 @@ def wall(run: Run | None) -> WallBaseline | None:
 
 def updated(previous: Run | None, argv: list[str], environment: dict[str, Any],
             deterministic_section: DeterministicBaseline | None, wall_section: WallBaseline | None,
-            wall_run: Run | None) -> Run:
-    """A new baseline: the sections given replace the previous file's, the rest is kept
-    (with the previous wall run's cells when the wall section is kept)."""
-    det = deterministic_section if deterministic_section is not None else deterministic(previous)
+            wall_run: Run | None, arch: str = "x86-64") -> Run:
+    """A new baseline: the sections given replace the previous file's (the deterministic
+    one ``arch``'s), the rest is kept (with the previous wall run's cells when the wall
+    section is kept)."""
+    det = deterministic(previous)
+    arches = dict(previous.gate.arches) if previous and isinstance(previous.gate, GateBaseline) else {}
+    if deterministic_section is not None:
+        if arch == "x86-64":
+            det = deterministic_section
+        else:
+            arches[arch] = deterministic_section
     wal = wall_section if wall_section is not None else wall(previous)
     source = wall_run if wall_section is not None else previous
     return carrying(source, argv, environment, source.settings if source else {},
-                    gate=GateBaseline(det, wal))
+                    gate=GateBaseline(det, wal, dict(sorted(arches.items()))))
 
 
 def save(run: Run, path: Path) -> None:

@@ -16,6 +16,10 @@ than instrumented code). The measured phase switches it on and off:
 
 No clock is read for the figure: it is callgrind's instruction total over the messages
 the client counted.
+
+``run_cell`` takes the counter as a ``Counter`` (how the counted program's command is
+wrapped, and how its total is read): ``CALLGRIND`` here, ``qemu.QEMU`` for the armhf client
+under ``qemu-arm`` (gate/qemu.py), which marks the same phase the same way.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .. import procs
 from ..errors import WsbenchError
@@ -61,17 +65,30 @@ class Count:
         return CellCount(self.instructions, self.messages, round(self.per_message, 1))
 
 
+@dataclass(frozen=True)
+class Counter:
+    """What counts the counted program: its command's prefix given the output file, and
+    the instruction total read from that file (WsbenchError naming the cell if none)."""
+
+    tool: str
+    suffix: str  # the output file's
+    wrap: Callable[[Path], list[str]]
+    total: Callable[[Path, str], int]
+
+
 def run_cell(cell: Cell, workloads: WorkloadSet, profile: str, work_dir: Path, build: Build = HEAD,
-             peer: Build = HEAD) -> Count:
+             peer: Build = HEAD, counter: Counter | None = None) -> Count:
     """Count one cell, the counted program from ``build`` and the other side from ``peer``
-    (both the working tree's by default); WsbenchError (one line, naming the cell and the log) when it fails."""
+    (both the working tree's by default), by ``counter`` (callgrind by default); WsbenchError
+    (one line, naming the cell and the log) when it fails."""
+    counter = counter or CALLGRIND
     work_dir.mkdir(parents=True, exist_ok=True)
     stem = cell.name.replace("/", "-") + ("" if build.side == "head" else f"@{build.side}")
-    out_file = work_dir / f"{stem}.callgrind"
+    out_file = work_dir / f"{stem}{counter.suffix}"
     server_log, client_log = work_dir / f"{stem}.server.log", work_dir / f"{stem}.client.log"
     out_file.unlink(missing_ok=True)
     counted_server = cell.counted_side == "server"
-    wrap = [*VALGRIND, f"--callgrind-out-file={out_file}"]
+    wrap = counter.wrap(out_file)
     env = {**os.environ, "WSBENCH_HOLD": "1"}
 
     def fail(what: str, log: Path) -> WsbenchError:
@@ -119,7 +136,7 @@ def run_cell(cell: Cell, workloads: WorkloadSet, profile: str, work_dir: Path, b
             raise fail(problem, server_log)
     finally:
         procs.terminate(server, grace_s=STEP_TIMEOUT_S)
-    return Count(cell.name, _instructions(out_file, cell.name), int(result["messages"]))
+    return Count(cell.name, counter.total(out_file, cell.name), int(result["messages"]))
 
 
 def _spawn(argv: list[str], env: dict[str, str], log: Path, stdin: bool) -> subprocess.Popen[bytes]:
@@ -180,3 +197,6 @@ def _instructions(path: Path, cell: str) -> int:
         raise WsbenchError(f"gate cell {cell}: callgrind counted no instruction in the measured phase "
                            f"(was the program built with valgrind/callgrind.h? run: make setup)")
     return total
+
+
+CALLGRIND = Counter("callgrind", ".callgrind", lambda out: [*VALGRIND, f"--callgrind-out-file={out}"], _instructions)

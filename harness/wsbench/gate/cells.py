@@ -21,6 +21,11 @@ Each cell has two fixed message counts: ``full`` (``make gate``) and ``quick`` (
 test``, about a tenth). Counts per message differ a little between the two (a constant
 per run is spread over fewer messages), so each profile has its own baseline figures.
 
+``ARMHF_CELLS`` (``wsbench gate --arch armhf``, gate/arches.py): the same QuickJS cells with
+the armhf client (``qjs-armhf/<workload>``: ``build/arm/prefix/bin/qjs`` on
+``build/arm/root/clients/quickjs.mjs``, which loads the armhf module and checks) counted
+under ``qemu-arm`` by the plugin (gate/qemu.py), against the same native ``lws-echo``.
+
 The ``qjs/tls_*`` cells count the QuickJS client over wss:// (its own TLS transport)
 against ``lws-echo`` in TLS mode, with the test certificate (build/tls) and the client
 trusting the test CA, as the TLS track runs them; OpenSSL's work on the client side is
@@ -55,6 +60,8 @@ class Cell:
     mode: str | None = None  # replaces the workload's --mode (pingpong for the native programs)
     gated: bool = True  # False: counted and reported, never a regression (why: ``UNGATED``)
     tls: bool = False  # over wss:// (the qjs client against lws-echo in TLS mode)
+    command: tuple[str, ...] = ()  # the client's fixed command line (armhf), else the build's
+    env: tuple[tuple[str, str], ...] = ()  # the client's environment added (an ablation's QJSWS_DISABLE)
 
     @property
     def name(self) -> str:
@@ -72,8 +79,9 @@ class Cell:
         return ("--tls-cert", v["{cert}"], "--tls-key", v["{key}"])
 
     def client_env(self) -> dict[str, str]:
-        """The client's trust of the test CA only (its tls table), or nothing."""
-        return {"QJSWS_CA_FILE": load_certs().values("server")["{ca}"]} if self.tls else {}
+        """The cell's own environment, and the client's trust of the test CA (its tls table)."""
+        tls = {"QJSWS_CA_FILE": load_certs().values("server")["{ca}"]} if self.tls else {}
+        return {**dict(self.env), **tls}
 
     @property
     def counted_side(self) -> str:
@@ -81,6 +89,8 @@ class Cell:
 
     def client_command(self, build: Build = HEAD) -> tuple[str, ...]:
         """The client's command line, from ``build`` (the working tree's by default)."""
+        if self.command:
+            return self.command
         return build.qjs if self.program == "qjs" else build.loadgen
 
     def count(self, profile: str) -> int:
@@ -113,14 +123,21 @@ CELLS: tuple[Cell, ...] = tuple(
     + [Cell("qjs", w, *ECHO_WORKLOADS[w], tls=True) for w in ("text_11", "bin_64k")])
 
 
-def select(names: list[str] | None) -> list[Cell]:
+# The armhf client under qemu-arm (gate/qemu.py): its qjs, and the adapter through
+# build/arm/root, whose build/ holds the armhf module and checks (scripts/setup-arm.sh).
+ARMHF_QJS = ("build/arm/prefix/bin/qjs", "build/arm/root/clients/quickjs.mjs")
+ARMHF_CELLS: tuple[Cell, ...] = tuple(replace(c, program="qjs-armhf", command=ARMHF_QJS)
+                                      for c in CELLS if c.program == "qjs")
+
+
+def select(names: list[str] | None, cells: tuple[Cell, ...] = CELLS) -> list[Cell]:
     """The cells named (``program/workload``, or a program or workload alone), or all."""
     if not names:
-        return list(CELLS)
-    chosen = [c for c in CELLS if any(n in (c.name, c.program, c.workload) for n in names)]
-    unknown = [n for n in names if not any(n in (c.name, c.program, c.workload) for c in CELLS)]
+        return list(cells)
+    chosen = [c for c in cells if any(n in (c.name, c.program, c.workload) for n in names)]
+    unknown = [n for n in names if not any(n in (c.name, c.program, c.workload) for c in cells)]
     if unknown:
-        raise WsbenchError(f"unknown gate cell '{unknown[0]}' (known: {', '.join(c.name for c in CELLS)})")
+        raise WsbenchError(f"unknown gate cell '{unknown[0]}' (known: {', '.join(c.name for c in cells)})")
     return chosen
 
 

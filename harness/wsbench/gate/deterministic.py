@@ -23,7 +23,7 @@ from ..model import CellCount, DeterministicBaseline
 from ..workloads import WorkloadSet
 from . import machine
 from .builds import Build
-from .callgrind import Count, run_cell
+from .callgrind import Count, Counter, run_cell
 from .cells import Cell
 from .verdict import Finding, Outcome
 
@@ -33,10 +33,11 @@ METRIC = "instructions/message"
 
 
 def measure(cells: list[Cell], workloads: WorkloadSet, profile: str, work_dir: Path,
-            note: Callable[[str], None]) -> dict[str, Count]:
+            note: Callable[[str], None], counter: Counter | None = None) -> dict[str, Count]:
+    """Each cell counted by ``counter`` (callgrind by default; gate/arches.py picks it)."""
     out = {}
     for i, cell in enumerate(cells, 1):
-        count = run_cell(cell, workloads, profile, work_dir)
+        count = run_cell(cell, workloads, profile, work_dir, counter=counter)
         note(f"gate: [{i}/{len(cells)}] {cell.name} ({profile}): {count.per_message:,.1f} instructions/message "
              f"({count.instructions:,} over {count.messages:,} messages)")
         out[cell.name] = count
@@ -90,11 +91,13 @@ def _finding(name: str, old: float, count: Count, profile: str, ungated: dict[st
 
 
 def judge(counts: dict[str, Count], baseline: DeterministicBaseline | None, profile: str,
-          here: dict[str, Any], ungated: dict[str, str] | None = None) -> Outcome:
-    """Counts against the baseline's ``deterministic`` section (None: no baseline)."""
+          here: dict[str, Any], ungated: dict[str, str] | None = None,
+          keys: tuple[str, ...] = machine.KEYS) -> Outcome:
+    """Counts against the baseline's ``deterministic`` section (None: no baseline); ``keys``:
+    the machine facts that must match (the architecture's)."""
     if baseline is None:
         return Outcome("deterministic", [], "the baseline has no deterministic counts (run: wsbench gate --update)")
-    why = machine.mismatch(baseline.machine, here)
+    why = machine.mismatch(baseline.machine, here, keys)
     if why:
         return Outcome("deterministic", [], f"the baseline was taken on another machine, so instruction counts do "
                                             f"not compare: {why}")
@@ -113,11 +116,11 @@ def judge(counts: dict[str, Count], baseline: DeterministicBaseline | None, prof
 
 
 def section(counts: dict[str, Count], profile: str, previous: DeterministicBaseline | None,
-            here: dict[str, Any]) -> DeterministicBaseline:
+            here: dict[str, Any], keys: tuple[str, ...] = machine.KEYS) -> DeterministicBaseline:
     """The baseline's deterministic section with this profile's counts replaced; the other
-    profile's are kept only when they were taken on this same machine."""
+    profile's are kept only when they were taken on this same machine (``keys``)."""
     kept: dict[str, dict[str, CellCount]] = {}
-    if previous and not machine.mismatch(previous.machine, here):
+    if previous and not machine.mismatch(previous.machine, here, keys):
         kept = dict(previous.counts)
     if not counts:
         raise WsbenchError("no deterministic count to store")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..doc import Block, Bullets, Details, Grid, Report, Section
-from ..model import FAILING, Gate, GateBaseline, GateReport
+from ..model import FAILING, DeterministicBaseline, Gate, GateBaseline, GateReport
 from .verdict import summary_lines
 
 VERDICT = {0: "pass", 1: "REGRESSION", 2: "could not run"}
@@ -75,20 +75,32 @@ def failing(gate: GateReport) -> list[str]:
     return [f"{f.gate} {f.cell}" for o in gate.outcomes for f in o.findings if f.verdict in FAILING]
 
 
+def _counts_grid(det: DeterministicBaseline) -> Grid:
+    counts = det.counts
+    grid = Grid(["cell", *[f"{p}: instructions/message" for p in counts], *[f"{p}: messages" for p in counts]],
+                right=set(range(1, 1 + 2 * len(counts))))
+    for name in sorted({n for c in counts.values() for n in c}):
+        grid.add([name, *[f"{_count(counts[p], name, 'per_message'):,.1f}" for p in counts],
+                  *[f"{_count(counts[p], name, 'messages'):,}" for p in counts]])
+    return grid
+
+
 def _baseline(gate: GateBaseline) -> list[Section]:
     out = []
     det = gate.deterministic
-    counts = det.counts if det else {}
-    if det and counts:
-        grid = Grid(["cell", *[f"{p}: instructions/message" for p in counts], *[f"{p}: messages" for p in counts]],
-                    right=set(range(1, 1 + 2 * len(counts))))
-        for name in sorted({n for c in counts.values() for n in c}):
-            grid.add([name, *[f"{_count(counts[p], name, 'per_message'):,.1f}" for p in counts],
-                      *[f"{_count(counts[p], name, 'messages'):,}" for p in counts]])
+    if det and det.counts:
         m = det.machine
         out.append(Section("Gate baseline: instruction counts", [
             f"Counted on {m.get('cpu_model')} (flags sha256 {str(m.get('cpu_flags_sha256'))[:12]}), "
-            f"{m.get('cc')}, {m.get('libc')}, {m.get('valgrind')}; fail above +{det.rise:.0%}.", grid]))
+            f"{m.get('cc')}, {m.get('libc')}, {m.get('valgrind')}; fail above +{det.rise:.0%}.", _counts_grid(det)]))
+    for arch, other in sorted(gate.arches.items()):
+        if not other.counts:
+            continue
+        m = other.machine
+        out.append(Section(f"Gate baseline: instruction counts on {arch}", [
+            f"Counted under {m.get('qemu')} with the plugin {m.get('plugin')} (source sha256 "
+            f"{str(m.get('plugin_source_sha256'))[:12]}), built by {m.get('arm_cc')} against {m.get('arm_sysroot')}; "
+            f"fail above +{other.rise:.0%}. Instruction counts, never times (docs/arm.md).", _counts_grid(other)]))
     wall = gate.wall
     if wall and wall.ratios:
         grid = Grid(["ratio (ours / reference, per repetition)", "values"])

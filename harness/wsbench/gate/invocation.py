@@ -23,8 +23,9 @@ from ..report import render
 from ..model import DeterministicBaseline, Finding, GateReport, Run, WallBaseline, read_json, write_json
 from ..newrun import carrying
 from ..workloads import WorkloadSet
-from . import baseline as baselines, builds, deterministic, findings, machine, wall, wallrun
-from .builds import HEAD, Build, HeadDoesNotBuild
+from . import arches, baseline as baselines, builds, deterministic, findings, machine, wall, wallrun
+from .arches import Arch
+from .builds import Build, HeadDoesNotBuild
 from .cells import PROFILES, UNGATED, select
 from .verdict import EXIT_CANNOT_RUN, Outcome, combined_exit, summary_lines
 
@@ -47,9 +48,28 @@ class Options:
     summary: Path | None = None  # append the verdict as Markdown (CI: $GITHUB_STEP_SUMMARY)
     wall_workloads: list[str] | None = None  # replace the wall spec's workloads
     wall_repetitions: int | None = None  # replace the wall spec's repetitions
+    arch: str = arches.DEFAULT  # --arch: whose cells are counted, and how (gate/arches.py)
+
+
+def _arch(opts: Options) -> Arch:
+    """The architecture asked for, refused in one line where it cannot run: a gate it has
+    not, ``--base``, or its build missing (naming the make target that builds it)."""
+    arch = arches.get(opts.arch)
+    if opts.only and opts.only not in arch.gates:
+        raise WsbenchError(f"--arch {arch.name} has no {opts.only} gate (only {', '.join(arch.gates)}: "
+                           "QEMU's wall-clock times say nothing of ARM hardware)")
+    if (opts.base or opts.head) and not arch.pairs:
+        raise WsbenchError(f"--arch {arch.name} counts the working tree's build only (no --base: base trees are "
+                           "not cross-built)")
+    if arch.name != arches.DEFAULT:
+        missing = arch.missing()
+        if missing:
+            raise WsbenchError(f"--arch {arch.name}: {missing}")
+    return arch
 
 
 def run(opts: Options, catalog: Catalog, workloads: WorkloadSet, argv: list[str]) -> int:
+    arch = _arch(opts)
     if opts.base or opts.head:
         return _pair(opts, catalog, workloads, argv)
     if opts.calibrate and (opts.calibrate < 2 or not opts.update):
@@ -58,15 +78,15 @@ def run(opts: Options, catalog: Catalog, workloads: WorkloadSet, argv: list[str]
         raise WsbenchError("--wall-run is for the wall gate (not with --only deterministic)")
     progress = Progress(total=0, quiet=opts.quiet)
     previous = baselines.load(opts.baseline)
-    gates = [opts.only] if opts.only else list(GATES)
+    gates = [opts.only] if opts.only else list(arch.gates)
     stamp = time_stamp()
-    here = machine.fingerprint()
+    here = arch.fingerprint()
     outcomes: list[Outcome] = []
     det_section: DeterministicBaseline | None = None
     wall_section: WallBaseline | None = None
     wall_run: Run | None = None
     if "deterministic" in gates:
-        outcome, det_section = _deterministic(opts, previous, workloads, here, progress, stamp)
+        outcome, det_section = _deterministic(opts, arch, previous, workloads, here, progress, stamp)
         if outcome:
             outcomes.append(outcome)
     if "wall" in gates:
@@ -80,7 +100,7 @@ def run(opts: Options, catalog: Catalog, workloads: WorkloadSet, argv: list[str]
             for line in summary_lines(outcomes):
                 print(line)
             return EXIT_CANNOT_RUN
-        new = baselines.updated(previous, argv, env, det_section, wall_section, wall_run)
+        new = baselines.updated(previous, argv, env, det_section, wall_section, wall_run, arch.name)
         baselines.save(new, opts.baseline)
         print(f"wsbench gate: wrote {relative(opts.baseline)} ("
               + ", ".join(g for g, s in (("deterministic counts", det_section), ("wall-clock ratios", wall_section))
@@ -94,39 +114,33 @@ def run(opts: Options, catalog: Catalog, workloads: WorkloadSet, argv: list[str]
     return _write(opts, report, outcomes, stamp, None, "baseline")
 
 
-def _deterministic(opts: Options, previous: Run | None, workloads: WorkloadSet, here: dict[str, Any],
+def _deterministic(opts: Options, arch: Arch, previous: Run | None, workloads: WorkloadSet, here: dict[str, Any],
                    progress: Progress, stamp: str) -> tuple[Outcome | None, DeterministicBaseline | None]:
-    base = baselines.deterministic(previous)
-    missing = _missing_tools()
+    base = baselines.deterministic(previous, arch.name)
+    missing = arch.missing()
     if missing:
         return Outcome("deterministic", [], missing), None
+    flag = "" if arch.name == arches.DEFAULT else f" --arch {arch.name}"
     if not opts.update:
         if base is None:
-            return Outcome("deterministic", [], f"{relative(opts.baseline)} has no deterministic counts "
-                                                "(run: wsbench gate --update)"), None
-        why = machine.mismatch(base.machine, here)
+            return Outcome("deterministic", [], f"{relative(opts.baseline)} has no deterministic counts{flag and ' for ' + arch.name} "
+                                                f"(run: wsbench gate{flag} --update)"), None
+        why = machine.mismatch(base.machine, here, arch.keys)
         if why:
             return Outcome("deterministic", [], "the baseline's counts were taken on another machine and do "
                                                 f"not compare: {why}"), None
-    cells = select(opts.cells)
+    cells = select(opts.cells, arch.cells)
     profiles = ["quick"] if opts.quick else (list(PROFILES) if opts.update else ["full"])
     work = opts.out / "gate" / stamp
     section = base
     outcome = None
     for profile in profiles:
-        counts = deterministic.measure(cells, workloads, profile, work / profile, progress.note)
+        counts = deterministic.measure(cells, workloads, profile, work / profile, progress.note, arch.counter)
         if opts.update:
-            section = deterministic.section(counts, profile, section, here)
+            section = deterministic.section(counts, profile, section, here, arch.keys)
         else:
-            outcome = deterministic.judge(counts, base, profile, here, UNGATED)
+            outcome = deterministic.judge(counts, base, profile, here, UNGATED, arch.keys)
     return outcome, section if opts.update else None
-
-
-def _missing_tools() -> str | None:
-    if shutil.which("valgrind") is None:
-        return "valgrind is not installed (run: make setup)"
-    missing = HEAD.missing()
-    return f"{missing} is missing (run: make setup)" if missing else None
 
 
 def _wall(opts: Options, previous: Run | None, catalog: Catalog, workloads: WorkloadSet, progress: Progress,

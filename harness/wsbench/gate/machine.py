@@ -27,17 +27,18 @@ def fingerprint() -> dict[str, Any]:
         "cpu_model": model,
         "cpu_flags_sha256": hashlib.sha256(" ".join(sorted(flags)).encode()).hexdigest(),
         "cpu_flags": " ".join(sorted(flags)),
-        "valgrind": _first_line(["valgrind", "--version"]),
-        "cc": _first_line(["cc", "--version"]),
+        "valgrind": first_line(["valgrind", "--version"]),
+        "cc": first_line(["cc", "--version"]),
         "libc": " ".join(platform.libc_ver()),
         "kernel": platform.release(),
     }
 
 
-def mismatch(baseline: dict[str, Any], here: dict[str, Any]) -> str | None:
-    """Why counts taken on ``baseline``'s machine do not compare with this one's, or None."""
+def mismatch(baseline: dict[str, Any], here: dict[str, Any], keys: tuple[str, ...] = KEYS) -> str | None:
+    """Why counts taken on ``baseline``'s machine do not compare with this one's, or None;
+    ``keys``: what must match (x86-64's by default; gate/qemu.py has armhf's)."""
     diffs = []
-    for key in KEYS:
+    for key in keys:
         if baseline.get(key) != here.get(key):
             if key == "cpu_flags_sha256":
                 a, b = set(str(baseline.get("cpu_flags", "")).split()), set(str(here.get("cpu_flags", "")).split())
@@ -62,7 +63,7 @@ def _cpuinfo() -> tuple[str, list[str]]:
     return model, flags
 
 
-def _first_line(argv: list[str]) -> str:
+def first_line(argv: list[str]) -> str:
     try:
         out = subprocess.run(argv, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as exc:
