@@ -61,7 +61,7 @@ export function backpressureBody(env, opts, ctx) {
 
   function onMessage(ev) {
     if (tFirst < 0) tFirst = env.now();
-    const whole = k % m.sampleEvery === 0 || k + 1 === sent;
+    const whole = m.isText || k % m.sampleEvery === 0 || k + 1 === sent; // text: always compared whole
     const err = checkEcho(m, ev.data, k, whole, -1, 'measured');
     if (err !== null) return ctx.fail(err);
     if (whole) compared++;

@@ -450,8 +450,6 @@ static int echo_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		return strict_pong(wsi);
 	case LWS_CALLBACK_SERVER_WRITEABLE:
 		return on_writeable(wsi, c);
-	case LWS_CALLBACK_TIMER:
-		return on_stall_over(wsi, c);
 	case LWS_CALLBACK_CLOSED:
 		on_closed(c);
 		return 0;
@@ -464,6 +462,8 @@ static int echo_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		 */
 		if (reason == LWS_CALLBACK_WS_PEER_INITIATED_CLOSE)
 			return strict_close(wsi, in, len);
+		if (reason == LWS_CALLBACK_TIMER)	/* ?stall= (73: far out too) */
+			return on_stall_over(wsi, c);
 #ifdef WSBENCH_PMD
 		if (reason == LWS_CALLBACK_ADD_HEADERS && pmd_on && c) {
 			pmd_read_answer(&c->pmd, in);
