@@ -41,6 +41,7 @@ from .paths import ROOT
 from .model import Sample, Settings
 from .server import ServerHandle
 from .certificates import tls_summary
+from .rsscap import RssCap
 from .deflate import deflate_summary
 from .workloads import HOLDING_KINDS, SOCKET_MARK_KINDS, Workload
 
@@ -181,7 +182,11 @@ class _Measurement:
             if refused:
                 _stop(proc, self.sample)
                 return self.fail(refused)
+        cap = (RssCap(self.workload.server_rss_cap_mib, self.server_pid, proc.pid).start()
+               if self.workload.server_rss_cap_mib and self.server_pid is not None else None)
         phase = self.follow(proc, began, deadline)
+        if cap is not None and cap.finish() is not None:
+            return self.capped(cap, phase, proc, began)
         if phase.problem is not None:
             _stop(proc, self.sample)
             return self.fail(phase.problem)
@@ -196,6 +201,18 @@ class _Measurement:
         if self.sample.error is not None or phase.result is None:
             return self.sample
         return self.readings(phase, phase.result, rusage, before, mark, rss_reset)
+
+    def capped(self, cap: RssCap, phase: _Phase, proc: Any, began: float) -> Sample:
+        """A sample stopped by its RSS cap (rsscap.py): both sides were killed; its outcome
+        and the readings taken until then, not a failure."""
+        _reap(proc, self.sample, deadline=time.monotonic() + 10.0)
+        self.sample.wall_s = time.monotonic() - began
+        self.sample.exit_code = proc.returncode
+        line, record = cap.outcome(phase.seen if phase.started else began)
+        self.sample.extra = {"stopped": line, "rss_cap": record, "marks": phase.marks}
+        if cap.problems:
+            self.sample.error = f"{self.culprit}: {line}, and {cap.problems[0]}"
+        return self.sample
 
     def follow(self, proc: Any, began: float, deadline: float) -> _Phase:
         """The client's lines until its result, a problem, or the deadline."""

@@ -164,7 +164,7 @@ _ALL = [
 ]
 METRICS: dict[str, Metric] = {m.name: m for m in _ALL}
 
-DEFAULT_METRIC = {"echo": "msgs_per_s", "latency": "latency_p99_us", "openloop": "latency_p99_us",
+DEFAULT_METRIC = {"slow": "latency_p99_us", "echo": "msgs_per_s", "latency": "latency_p99_us", "openloop": "latency_p99_us",
                   "buffered": "getter_calls_per_s", "request": "delivery_ms",
                   "handshake": "handshakes_per_s", "idle": "opens_per_s", "storm": "storm_s", "fanout": "delivered_per_s",
                   "backpressure": "recover_ms", "cycles": "server_b_per_cycle", "pinghold": "hold_b_per_conn_min"}
@@ -186,6 +186,7 @@ COLUMNS: dict[str, list[str]] = {
     "fanout": ["latency_p50_us", "latency_p99_us", "latency_p999_us", "lost", "server_cpu_us_per_msg",
                "server_peak_rss_mib", "client_cpu_us_per_msg"],
     "ramp": ["connections", "latency_p95_us", "server_peak_rss_mib"],
+    "slow": ["latency_p50_us", "latency_p999_us", "lost", "server_peak_rss_mib", "server_cpu_us_per_msg"],
     "storm": ["connections", "storm_failed", "server_peak_rss_mib"],
     "backpressure": ["buffered_at_mark_mib", "unwritten_mib", "client_rss_growth_mib", "client_peak_rss_mib"],
     "cycles": ["client_b_per_cycle", "server_fds_per_kcycle", "client_fds_per_kcycle", "messages", "cycles_per_s"],

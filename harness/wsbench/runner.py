@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -326,12 +326,18 @@ def _on_a_fresh_server(measure: Callable[..., Sample], client: Program, server: 
                        workload: Workload, rep: int, log_dir: Path, settings: Settings) -> Sample:
     """One sample against a server started for it alone (verified when the run began, as
     the same program), stopped after it: its memory holds nothing of earlier cells."""
+    program = server.program  # with the workload's own arguments (server_args), if any
+    if workload.server_args:
+        program = replace(program, command=(*program.command, *workload.server_args))
     try:
-        fresh = start_server(server.program, log_dir / "fresh", settings.pinning.server if settings.pinning else None)
+        fresh = start_server(program, log_dir / "fresh", settings.pinning.server if settings.pinning else None)
     except WsbenchError as exc:
         return Sample(rep=rep, error=f"a fresh server for '{workload.name}': {exc}")
     try:
-        return measure(client, fresh, workload, rep, log_dir, settings)
+        sample = measure(client, fresh, workload, rep, log_dir, settings)
+        if workload.server_args:
+            sample.extra["server_args"] = list(workload.server_args)
+        return sample
     finally:
         problem = fresh.stop()
         if problem:

@@ -89,6 +89,13 @@ KINDS: dict[str, dict[str, Key]] = {
     "fanout": {"connections": _param(int, True, minimum=2), "rate": _param(int, True, minimum=1),
                "count": _param(int, True, minimum=1), "size": _param(int, minimum=16),
                "sources": _param(int, minimum=1)},
+    # slow consumers (docs/misbehave.md): N subscribers of /broadcast, the last `slow` of them
+    # stop reading (receive buffer `rcvbuf` bytes), one publishes `rate` messages of `size`
+    # bytes per second for `duration_ms`; the slow ones drain for at most `drain_ms` after
+    "slow": {"connections": _param(int, True, minimum=2), "slow": _param(int, True, minimum=0),
+             "rate": _param(int, True, minimum=1), "duration_ms": _param(int, True, minimum=1),
+             "size": _param(int, True, minimum=16), "rcvbuf": _param(int, minimum=1024),
+             "drain_ms": _param(int, minimum=0)},
     # soak drift (docs/misbehave.md): `count` connect–echo–close cycles, `connections` at a
     # time, one message of `size` bytes each, `marks` readings over the run (soakfit.py); and
     # `connections` held `hold_ms` with a ping on each every `ping_ms`, a reading every `mark_ms`
@@ -105,7 +112,7 @@ FLOOR_KINDS = ("echo", "buffered", "request", "handshake")
 VERIFY_KINDS = ("echo", "latency", "openloop", "buffered", "backpressure")
 # Kinds that hold many connections: their samples record the descriptor limits of both
 # sides and the server's memory before the client started (measure.py).
-HOLDING_KINDS = ("idle", "fanout")
+HOLDING_KINDS = ("idle", "fanout", "slow")
 # Kinds whose marks also read both ends of the connection (tcp_ends.py; measure.py).
 SOCKET_MARK_KINDS = ("backpressure",)
 
@@ -179,6 +186,12 @@ class Workload:
     vanish: Vanish | None = key(None)  # the peer vanishes (vanish.py): results in samples' extra.vanish
     tls_only: bool = key(False)  # means something over wss:// only (TLS session resumption): n/a over ws://
     fresh_server: bool = key(False)  # every sample gets a server of its own, started for it (memory per connection)
+    # what that server gets on its command line besides the catalog's (e.g. --broadcast-limit
+    # N: servers/README.md item 16); recorded in each sample's extra.server_args
+    server_args: tuple[str, ...] = key(())
+    # stop the sample once the server's (or the client's) RSS passes this many MiB (rsscap.py):
+    # its outcome, extra.stopped, not a failure; None: no cap
+    server_rss_cap_mib: int | None = key(None, minimum=1)
     # with permessage-deflate on, every client offers it without context takeover both ways
     # (server_no_context_takeover; client_no_context_takeover): the catalog's deflate
     # no_takeover; a client that cannot is n/a (deflate.py)
@@ -335,6 +348,7 @@ def _workload(where: str, name: str, table: Any, source: str) -> Workload:
     if "vanish" in table:
         _vanishing(where, kind, table)
     values = tomlfile.read(where, table, Workload, extra=KINDS[kind])
+    _on_its_own_server(where, values)
     params = {param: values.pop(param) for param in KINDS[kind] if param in values}
     _contents(where, params)
     if kind == "echo":
@@ -359,6 +373,14 @@ def _vanishing(where: str, kind: str, table: dict[str, Any]) -> None:
             and table["hold_ms"] < bound * 1000 + 5000:
         raise WsbenchError(f"{where}: vanish: hold_ms must be at least bound_s + 5 s "
                            f"({int(bound * 1000 + 5000)} ms): the client holds while the server is watched")
+
+
+def _on_its_own_server(where: str, values: dict[str, Any]) -> None:
+    """Server arguments and an RSS cap (the cap kills the server) need a server started for
+    each sample."""
+    for name in ("server_args", "server_rss_cap_mib"):
+        if values.get(name) and not values.get("fresh_server"):
+            raise WsbenchError(f"{where}: {name} needs fresh_server = true (a server started for each sample)")
 
 
 def _contents(where: str, params: dict[str, Any]) -> None:

@@ -2,11 +2,12 @@
 // /broadcast connection subscribes, server.publish sends to all of them, the sender
 // included; ws.publish would leave the sender out). Contract: servers/README.md.
 //   bun --no-install --no-env-file servers/bun/server.js --port 0 [--host ADDR] [--tls-cert FILE --tls-key FILE]
-//     [--deflate [--deflate-compressor shared|dedicated|3KB|...|256KB]]
+//     [--deflate [--deflate-compressor shared|dedicated|3KB|...|256KB]] [--broadcast-limit BYTES]
 // With the TLS arguments: Bun.serve's `tls` (Bun's BoringSSL), wss:// only. With --deflate:
 // its `perMessageDeflate` (true: Bun's defaults; a compressor: what compresses the sends).
 import { readFileSync } from 'node:fs';
 import { deflateLine, parseDeflate } from '../deflate.mjs';
+import { parseBroadcastLimit } from '../limit.mjs';
 import { parseHost, parsePort } from '../port.mjs';
 import { parseTls, tlsLine } from '../tls.mjs';
 
@@ -19,7 +20,9 @@ const argv = process.argv.slice(2);
 let host = '127.0.0.1';
 let tls = null;
 let deflate = null;
+let limit = null;
 try {
+  limit = parseBroadcastLimit(argv);
   deflate = parseDeflate(argv, ['--deflate-compressor'],
     "Bun.serve has no knob for RFC 7692's parameters or a threshold; it chooses a compressor (--deflate-compressor)");
   host = parseHost(argv);
@@ -72,9 +75,11 @@ server = serve({
     maxPayloadLength: 256 * 1024 * 1024,
     // The default limit (16 MiB) silently drops sends once that much is queued for a
     // slow reader (send() returns 0), e.g. a 16 MiB echo behind a burst. Echoes must
-    // never be dropped, so allow the maximum and never close on it.
-    backpressureLimit: 4294967295,
-    closeOnBackpressureLimit: false,
+    // never be dropped, so allow the maximum and never close on it. With
+    // --broadcast-limit (servers/README.md item 16): Bun's own knobs, that limit and
+    // closeOnBackpressureLimit (Bun picks the close: read from the wire, docs/misbehave.md).
+    backpressureLimit: limit ?? 4294967295,
+    closeOnBackpressureLimit: limit !== null,
     // No idle timeout and no server pings: nothing but echoes on the wire.
     idleTimeout: 0,
     sendPings: false,

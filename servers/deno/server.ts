@@ -2,10 +2,12 @@
 // /broadcast sockets). Contract: servers/README.md.
 //   deno run --no-config --no-lock --no-remote --no-npm --no-prompt --allow-net=127.0.0.1 \
 //       [--allow-read=CERT,KEY] servers/deno/server.ts --port 0 [--host ADDR] [--tls-cert CERT --tls-key KEY]
+//       [--broadcast-limit BYTES]
 // (--host ADDR needs --allow-net=ADDR instead: Deno's permission names the address listened on.)
 // With the TLS arguments: Deno.serve's cert and key (Deno's rustls), wss:// only; Deno needs
 // read permission for the two files. Deno tells nothing of what a connection negotiated
 // (nor its rustls version), so no WSBENCH-TLS line is printed.
+import { LIMIT_CLOSE_CODE, LIMIT_CLOSE_REASON, parseBroadcastLimit } from "../limit.mjs";
 import { parseHost, parsePort } from "../port.mjs";
 import { parseTls } from "../tls.mjs";
 
@@ -63,10 +65,24 @@ function serve(options: Deno.ServeTcpOptions, handler: Deno.ServeHandler): void 
 type Data = string | ArrayBuffer;
 const subscribers = new Map<WebSocket, Data[] | null>(); // null: open, sent directly
 
+// --broadcast-limit (servers/README.md item 16): a subscriber whose socket.bufferedAmount
+// (bytes sent but not yet written out) passes it is closed with 1008 instead of sent more.
+function broadcastLimit(): number | null {
+  try {
+    return parseBroadcastLimit(Deno.args);
+  } catch (e) {
+    return die((e as Error).message);
+  }
+}
+const limit = broadcastLimit();
+
 function publish(data: Data): void {
   for (const [sub, early] of subscribers) {
     if (early) early.push(data);
-    else sub.send(data);
+    else if (limit !== null && sub.bufferedAmount > limit) {
+      subscribers.delete(sub);
+      sub.close(LIMIT_CLOSE_CODE, LIMIT_CLOSE_REASON);
+    } else sub.send(data);
   }
 }
 

@@ -21,9 +21,12 @@ struct bcast_block {
 static struct {
 	struct bcast_block *head, *tail;	/* oldest, newest (appended to) */
 	size_t msgs, bytes;	/* in the blocks kept */
+	size_t total;		/* bytes ever appended (a subscriber's backlog: total - pos) */
 	struct bcast_sub *idle, *busy;	/* caught up; with something to send */
 	size_t nsubs, npaused;
 } B;
+
+size_t bcast_limit;
 
 int bcast_is_path(struct lws *wsi)
 {
@@ -125,6 +128,7 @@ void bcast_join(struct bcast_sub *s, struct lws *wsi)
 	}
 	s->blk = B.tail;
 	s->off = B.tail->used;
+	s->pos = B.total;
 	B.tail->refs++;
 	link_sub(s, 0);
 	B.nsubs++;
@@ -149,6 +153,23 @@ static struct bcast_block *room(size_t need)
 	return block_new(need > BLOCK_BYTES ? need : BLOCK_BYTES);
 }
 
+/* --broadcast-limit: every subscriber whose backlog passed it is closed with 1008. */
+static void close_over_limit(void)
+{
+	struct bcast_sub *s = B.busy, *next;
+	static const char why[] = "broadcast backlog over the limit";
+
+	for (; s; s = next) {
+		next = s->next;
+		if (B.total - s->pos <= bcast_limit)
+			continue;
+		lws_close_reason(s->wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION,
+				 (unsigned char *)why, sizeof(why) - 1);
+		lws_set_timeout(s->wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC);
+		bcast_leave(s);
+	}
+}
+
 int bcast_publish(struct bcast_sub *from, const struct msg *m)
 {
 	size_t need = WS_HEADER_MAX + m->len, h;
@@ -164,6 +185,12 @@ int bcast_publish(struct bcast_sub *from, const struct msg *m)
 	b->msgs++;
 	B.msgs++;
 	B.bytes += h + m->len;
+	B.total += h + m->len;
+	if (bcast_limit) {
+		close_over_limit();
+		if (!from->wsi)	/* the publisher itself was over it */
+			return 0;
+	}
 	/* Invariant: a busy subscriber has a WRITEABLE callback pending; the idle
 	 * ones (they had sent everything) get one now. */
 	while ((s = B.idle)) {
@@ -232,6 +259,7 @@ int bcast_writeable(struct bcast_sub *s)
 		if (lws_write(s->wsi, frames(s->blk) + s->off, n, LWS_WRITE_RAW) < (int)n)
 			return -1;
 		s->off += n;
+		s->pos += n;
 		advance(s);
 		trim();
 	}

@@ -13,6 +13,12 @@
  * holds 4,096 messages or 64 MiB the reads of whoever publishes are paused
  * (rx flow control) until it is down to 1,024 messages and 16 MiB: publishers
  * wait, nothing is dropped.
+ *
+ * With a limit (bcast_limit, --broadcast-limit BYTES; servers/README.md item 16) a
+ * subscriber whose unsent backlog (the chain's bytes past its position) passes it
+ * is closed instead, with 1008: its close reason is set, it leaves the chain at
+ * once (its blocks can go) and lws closes it (LWS_TO_KILL_ASYNC: a subscriber
+ * that reads nothing never becomes writeable).
  */
 #ifndef WSBENCH_BROADCAST_H
 #define WSBENCH_BROADCAST_H
@@ -31,7 +37,11 @@ struct bcast_sub {
 	struct bcast_sub *prev, *next;	/* in the idle or the busy list */
 	int busy;		/* something to send: a WRITEABLE callback is pending */
 	int paused;		/* its reads are paused: the chain was full */
+	size_t pos;		/* the chain's bytes up to where it is (B.total's scale) */
 };
+
+/* Close a subscriber whose backlog passes this many bytes (0: never; the default). */
+extern size_t bcast_limit;
 
 /* The connection's request path is /broadcast (any query). */
 int bcast_is_path(struct lws *wsi);

@@ -1,7 +1,7 @@
 /*
  * lws-echo: the native reference echo server of wsbench (see servers/README.md).
  *
- *   lws-echo --port N [--host ADDR] [--no-coalesce] [--tls-cert FILE --tls-key FILE]
+ *   lws-echo --port N [--host ADDR] [--no-coalesce] [--broadcast-limit BYTES] [--tls-cert FILE --tls-key FILE]
  *   lws-echo --version
  *
  * --port 0 lets the kernel pick a free port. --no-coalesce sends one write per
@@ -54,10 +54,10 @@ struct args {
 static void usage(void)
 {
 #ifdef WSBENCH_PMD
-	fprintf(stderr, "usage: lws-echo-deflate --port N [--host ADDR] [--no-coalesce] [--tls-cert FILE --tls-key FILE]"
+	fprintf(stderr, "usage: lws-echo-deflate --port N [--host ADDR] [--no-coalesce] [--broadcast-limit BYTES] [--tls-cert FILE --tls-key FILE]"
 		" [--deflate] | --version\n");
 #else
-	fprintf(stderr, "usage: lws-echo --port N [--host ADDR] [--no-coalesce] [--tls-cert FILE --tls-key FILE]"
+	fprintf(stderr, "usage: lws-echo --port N [--host ADDR] [--no-coalesce] [--broadcast-limit BYTES] [--tls-cert FILE --tls-key FILE]"
 		" | --version\n");
 #endif
 	exit(2);
@@ -105,6 +105,19 @@ static const char *option(int argc, char **argv, int *i, const char *name)
 	return NULL;
 }
 
+/* --broadcast-limit BYTES (servers/README.md item 16): a positive integer. */
+static size_t parse_limit(const char *s)
+{
+	char *end;
+	unsigned long long n = strtoull(s, &end, 10);
+
+	if (end == s || *end || *s == '-' || !n) {
+		fprintf(stderr, "lws-echo: --broadcast-limit '%s': give a positive number of bytes\n", s);
+		exit(2);
+	}
+	return (size_t)n;
+}
+
 static void parse_args(int argc, char **argv, struct args *a)
 {
 	const char *v;
@@ -122,6 +135,8 @@ static void parse_args(int argc, char **argv, struct args *a)
 			a->cert = v;
 		else if ((v = option(argc, argv, &i, "--tls-key")))
 			a->key = v;
+		else if ((v = option(argc, argv, &i, "--broadcast-limit")))
+			bcast_limit = parse_limit(v);
 		else if (!strcmp(argv[i], "--no-coalesce"))
 			echo_coalesce = 0;
 		else if (pmd_arg(argc, argv, &i))

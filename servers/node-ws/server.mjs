@@ -2,6 +2,7 @@
 // package, with or without its bufferutil add-on (the catalog's node-ws-native and
 // node-ws, WS_NO_BUFFER_UTIL=1), and /broadcast. Contract: servers/README.md.
 //   node_modules/node20/bin/node servers/node-ws/server.mjs --port 0 [--host ADDR] [--tls-cert FILE --tls-key FILE]
+//     [--broadcast-limit BYTES]
 //     [--deflate [--deflate-threshold N] [--deflate-{server,client}-no-context-takeover]
 //      [--deflate-{server,client}-max-window-bits 9..15]]
 // With the TLS arguments: node:https (Node's own OpenSSL) carrying ws, wss:// only. With
@@ -10,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import { WebSocketServer } from 'ws';
 import { deflateLine, parseDeflate } from '../deflate.mjs';
+import { LIMIT_CLOSE_CODE, LIMIT_CLOSE_REASON, parseBroadcastLimit } from '../limit.mjs';
 import { parseHost, parsePort } from '../port.mjs';
 import { parseTls, tlsLine } from '../tls.mjs';
 import { wsInfo } from '../ws-info.mjs';
@@ -24,8 +26,10 @@ const port = parsePort(argv);
 let host = '127.0.0.1';
 let tls = null;
 let deflate = null;
+let limit = null;
 try {
   host = parseHost(argv);
+  limit = parseBroadcastLimit(argv);
   tls = parseTls(argv);
   deflate = parseDeflate(argv, ['--deflate-threshold', '--deflate-server-no-context-takeover',
     '--deflate-client-no-context-takeover', '--deflate-server-max-window-bits', '--deflate-client-max-window-bits'],
@@ -80,11 +84,22 @@ function reportTls(socket) {
 
 // /broadcast (servers/README.md): every message goes to every open /broadcast
 // connection, the sender included, in a loop over them. ws queues what a slow
-// client has not taken yet (nothing is dropped; the queue grows instead).
+// client has not taken yet (nothing is dropped; the queue grows instead). With
+// --broadcast-limit (item 16): a subscriber whose ws.bufferedAmount (bytes queued, not
+// yet written to its socket) passes the limit is closed with 1008 instead of being sent
+// more; ws sends the close frame after what is queued (and destroys the socket when the
+// client answers it, or 30 s later: ws' closeTimeout).
 const subscribers = new Set();
 
 function broadcast(data, isBinary) {
-  for (const sub of subscribers) sub.send(data, { binary: isBinary });
+  for (const sub of subscribers) {
+    if (limit !== null && sub.bufferedAmount > limit) {
+      subscribers.delete(sub);
+      sub.close(LIMIT_CLOSE_CODE, LIMIT_CLOSE_REASON);
+      continue;
+    }
+    sub.send(data, { binary: isBinary });
+  }
 }
 
 function isBroadcast(url) {

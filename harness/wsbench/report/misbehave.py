@@ -15,6 +15,7 @@ from typing import Callable
 
 from ..doc import Block, Section
 from ..model import Run
+from . import misbehave_slow
 from . import misbehave_back, misbehave_soak
 from . import misbehave_storm
 
@@ -22,6 +23,7 @@ Part = Callable[[Run], list[Block]]
 
 # Each part's module appends its function here (imported below, in the section's order).
 PARTS: list[Part] = [
+    misbehave_slow.blocks,
     misbehave_back.blocks,
     misbehave_soak.blocks,
     misbehave_storm.blocks,
