@@ -72,6 +72,13 @@ def test_frame_headers_counted_or_not_are_both_truthful_and_told_apart() -> None
     assert backpressure.judge(_extra(payload))["counts_framing"] is None  # 64 KiB messages: cannot tell
 
 
+def test_nothing_unwritten_at_the_mark_no_verdict() -> None:
+    """The stall was over (or the kernel took everything): a client reading 0 would pass."""
+    extra = _extra(0, messages=65)  # 65 x 64 KiB: 64 KiB more than the kernel took
+    judged = backpressure.judge(extra)
+    assert judged["verdict"] is None and "nothing to tell" in judged["why"], judged
+
+
 def test_no_reading_no_verdict() -> None:
     extra = _extra(0)
     extra["marks"]["full"]["tcp"] = "ss (iproute2) is not installed"

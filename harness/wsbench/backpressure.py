@@ -94,6 +94,10 @@ def judge(extra: dict[str, Any]) -> dict[str, Any]:
         out["why"] = (f"the client's kernel took {handed:,} bytes, more than the {frame:,} the workload sent: "
                       "another connection's bytes, or a client that sends more than it was given")
         return out
+    if unwritten <= tolerance:  # nothing waited: a liar reading 0 would pass, so no verdict
+        out["why"] = (f"only {unwritten:,} B were unwritten at the mark, within the tolerance: nothing to tell "
+                      f"(the server read {read:,} B before it; a longer stall or more bytes)")
+        return out
     if buffered < unwritten - tolerance:
         out["verdict"] = "under-reports"
     elif buffered > unwritten + tolerance:
