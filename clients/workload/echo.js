@@ -82,17 +82,20 @@ export function echoBody(env, opts, ctx) {
         const i = next;
         if (++next === bufs.length) next = 0;
         if (m.verify) stamps[i][0] = ks;
-        ks++;
+        ++ks;
         ws.send(bufs[i], TRANSFER);
       } else if (!m.verify) {
-        ks++;
+        ++ks;
         ws.send(plain);
       } else if (isText) {
-        ws.send(ring[ks++ & ringMask]);
+        ws.send(ring[ks & ringMask]);
+        ++ks;
       } else if (bufRing !== null) {
-        ws.send(bufRing[ks++ & ringMask]);
+        ws.send(bufRing[ks & ringMask]);
+        ++ks;
       } else {
-        stamp[0] = ks++;
+        stamp[0] = ks;
+        ++ks;
         ws.send(buf);
       }
     }
@@ -118,7 +121,10 @@ export function echoBody(env, opts, ctx) {
       const d = ev.data;
       if (d !== ring[kr & ringMask]) return bad(d);
       if (++kr === recvEnd) return endOfRound(null);
-      if (ks < sendEnd) ws.send(ring[ks++ & ringMask]);
+      if (ks < sendEnd) {
+        ws.send(ring[ks & ringMask]);
+        ++ks;
+      }
     }
 
     function rxBinary(ev) {
@@ -130,7 +136,8 @@ export function echoBody(env, opts, ctx) {
       }
       if (++kr === recvEnd) return endOfRound(d);
       if (ks < sendEnd) {
-        stamp[0] = ks++;
+        stamp[0] = ks;
+        ++ks;
         ws.send(buf);
       }
     }
@@ -146,7 +153,10 @@ export function echoBody(env, opts, ctx) {
         nextWhole += every;
       }
       if (++kr === recvEnd) return endOfRound(d);
-      if (ks < sendEnd) ws.send(bufRing[ks++ & ringMask]);
+      if (ks < sendEnd) {
+        ws.send(bufRing[ks & ringMask]);
+        ++ks;
+      }
     }
 
     // rxBinary with the --transfer send: a copy, not a branch, so the common path stays
@@ -171,7 +181,7 @@ export function echoBody(env, opts, ctx) {
         if (bufs !== null) {
           sendNext();
         } else {
-          ks++;
+          ++ks;
           ws.send(plain);
         }
       }
@@ -191,16 +201,23 @@ export function echoBody(env, opts, ctx) {
         while (ks < first) sendNext();
       } else if (!m.verify) {
         while (ks < first) {
-          ks++;
+          ++ks;
           ws.send(plain);
         }
       } else if (isText) {
-        while (ks < first) ws.send(ring[ks++ & ringMask]);
+        while (ks < first) {
+          ws.send(ring[ks & ringMask]);
+          ++ks;
+        }
       } else if (bufRing !== null) {
-        while (ks < first) ws.send(bufRing[ks++ & ringMask]);
+        while (ks < first) {
+          ws.send(bufRing[ks & ringMask]);
+          ++ks;
+        }
       } else {
         while (ks < first) {
-          stamp[0] = ks++;
+          stamp[0] = ks;
+          ++ks;
           ws.send(buf);
         }
       }
