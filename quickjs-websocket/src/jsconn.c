@@ -22,9 +22,14 @@ JSClassID js_lws_conn_class_id;
 int jsconn_n; /* live connections */
 
 /* the connection is over: drop everything that ties the conn to its socket */
+/* the connection of the WebSocket that sent last (js_ws_send), or NULL */
+static conn *send_last;
+
 static void conn_detach(conn *c)
 {
     JSValue self, ws;
+    if (send_last == c)
+        send_last = NULL;
     sm_release(&c->sm);
     rx_free(c);
     ev_message_free(JS_GetRuntime(c->jsctx), c);
@@ -51,6 +56,8 @@ static void conn_finalizer(JSRuntime *rt, JSValue val)
     struct tp *t;
     if (!c)
         return;
+    if (send_last == c)
+        send_last = NULL;
     t = conn_tp(c);
     if (tp_live(t)) {
         /* only reachable at runtime teardown */
@@ -440,9 +447,17 @@ static JSValue js_ws_send(JSContext *ctx, JSValueConst this_val, int argc, JSVal
         if (JS_IsException(st))
             return st;
         if (JS_VALUE_GET_TAG(st) == JS_TAG_INT && JS_VALUE_GET_INT(st) == 1 /* OPEN */) {
-            JSValue cv = JS_GetProperty(ctx, this_val, JSB.atom_conn);
-            conn *c = JS_GetOpaque(cv, js_lws_conn_class_id);
+            /* an OPEN WebSocket's _conn is the conn made for it (its c->ws), for
+             * as long as that lives: the sender of the last call needs no lookup */
+            JSValue cv = JS_UNDEFINED;
+            conn *c = send_last;
             JSValue r = JS_UNINITIALIZED;
+            if (!c || !JS_IsObject(c->ws) || JS_VALUE_GET_PTR(c->ws) != JS_VALUE_GET_PTR(this_val)) {
+                cv = JS_GetProperty(ctx, this_val, JSB.atom_conn);
+                c = JS_GetOpaque(cv, js_lws_conn_class_id);
+                if (c && JS_IsObject(c->ws) && JS_VALUE_GET_PTR(c->ws) == JS_VALUE_GET_PTR(this_val))
+                    send_last = c;
+            }
             if (c && JS_IsString(argv[0])) {
                 if (OPT(OPT_STRSEND))
                     r = send_string(ctx, c, argv[0]);

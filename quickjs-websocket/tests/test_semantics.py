@@ -310,3 +310,53 @@ def test_direct_dispatch_same_as_websocket_js(peer_factory, pool):
         err = res["_stderr"]
         assert "Uncaught exception in WebSocket event handler: Error: boom" in err, err
         assert err.count("TypeError: 'data' is read-only") == (2 if pool else 0), err
+
+
+# sockets opened, used and closed one after another (each one's object and connection freed
+# by the collector before the next one is made, so that a new WebSocket may take the address
+# of an old one), then three open at once sending in turn: every echo must come back on the
+# socket that sent it (the native send() remembers the last sender's connection, src/jsconn.c)
+SENDERS_JS = r"""
+const got = { serial: [], mixed: [] }
+let round = 0
+function serial() {
+  if (round === 20) return mixed()
+  const k = round++
+  const ws = new WebSocket(url)
+  ws.onopen = () => { ws.send('s' + k); ws.send(new Uint8Array([k]).buffer) }
+  let n = 0
+  ws.onmessage = (e) => {
+    got.serial.push(typeof e.data === 'string' ? e.data : 's' + new Uint8Array(e.data)[0] + 'b')
+    if (++n === 2) ws.close()
+  }
+  ws.onclose = () => { std.gc(); serial() }
+}
+function mixed() {
+  const socks = [0, 1, 2].map(() => new WebSocket(url))
+  let open = 0, echoes = 0
+  socks.forEach((ws, i) => {
+    got.mixed[i] = []
+    ws.onopen = () => {
+      if (++open < socks.length) return
+      for (let j = 0; j < 30; j++) socks[j % 3].send('m' + (j % 3) + ':' + j)
+    }
+    ws.onmessage = (e) => {
+      got.mixed[i].push(e.data)
+      if (++echoes === 30) socks.forEach((s) => s.close())
+    }
+    ws.onclose = () => { if (--open === 0) done({ mode, got }) }
+  })
+}
+serial()
+"""
+
+
+def test_every_send_goes_out_on_its_own_socket(peer_factory, variant):
+    peer = peer_factory("raw")
+    res = run_qjs(SENDERS_JS, peer.url + "echo", env_extra=variant)
+    want_serial = []
+    for k in range(20):
+        want_serial += ["s%d" % k, "s%db" % k]
+    assert res["got"]["serial"] == want_serial, res
+    for i in range(3):
+        assert res["got"]["mixed"][i] == ["m%d:%d" % (i, j) for j in range(i, 30, 3)], res
