@@ -44,7 +44,7 @@ def printed(run: Run) -> Report:
     notes = [notes_section()] if run.workloads else []
     tables = (conformance_grid.sections(run, case_by_case=False) if run.workloads
               else [*conformance_tables.sections(run), *server_conformance_tables.sections(run)])
-    sections = [*(workload_section(run, w) for w in run.workloads), *capacity.sections(run), *notes, *tables,
+    sections = [*(workload_section(run, w) for w in run.workloads), *capacity.sections(run), *misbehave.sections(run), *notes, *tables,
                 *check_cost(run), *failures(run), *shards_report.sections(run)]
     return Report(f"wsbench results — {run.created}", None, environment(run), sections, run=run)
 
