@@ -5,9 +5,12 @@ slow subscribers, what the server did with them, read from the wire (each slow
 subscriber's ``slow_subscribers`` entry in the loadgen's result: what it got once it read
 again, the close frame, how TCP ended): buffered everything, closed them (at how many
 bytes, the last message they got due after how many seconds, with which code), dropped
-messages, or stopped reading the publisher (the healthy subscribers waited); the server's
+messages; and whether the healthy subscribers were held back meanwhile (they had the last
+message late, the publisher's unsent backlog grew: the server read it more slowly, e.g.
+lws pausing its publishers, or a server short of CPU); the server's
 RSS growth per slow subscriber per second (a least-squares slope of the marks' RSS over
 the publishing time, over K, with its 95 % interval), where it stopped growing; the
+server's RSS at the last mark (after the drain: whether it gave the memory back); the
 healthy subscribers' p50/p99 delivery latency with and without slow subscribers (the
 workload of the same shape with none, e.g. ``slow_0``) and what they lost. A sample
 stopped by its RSS cap (rsscap.py) says so instead."""
@@ -88,6 +91,16 @@ def plateau(sample: Sample) -> str:
     return f"{top:,.0f} MiB from {first:.0f} s on"
 
 
+def after_drain(sample: Sample) -> str:
+    """The server's RSS at the last mark (the slow ones drained by then, or closed) against
+    its largest: whether it gave the memory back."""
+    marks = _marks(sample)
+    if not marks:
+        return "–"
+    top, (t, last) = max(rss for _, rss in marks), marks[-1]
+    return f"{last:,.0f} MiB at {t:.0f} s ({last / top:.0%} of its peak)" if top else "–"
+
+
 def _same(values: list[Any]) -> Any:
     return values[0] if len(set(map(str, values))) == 1 else None
 
@@ -123,12 +136,12 @@ def policy_of(sample: Sample) -> str:
     left = sum(int(s.get("missing_after") or 0) for s in subs)
     done = e.get("complete_s")
     held = isinstance(done, (int, float)) and done > _publishing(sample) + 0.5
+    how = f"buffered for them: {wire / 2**20:,.1f} MiB each, delivered once they read"
     if held:
-        how = (f"stopped reading the publisher: the healthy subscribers had every message only at {done:.1f} s "
-               f"(publishing ended at {_publishing(sample):g} s), the publisher's unsent backlog up to "
-               f"{int(e.get('publisher_backlog_max') or 0) / 2**20:,.1f} MiB")
-    else:
-        how = f"buffered for them: {wire / 2**20:,.1f} MiB each, delivered once they read"
+        how += (f"; the healthy ones were held back: every message only at {done:.1f} s (publishing ended at "
+                f"{_publishing(sample):g} s), the publisher's unsent backlog up to "
+                f"{int(e.get('publisher_backlog_max') or 0) / 2**20:,.1f} MiB (the server read it more slowly "
+                "than it was published)")
     if left:
         how += f"; {left:,} messages not delivered by the end of the drain"
     if closed:
@@ -217,9 +230,9 @@ def _evidence(who: str, policy: str, sample: Sample) -> str:
 
 def blocks(run: Run) -> list[Block]:
     grid = Grid(["server", "policy", "workload", "what it did with the slow subscribers",
-                 "RSS growth MiB/s per slow subscriber (95 %)", "RSS stops growing at",
+                 "RSS growth MiB/s per slow subscriber (95 %)", "RSS stops growing at", "RSS at the last mark",
                  "healthy p50 / p99 ms, no slow subscriber", "healthy p50 / p99 ms, with them",
-                 "healthy losses"], right={4, 6, 7})
+                 "healthy losses"], right={4, 7, 8})
     evidence: list[str] = []
     for cell in run.cells:
         params = run.workloads.get(cell.workload, {}).get("params") or {}
@@ -236,6 +249,7 @@ def blocks(run: Run) -> list[Block]:
         did = [policy_of(s) for s in samples]
         grid.add([who, policy, cell.workload, did[0] if len(set(did)) == 1 else " | ".join(did),
                   _growth([s for s in samples if not s.extra.get("stopped")] or samples), plateau(first),
+                  after_drain(first),
                   _baseline(run, cell), _latency([s for s in samples if s.extra.get("latency_us")]),
                   _losses(samples)])
         evidence.append(_evidence(who, policy, first))
@@ -244,7 +258,7 @@ def blocks(run: Run) -> list[Block]:
     return [HEAD,
             "Per server and policy (`default`: the server as it is; `--broadcast-limit BYTES`: servers/README.md "
             "item 16), what it did with the subscribers that stopped reading, read from the wire once they read "
-            "again; its RSS growth while the publisher published (the marks' slope over K) and where it stopped "
-            "growing; the healthy subscribers' delivery latency (against each message's due time) without and "
+            "again; its RSS growth while the publisher published (the marks' slope over K), where it stopped "
+            "growing and what it held at the last mark (after the slow ones drained or were closed); the healthy subscribers' delivery latency (against each message's due time) without and "
             "with the slow ones, and what they lost (must be none).",
             grid, Details("The wire, per server and policy (first repetition)", [Bullets(evidence)])]
