@@ -140,7 +140,7 @@ V13 = [*(name.replace("v12-", "v13-") for name in V12), "v13-run-wire.json"]
 V14 = [*(name.replace("v13-", "v14-") for name in V13), "v14-deflate-conformance-clients.json",
        "v14-deflate-conformance-servers.json"]
 V15 = [*(name.replace("v14-", "v15-") for name in V14), "v15-run-takeover.json"]
-V16 = [name.replace("v15-", "v16-") for name in V15]
+V16 = [*(name.replace("v15-", "v16-") for name in V15), "v16-gate-baseline-armhf.json"]
 
 
 @pytest.mark.parametrize("name", V16)
@@ -354,3 +354,17 @@ def test_version_15_context_takeover_run() -> None:
     assert saves.count("| deflate_json_16 |") == 2
     old = load("v14-run-deflate.json", 14)
     assert all(not w.get("no_context_takeover") for w in old.workloads.values())
+
+
+def test_version_16_gate_baseline_with_armhf_counts() -> None:
+    """baselines/gate.json after ``wsbench gate --arch armhf --only deterministic --update``,
+    one cell per architecture kept: x86-64's counts stay in ``deterministic``, armhf's are in
+    ``arches.armhf`` with QEMU's facts as their machine; the report shows both."""
+    path = SCHEMAS / "v16-gate-baseline-armhf.json"
+    run = load("v16-gate-baseline-armhf.json", 16)
+    x86, armhf = baseline.deterministic(run), baseline.deterministic(run, "armhf")
+    assert x86 is not None and list(x86.counts["full"]) == ["qjs/text_11"] and "cpu_model" in x86.machine
+    assert armhf is not None and list(armhf.counts["full"]) == ["qjs-armhf/text_11"]
+    assert armhf.machine["qemu"].startswith("qemu-arm version 7.2") and armhf.machine["arm_sysroot"]
+    text = report.run_report(run, path, "md")
+    assert "## Gate baseline: instruction counts on armhf" in text and "| qjs-armhf/text_11 |" in text

@@ -1,5 +1,5 @@
 """Command line: ``wsbench run``, ``list``, ``verify``, ``report``, ``compare``,
-``stability``, ``merge``, ``conformance``, ``profile``, ``startup``, ``gate``,
+``stability``, ``merge``, ``conformance``, ``profile``, ``startup``, ``gate``, ``count``,
 ``history`` and ``docker``. This module only parses the arguments (the options several subcommands share
 are declared once, below) and hands over to the subcommand's module in ``commands/``;
 every subcommand's errors end here: one line and exit 2, Ctrl-C exit 130, and no process
@@ -211,6 +211,16 @@ def build_parser() -> argparse.ArgumentParser:
     gate.add_argument("--wall-repetitions", type=int, metavar="N",
                       help=f"repetitions of the wall gate's run (default {gate_wall.REPETITIONS})")
     _results(gate, help="directory for the reports")
+
+    cnt = add("count", help="instruction counts per message of the QuickJS client and its ablations, per "
+                             "architecture (callgrind; armhf: qemu-arm with the counting plugin), for the report")
+    cnt.add_argument("--claims", action="store_true",
+                     help="the cells of the claims table (each claim's workload, optimized and without the optimization)")
+    cnt.add_argument("--arch", action="append", choices=list(gate_arches.ARCHES),
+                     help="count on this architecture (repeatable; default x86-64)")
+    cnt.add_argument("--run", type=Path, metavar="FILE",
+                     help="carry this run's cells (an ablations run) into the results, beside the counts")
+    _results(cnt, help="directory for the results JSON and Markdown")
 
     hist = add("history", help="the gate's trend over many commits (a directory of results files, e.g. the "
                                "nightly's history) as one self-contained HTML page")

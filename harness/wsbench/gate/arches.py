@@ -19,7 +19,7 @@ from ..errors import WsbenchError
 from . import machine, qemu
 from .builds import HEAD
 from .callgrind import CALLGRIND, Counter
-from .cells import ARMHF_CELLS, CELLS, Cell
+from .cells import ARMHF_CELLS, ARMHF_QJS, CELLS, Cell
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,7 @@ class Arch:
     gates: tuple[str, ...]  # the gates that apply
     pairs: bool  # --base REF possible
     setup: str  # what builds what it counts
+    qjs: tuple[str, ...]  # the QuickJS client's command line (wsbench count's cells)
 
 
 def _x86_missing() -> str | None:
@@ -43,9 +44,9 @@ def _x86_missing() -> str | None:
 
 
 X86_64 = Arch("x86-64", CELLS, CALLGRIND, machine.KEYS, machine.fingerprint, _x86_missing, ("deterministic", "wall"),
-              True, "make setup")
+              True, "make setup", HEAD.qjs)
 ARMHF = Arch("armhf", ARMHF_CELLS, qemu.QEMU, qemu.KEYS, qemu.fingerprint, qemu.missing, ("deterministic",), False,
-             "make setup-arm")
+             "make setup-arm", ARMHF_QJS)
 ARCHES = {a.name: a for a in (X86_64, ARMHF)}
 DEFAULT = X86_64.name
 

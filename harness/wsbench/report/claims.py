@@ -19,12 +19,13 @@ from __future__ import annotations
 from ..doc import Bullets, Grid, Section
 from ..metrics import METRICS
 from ..ranking import label, median_of, values
-from ..model import Cell, Run
+from ..model import ArchCounts, Cell, Run
 from ..stats import ratio_of_medians
 from . import sources
 from .derived import reference_server
 
 MISSING = "not in this run"
+COUNT_SERVER = "lws"  # wsbench count's cells run against the native lws-echo
 NO_CHANGE_BAND = 0.10
 
 
@@ -123,9 +124,27 @@ def measure(run: Run, claim: sources.Claim) -> tuple[str, tuple[float, float, fl
     return None
 
 
+def instruction_ratio(counts: ArchCounts, claim: sources.Claim) -> str:
+    """Instructions per message without the optimization over with it (above 1: it saves
+    instructions), on the first of the claim's workloads counted for both clients."""
+    if not claim.theirs or not claim.workloads:
+        return "–"
+    for workload in claim.workloads:
+        ours = counts.per_message(workload, COUNT_SERVER, claim.ours)
+        theirs = counts.per_message(workload, COUNT_SERVER, claim.theirs)
+        if ours and theirs:
+            return f"{theirs / ours:.2f}× ({workload}: {theirs:,.0f} → {ours:,.0f})"
+    return "not counted"
+
+
 def claims_grid(run: Run, claims: list[sources.Claim]) -> Grid:
-    grid = Grid(["#", "switch", "claimed", "claimed ratio", "workload", "ours: ratio (95% CI)", "verdict", "why",
-                 "how ours differs"], right={3, 5})
+    """One row per claim; with the run's ``counts`` (``wsbench count --claims``), a column of
+    instruction ratios per architecture counted."""
+    arches = sorted((run.counts.arches if run.counts else {}).items(), key=lambda kv: kv[0] != "x86-64")
+    headers = ["#", "switch", "claimed", "claimed ratio", "workload", "ours: msgs/s ratio (95% CI)",
+               *(f"instructions/message ratio, {arch} ({counts.tool})" for arch, counts in arches),
+               "verdict (msgs/s)", "why", "how ours differs"]
+    grid = Grid(headers, right={3, 5, *range(6, 6 + len(arches))})
     for claim in claims:
         found = measure(run, claim)
         workload, r = found if found else (", ".join(claim.workloads) or "–", None)
@@ -134,7 +153,8 @@ def claims_grid(run: Run, claims: list[sources.Claim]) -> Grid:
         if r is None and claim.unmeasurable is None:
             word, why = MISSING, f"needs {claim.ours} and {claim.theirs} on the native server"
         grid.add([claim.number, claim.switch, claim.claim, "–" if claim.ratio is None else f"{claim.ratio:,.2f}×",
-                  workload, result, f"**{word}**", why, claim.note])
+                  workload, result, *(instruction_ratio(counts, claim) for _, counts in arches),
+                  f"**{word}**", why, claim.note])
     return grid
 
 
@@ -145,10 +165,24 @@ def quickjs_section(run: Run) -> Section:
         "helps. Verdicts: confirmed when our whole 95 % interval shows at least half the claimed gain, "
         "refuted when it lies wholly below half of it (a claim of no change: within or outside ±10 %), "
         "otherwise not measurable here, with the reason.",
+        *_counts_note(run),
         claims_grid(run, sources.SINGLE_CLAIMS),
         "All optimizations together: `quickjs` over `quickjs-baseline` (`QJSWS_DISABLE=all`).",
         claims_grid(run, sources.ALL_CLAIMS),
         "How the methods differ:", Bullets(sources.QJS_METHOD)])
+
+
+def _counts_note(run: Run) -> list[str]:
+    """What the instruction columns are, when the run has counts."""
+    if not run.counts or not run.counts.arches:
+        return []
+    what = "; ".join(f"{arch}: {c.tool}, {c.machine.get('qemu') or c.machine.get('cpu_model')}"
+                     for arch, c in sorted(run.counts.arches.items(), key=lambda kv: kv[0] != "x86-64"))
+    return [f"Instruction columns (`{sources.COUNT_COMMAND}`; {what}): instructions per message of the client "
+            "without the optimization over the client with it, measured phase only (above 1: the optimization "
+            "saves instructions). They are counts, not times: the msgs/s ratio and its verdict are timed on "
+            "x86-64; armhf (ARMv7, the seed's architecture) is counted under qemu-arm, whose times mean "
+            "nothing for ARM hardware (docs/arm.md). The seed's figures are ops/s on its ARMv7 router."]
 
 
 def chicken_section(run: Run) -> Section:

@@ -42,6 +42,8 @@ DENO_METHOD = [
 
 QJS_DOC = f"{SEEDS}/000_3d3ece768f418697.txt"
 ABLATIONS_COMMAND = "make bench SUITE=ablations  (= .venv/bin/wsbench run --suite ablations)"
+# the claims' instruction counts on both architectures (the armhf column needs make setup-arm)
+COUNT_COMMAND = ".venv/bin/wsbench count --claims --arch x86-64 --arch armhf [--run ABLATIONS.json]"
 
 
 @dataclass(frozen=True)
