@@ -427,6 +427,7 @@ void run_slow(const struct opts *o)
 	hist_init(&S.hist);
 
 	live = cap_open(o, o->connections, &hooks, &res, &S.n);
+	conn_set_rcvbuf(0);	/* the kernel's default for any later connection */
 	if (S.n < o->connections) {
 		len = (size_t)snprintf(keys, sizeof(keys), ", \"connections\": %u, \"limit\": ", S.n);
 		json_string(keys + len, sizeof(keys) - len, res.limit);
@@ -452,7 +453,7 @@ void run_slow(const struct opts *o)
 	count_missing();
 
 	seconds = S.t_last > S.t0 ? (double)(S.t_last - S.t0) / 1e9 : 0.0;
-	cap = 4096 + (size_t)S.k * 640;
+	cap = 4096 + (size_t)S.k * 1024;	/* an entry is at most about 650 bytes */
 	extra = xmalloc(cap);
 	hist_format_us(&S.hist, true, extra, cap);
 	len = strlen(extra);
