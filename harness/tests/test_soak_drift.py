@@ -138,7 +138,7 @@ def test_the_report_part_names_each_side_and_its_verdict() -> None:
     k6 = Cell("soak_c", "lws", "k6", na="cannot take the cycles kind's marks")
     hold = Cell("hold", "lws", "loadgen")
     hold.samples = [Sample(rep=1, messages=10, seconds=10.0, extra={"connections": 200, "hold_s": 10.0, "marks": {
-        f"t-{ms}": {"server_rss_kib": 4000.0 + ms / 1000 * 200 / 1024, "server_fds": 207} for ms in range(0, 10001, 1000)}})]
+        f"t-{ms}": {"server_rss_kib": 4000.0 + ms / 1000 * 100, "server_fds": 207} for ms in range(0, 10001, 1000)}})]
     run = _run([leaky, client, k6, hold], {
         "soak": {"kind": "cycles", "scope": "servers"}, "soak_c": {"kind": "cycles", "scope": "clients"},
         "hold": {"kind": "pinghold", "scope": "servers"}})
@@ -149,6 +149,8 @@ def test_the_report_part_names_each_side_and_its_verdict() -> None:
     assert "leaks about 4,096 bytes per cycle" in text
     assert "| soak_c | client | node22 | lws |" in text and "flat within the noise (±0.0 bytes per cycle)" in text
     assert "n/a: cannot take the cycles kind's marks" in text
-    # 200 B/s over 200 connections: 60 B per connection per minute
-    assert "| hold | lws | 200 | 10.0 | 60 (60 – 60) |" in text
+    # 100 KiB/s over 200 connections: 30,720 B per connection per minute, above the floor (256 KiB
+    # over 8 s and 200 connections: 9,830): "grows", a hold cannot tell a leak
+    assert "| hold | lws | 200 | 10.0 | 30,720 (30,720 – 30,720) |" in text
+    assert "grows about 30,720 bytes per connection per minute" in text
     assert blocks(_run([], {})) == []

@@ -143,17 +143,20 @@ def floor_for(s: Slope, floor: float = FLOOR_B, total: float = FLOOR_TOTAL_B) ->
     return max(floor, total / span) if span > 0 else floor
 
 
-def verdict(s: Slope, floor: float, unit: str = "bytes per cycle", late: Slope | None = None) -> str:
+def verdict(s: Slope, floor: float, unit: str = "bytes per cycle", late: Slope | None = None,
+            rising: str = "leaks") -> str:
     """"leaks about X bytes per cycle" (the interval excludes 0, the slope above the floor,
     and, given the ``late`` slope over the last half, that one too: the growth keeps on),
     "grows about X ..., slowing" (the late slope is no leak: a heap or pool still filling up
     when the run ended), "returns about X ..." (downwards), else "flat within the noise
-    (±Y ...)", Y the largest slope the interval allows."""
+    (±Y ...)", Y the largest slope the interval allows. ``rising`` replaces "leaks" where
+    the run cannot tell a leak from a heap not yet collected (a hold shorter than a garbage
+    collector's period: "grows")."""
     if s.lo > 0 and s.slope > floor:
         if late is not None and not leaks(late, floor):
             return (f"grows about {_num(s.slope)} {unit}, slowing (last half: {_num(late.slope)} ± "
                     f"{_num(late.half_width)}): not shown to leak")
-        return f"leaks about {_num(s.slope)} {unit}"
+        return f"{rising} about {_num(s.slope)} {unit}"
     if s.hi < 0 and -s.slope > floor:
         return f"returns about {_num(-s.slope)} {unit}"
     return f"flat within the noise (±{_num(max(abs(s.lo), abs(s.hi)))} {unit})"
