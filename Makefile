@@ -7,7 +7,8 @@
 # (docs/gate.md; `make gate BASE=REF` against another commit); `make gate-update` re-takes its baseline.
 # `make bench-docker` runs the suite with the servers in containers (docker-compose.yml;
 # a private Docker engine, host network only). `make setup-arm` cross-builds the QuickJS
-# client for armhf and `make test-arm` runs its tests under qemu-arm (docs/arm.md).
+# client for armhf and `make test-arm` runs its tests under qemu-arm (docs/arm.md);
+# `make test-arm-sanitize` runs them on an armhf build with ASan and UBSan.
 
 SHELL := /bin/bash
 WSBENCH := .venv/bin/wsbench
@@ -17,7 +18,7 @@ SUITE ?= quick
 ARGS ?=
 FUZZ_SECONDS ?= 300
 
-.PHONY: setup bench test test-stress test-asan setup-arm test-arm fuzz report profile gate gate-update lint-workflows list clean docker-setup docker-base docker-images bench-docker
+.PHONY: setup bench test test-stress test-asan setup-arm test-arm test-arm-sanitize fuzz report profile gate gate-update lint-workflows list clean docker-setup docker-base docker-images bench-docker
 
 setup:
 	@scripts/setup-apt.sh
@@ -87,6 +88,13 @@ setup-arm: setup
 test-arm: setup-arm
 	@QJSWS_TEST_ARM_ROOT=$(CURDIR)/build/arm/root $(PYTEST) -q -rs --timeout=900 quickjs-websocket/tests \
 		harness/tests/test_gate_armhf_qemu.py
+
+# the module's suite on the armhf qjs and module built with ASan + UBSan (scripts/setup-arm-sanitize.sh,
+# build/arm/san/) under qemu-arm: a sanitizer report fails the test that produced it (docs/arm.md)
+test-arm-sanitize: setup-arm
+	@scripts/setup-arm-sanitize.sh
+	@QJSWS_TEST_ARM_ROOT=$(CURDIR)/build/arm/san/root QJSWS_TEST_ASAN_ROOT=$(CURDIR)/build/arm/san/root \
+		$(PYTEST) -q -rs --timeout=900 quickjs-websocket/tests
 
 # every fuzz target for FUZZ_SECONDS; corpora grow in build/fuzz/corpus, crashes in build/fuzz/crashes
 fuzz: setup

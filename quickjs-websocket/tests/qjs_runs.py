@@ -25,14 +25,17 @@ ARM_ROOT = os.environ.get("QJSWS_TEST_ARM_ROOT")
 ARM_SYSROOT = ROOT / "build" / "arm" / "sysroot"
 # what runs a program built for the target: nothing on x86-64, qemu-arm on armhf
 TARGET_RUN = ["qemu-arm", "-L", str(ARM_SYSROOT)] if ARM_ROOT else []
-if ASAN_ROOT:
+# make test-arm-sanitize (scripts/setup-arm-sanitize.sh) sets both to build/arm/san/root: the
+# armhf qjs and module built with ASan + UBSan, under qemu-arm, with the ASan allowances and
+# the sanitizer-report check of make test-asan. Each tree's qjs is in ../prefix/bin.
+if ARM_ROOT:
+    QJS = Path(ARM_ROOT).parent / "prefix" / "bin" / "qjs"
+    MODULE = Path(ARM_ROOT) / "build" / "quickjs-websocket" / "lws.so"
+    RUN_JS = Path(ARM_ROOT) / "quickjs-websocket" / "tests" / "js" / "run.js"
+elif ASAN_ROOT:
     QJS = ROOT / "build" / "asan" / "prefix" / "bin" / "qjs"
     MODULE = Path(ASAN_ROOT) / "build" / "quickjs-websocket" / "lws.so"
     RUN_JS = Path(ASAN_ROOT) / "quickjs-websocket" / "tests" / "js" / "run.js"
-elif ARM_ROOT:
-    QJS = ROOT / "build" / "arm" / "prefix" / "bin" / "qjs"
-    MODULE = Path(ARM_ROOT) / "build" / "quickjs-websocket" / "lws.so"
-    RUN_JS = Path(ARM_ROOT) / "quickjs-websocket" / "tests" / "js" / "run.js"
 else:
     QJS = ROOT / "build" / "prefix" / "bin" / "qjs"
     MODULE = ROOT / "build" / "quickjs-websocket" / "lws.so"
