@@ -161,7 +161,7 @@ def test_versions_7_to_15_are_written_again_with_only_what_versions_9_to_16_adde
     (extra.wire) and an optional key of the deflate record, version 14 the
     deflate_conformance section (null), version 15 a key of the workloads a new run writes
     (no_context_takeover; read as false where absent) and optional keys, version 16 the
-    counts section (null) and a gate baseline's arches (no baseline here): a file of
+    counts and footprint sections (null) and a gate baseline's arches (no baseline here): a file of
     version 7 to 15 written again differs in those and in its version, nothing else."""
     path = SCHEMAS / name
     run = read_json(path)
@@ -178,6 +178,7 @@ def test_versions_7_to_15_are_written_again_with_only_what_versions_9_to_16_adde
     want["server_conformance"] = want.get("server_conformance")
     want["deflate_conformance"] = want.get("deflate_conformance")
     want["counts"] = want.get("counts")
+    want["footprint"] = want.get("footprint")
     assert rewritten(run, tmp_path) == want
     assert read_json(tmp_path / "again.json") == run
 

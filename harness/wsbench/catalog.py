@@ -70,6 +70,9 @@ class Program:
     command: tuple[str, ...] = key(nonempty=True)
     env: dict[str, str] = key(default_factory=dict, coerce=True)
     requires: tuple[str, ...] = key(())
+    # what builds ``requires``: "make setup" (a missing file fails its cells), or a step of
+    # its own outside it ("make setup-arm": its cells are n/a until that has run)
+    setup: str = key("make setup", nonempty=True)
     ready_timeout_s: float = key(20.0)  # servers: how long to wait for the readiness line
     features: tuple[str, ...] = key(())  # what it can do beyond plain echo (see runtimes.toml)
     kinds: tuple[str, ...] | None = key(None, nonempty=True)  # clients: the workload kinds it runs (None: all)
@@ -141,6 +144,12 @@ class Program:
     def missing(self) -> list[str]:
         """Files this program needs that are not there (not built yet)."""
         return [r for r in self.requires if not (ROOT / r).exists()]
+
+    def unbuilt(self) -> str | None:
+        """Why a program built by a step outside ``make setup`` cannot run here (its cells
+        are n/a, not failed), or None: built, or built by ``make setup`` (``missing``)."""
+        missing = self.missing() if self.setup != "make setup" else []
+        return f"is not built ({missing[0]} is missing; run: {self.setup})" if missing else None
 
 
 def tls_twins(servers: list[Program], values: dict[str, str]) -> list[Program]:

@@ -1,5 +1,5 @@
 """Command line: ``wsbench run``, ``list``, ``verify``, ``report``, ``compare``,
-``stability``, ``merge``, ``conformance``, ``profile``, ``startup``, ``gate``, ``count``,
+``stability``, ``merge``, ``conformance``, ``profile``, ``startup``, ``footprint``, ``gate``, ``count``,
 ``history`` and ``docker``. This module only parses the arguments (the options several subcommands share
 are declared once, below) and hands over to the subcommand's module in ``commands/``;
 every subcommand's errors end here: one line and exit 2, Ctrl-C exit 130, and no process
@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn, Sequence
 
-from . import __version__, procs, report
+from . import __version__, footprint, procs, report
 from .cluster import options as cluster_options
 from .conformance.schedule import DEFAULT_JOBS
 from .errors import WsbenchError
@@ -181,6 +181,18 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--warmup", type=int, default=hyperfine.DEFAULT_WARMUP, help="hyperfine --warmup")
     up.add_argument("--runs", type=int, default=hyperfine.DEFAULT_RUNS, help="hyperfine --runs")
     _results(up, "--reports", "directory for the results JSON and Markdown")
+
+    fp = add("footprint", help="the QuickJS client's footprint on x86-64 and armhf (qemu-arm): file sizes as built "
+                               "and stripped, the files it maps, its RSS at start-up, and (the suite footprint) "
+                               "memory per held connection over ws:// and wss://")
+    fp.add_argument("--arch", action="append", choices=list(footprint.ARCHES),
+                    help="an architecture (repeatable; default: all; armhf needs make setup-arm, else it is n/a)")
+    fp.add_argument("--runs", type=int, default=footprint.RUNS, help="start-up readings per architecture")
+    fp.add_argument("--repetitions", "-n", type=int, help="repetitions per cell (default: the suite's)")
+    _names(fp, "workload")
+    fp.add_argument("--no-connections", action="store_true",
+                    help="sizes and start-up memory only (not the suite's held connections)")
+    _results(fp)
 
     gate = add("gate", help="regression gate: instruction counts (callgrind) and confirmed wall-clock "
                             "ratios against the baseline (exit 0 pass, 1 regression, 2 cannot run)")

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from . import backpressure, procfs, procs, socket_bytes, tcp_ends
+from . import backpressure, procfs, procs, qemu_guest, socket_bytes, tcp_ends
 from .hold import GO_LINE, Hold, hold_for
 from .catalog import Program
 from .logs import last_line
@@ -391,6 +391,9 @@ def _mark(name: str, marks: dict[str, dict[str, Any]], started: bool, clocks: "_
         "client_fds": procfs.fd_count(proc.pid),  # open descriptors (soak drift: soakfit.py)
         "server_fds": procfs.fd_count(server_pid) if server_pid is not None else None,
     }
+    guest = qemu_guest.guest_rss_kib(proc.pid)  # a client under qemu-user: what its guest holds
+    if guest is not None:
+        marks[name]["client_guest_rss_kib"] = guest
     if more is not None:  # readings of the kind's own (SOCKET_MARK_KINDS), before GO
         marks[name].update(more())
     refused = procs.tell(proc, GO_LINE)

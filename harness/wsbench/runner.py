@@ -184,7 +184,8 @@ def not_applicable(workload: Workload, server: Program, client: Program) -> str 
     why = server.cannot(workload.kind, workload.server_features)
     if why:
         return f"server {server.name} {why}"
-    why = client.cannot(workload.kind, workload.client_features) or (client.cannot_tls() if server.secure else None)
+    why = (client.unbuilt() or client.cannot(workload.kind, workload.client_features)
+           or (client.cannot_tls() if server.secure else None))
     return f"client {client.name} {why}" if why else deflate.not_applicable(server, client, workload)
 
 
@@ -278,7 +279,7 @@ def execute(plan: Plan, run: Run, log_dir: Path, results: Path, progress: Progre
             if record.status != "ok":
                 cell.blocked = f"server '{cell.server}' {record.error}"
         for client in plan.clients:
-            missing = client.missing()
+            missing = [] if client.unbuilt() else client.missing()  # (unbuilt: its cells are n/a)
             if missing:
                 run.clients[client.name].status = "failed"
                 run.clients[client.name].error = f"{missing[0]} is missing; run: make setup"

@@ -1,6 +1,6 @@
 """A run: its ``Cell``s of ``Sample``s, its programs (``ProgramRecord``), its ``Settings``,
 and its side sections (conformance.py, server_conformance.py, profiles.py, startup.py, gate.py,
-counts.py); a program's
+counts.py, footprint.py); a program's
 conformance summary is program_checks.py. Nothing here
 runs a process or reads a file (runfile.py reads and writes them)."""
 
@@ -14,6 +14,7 @@ from ..metrics import METRICS
 from ..stats import Summary, summarize
 from .conformance import Conformance
 from .counts import InstructionCounts
+from .footprint import Footprint
 from .deflate_conformance import DeflateConformance
 from .gate import Gate
 from .profiles import Profiles
@@ -184,6 +185,7 @@ class Run:
     server_conformance: ServerConformance | None = None  # wsbench conformance --servers (schema 10)
     deflate_conformance: DeflateConformance | None = None  # wsbench conformance --deflate (schema 14)
     counts: InstructionCounts | None = None  # wsbench count: instructions per message by arch (schema 16)
+    footprint: Footprint | None = None  # wsbench footprint: sizes and start-up memory by arch (schema 16)
 
     def to_json(self, summaries: bool = True) -> dict[str, Any]:
         """``summaries=False`` leaves out the per-cell statistics (checkpoints mid-run)."""
@@ -203,4 +205,5 @@ class Run:
             "deflate_conformance": (self.deflate_conformance.to_json() if self.deflate_conformance is not None
                                     else None),
             "counts": self.counts.to_json() if self.counts is not None else None,
+            "footprint": self.footprint.to_json() if self.footprint is not None else None,
         }

@@ -11,6 +11,7 @@ from typing import Any, Callable, TypeVar
 from ..errors import WsbenchError
 from .conformance import Conformance
 from .counts import InstructionCounts
+from .footprint import Footprint
 from .deflate_conformance import DeflateConformance
 from .gate import gate_from_json
 from .profiles import Profiles
@@ -72,7 +73,8 @@ def _run_from_json(data: dict[str, Any]) -> Run:
         gate=_section(data, "gate", gate_from_json),
         server_conformance=_section(data, "server_conformance", ServerConformance.from_json),
         deflate_conformance=_section(data, "deflate_conformance", DeflateConformance.from_json),
-        counts=_section(data, "counts", InstructionCounts.from_json))
+        counts=_section(data, "counts", InstructionCounts.from_json),
+        footprint=_section(data, "footprint", Footprint.from_json))
 
 
 def _section(data: dict[str, Any], name: str, read: Callable[[dict[str, Any]], T]) -> T | None:

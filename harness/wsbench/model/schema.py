@@ -228,5 +228,15 @@ cross compiler, the sysroot's pins), ``rise``, ``fall`` and ``counts`` per profi
 ``armhf``) its ``tool``, ``machine``, ``profile`` and, per cell key
 (``workload/server/client``, clients by catalog name such as ``quickjs-no-join``),
 ``instructions``, ``messages`` and ``per_message`` of the measured phase, and ``failed``
-(cell key: the one-line reason). Versions 1 to 15 are still read (no arches, no counts).""",
+(cell key: the one-line reason). ``footprint`` (``wsbench footprint``; absent or null in
+other runs): ``what`` was read and how, and per architecture (``x86-64``, ``armhf``) the
+``client`` (catalog name), its ``command``, the ``strip`` tool, ``files`` (``role``,
+``path``, ``bytes``, ``stripped_bytes`` of a stripped copy, null for a file that is not
+ELF), ``mapped`` (the files its process maps at start-up: ``path``, ``bytes``, ``origin``
+— built here, sysroot or system — and the system file's Debian ``package``),
+``startup_rss_kib`` (VmRSS of each start-up run), ``startup_guest_rss_kib`` (under
+qemu-user, the guest's own resident pages; null natively) and ``error``. A mark's readings
+(``extra.marks.NAME``) may have ``client_guest_rss_kib``: a client under qemu-user, the
+resident pages of its guest's address space. Versions 1 to 15 are still read (no arches,
+no counts, no footprint).""",
 }

@@ -23,7 +23,7 @@ from ..profile import views as profile_views
 from ..ranking import factor, label
 from ..model import Run
 from .ranked import check_cost, environment, failures, fmt_factor, notes_section, workload_section
-from . import capacity, claims, compression, conformance_grid, deflate_memory, derived, misbehave, shards as shards_report, tls as tls_report
+from . import capacity, claims, compression, conformance_grid, deflate_memory, derived, footprint, misbehave, shards as shards_report, tls as tls_report
 
 
 
@@ -44,7 +44,7 @@ def printed(run: Run) -> Report:
     notes = [notes_section()] if run.workloads else []
     tables = (conformance_grid.sections(run, case_by_case=False) if run.workloads
               else [*conformance_tables.sections(run), *server_conformance_tables.sections(run)])
-    sections = [*(workload_section(run, w) for w in run.workloads), *capacity.sections(run), *misbehave.sections(run), *notes, *tables,
+    sections = [*(workload_section(run, w) for w in run.workloads), *capacity.sections(run), *footprint.sections(run), *misbehave.sections(run), *notes, *tables,
                 *check_cost(run), *failures(run), *shards_report.sections(run)]
     return Report(f"wsbench results — {run.created}", None, environment(run), sections, run=run)
 
@@ -219,6 +219,10 @@ def _capacity(run: Run, source: Path, with_charts: bool) -> list[Section]:
     return capacity.sections(run, with_charts)
 
 
+def _footprint(run: Run, source: Path, with_charts: bool) -> list[Section]:
+    return footprint.sections(run)
+
+
 def _tls(run: Run, source: Path, with_charts: bool) -> list[Section]:
     return tls_report.sections(run)
 
@@ -279,7 +283,7 @@ def _failures(run: Run, source: Path, with_charts: bool) -> list[Section]:
 
 
 Builder = Callable[[Run, Path, bool], list[Section]]
-BUILDERS: list[Builder] = [_gate, _scoreboard, _scores, _workloads, _shards, _capacity, _misbehave, _tls, _compression,
+BUILDERS: list[Builder] = [_gate, _scoreboard, _scores, _workloads, _shards, _capacity, _footprint, _misbehave, _tls, _compression,
                            _drive, _efficiency,
                            _check_cost, _programs_checks, _conformance, _server_conformance, _deflate_conformance,
                            _claims, _links, _notes, _failures]
