@@ -140,7 +140,7 @@ V13 = [*(name.replace("v12-", "v13-") for name in V12), "v13-run-wire.json"]
 V14 = [*(name.replace("v13-", "v14-") for name in V13), "v14-deflate-conformance-clients.json",
        "v14-deflate-conformance-servers.json"]
 V15 = [*(name.replace("v14-", "v15-") for name in V14), "v15-run-takeover.json"]
-V16 = [*(name.replace("v15-", "v16-") for name in V15), "v16-gate-baseline-armhf.json"]
+V16 = [*(name.replace("v15-", "v16-") for name in V15), "v16-gate-baseline-armhf.json", "v16-count-claims.json"]
 
 
 @pytest.mark.parametrize("name", V16)
@@ -369,3 +369,21 @@ def test_version_16_gate_baseline_with_armhf_counts() -> None:
     assert armhf.machine["qemu"].startswith("qemu-arm version 7.2") and armhf.machine["arm_sysroot"]
     text = report.run_report(run, path, "md")
     assert "## Gate baseline: instruction counts on armhf" in text and "| qjs-armhf/text_11 |" in text
+
+
+def test_version_16_count_run() -> None:
+    """``wsbench count --claims --arch armhf --arch x86-64`` (four cells kept): the counts
+    section per architecture, its tool and machine facts; the report's claims table gets an
+    instruction column per architecture even without timed cells."""
+    path = SCHEMAS / "v16-count-claims.json"
+    run = load("v16-count-claims.json", 16)
+    assert run.counts is not None and not run.cells and not run.workloads
+    armhf, x86 = run.counts.arches["armhf"], run.counts.arches["x86-64"]
+    assert armhf.tool == "qemu-arm + wsbench-count.so" and x86.tool == "callgrind" and armhf.profile == "quick"
+    assert armhf.per_message("frag2_4k", "lws", "quickjs-no-join") == 39549.8
+    assert armhf.cells["frag2_4k/lws/quickjs-no-join"].messages == 500
+    assert x86.per_message("text_11", "lws", "quickjs-baseline") and not armhf.failed
+    text = report.run_report(run, path, "md")
+    claims = text.split("## Claims: the ten quickjs-websocket optimizations (000)", 1)[1]
+    assert "instructions/message ratio, armhf (qemu-arm + wsbench-count.so)" in claims
+    assert "frag2_4k: " in claims

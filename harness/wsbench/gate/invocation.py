@@ -120,11 +120,12 @@ def _deterministic(opts: Options, arch: Arch, previous: Run | None, workloads: W
     missing = arch.missing()
     if missing:
         return Outcome("deterministic", [], missing), None
-    flag = "" if arch.name == arches.DEFAULT else f" --arch {arch.name}"
+    other = arch.name != arches.DEFAULT
     if not opts.update:
         if base is None:
-            return Outcome("deterministic", [], f"{relative(opts.baseline)} has no deterministic counts{flag and ' for ' + arch.name} "
-                                                f"(run: wsbench gate{flag} --update)"), None
+            return Outcome("deterministic", [], f"{relative(opts.baseline)} has no deterministic counts"
+                                                f"{' for ' + arch.name if other else ''} (run: wsbench gate"
+                                                f"{' --arch ' + arch.name if other else ''} --update)"), None
         why = machine.mismatch(base.machine, here, arch.keys)
         if why:
             return Outcome("deterministic", [], "the baseline's counts were taken on another machine and do "

@@ -21,7 +21,7 @@ from typing import Callable
 from ..errors import WsbenchError
 from ..model import ArchCounts
 from ..workloads import WorkloadSet
-from .arches import Arch
+from .arches import DEFAULT, Arch
 from .callgrind import run_cell
 from .cells import Cell
 
@@ -57,7 +57,7 @@ def counts_for(workloads: WorkloadSet, name: str) -> tuple[int, int]:
 
 def cell_of(target: Target, arch: Arch, workloads: WorkloadSet) -> Cell:
     count, warmup = counts_for(workloads, target.workload)
-    program = target.client if arch.name == "x86-64" else f"{target.client}@{arch.name}"
+    program = target.client if arch.name == DEFAULT else f"{target.client}@{arch.name}"
     return Cell(program, target.workload, (count, count), (warmup, warmup), command=arch.qjs, env=target.env)
 
 

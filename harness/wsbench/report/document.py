@@ -236,6 +236,10 @@ def _misbehave(run: Run, source: Path, with_charts: bool) -> list[Section]:
 
 
 def _claims(run: Run, source: Path, with_charts: bool) -> list[Section]:
+    """A measured run's claims; a run of ``wsbench count`` alone (no workloads) its claims
+    of the quickjs-websocket optimizations, the only ones counted."""
+    if not run.workloads:
+        return [claims.quickjs_section(run)] if run.counts else []
     return claims.sections(run)
 
 
@@ -287,5 +291,5 @@ BUILDERS: list[Builder] = [_gate, _scoreboard, _scores, _workloads, _shards, _ca
                            _drive, _efficiency,
                            _check_cost, _programs_checks, _conformance, _server_conformance, _deflate_conformance,
                            _claims, _links, _notes, _failures]
-NO_WORKLOADS: list[Builder] = [_gate, _conformance, _server_conformance, _deflate_conformance, _failures]
+NO_WORKLOADS: list[Builder] = [_gate, _conformance, _server_conformance, _deflate_conformance, _claims, _failures]
 PROFILED: list[Builder] = [_links]
