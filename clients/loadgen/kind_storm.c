@@ -18,6 +18,13 @@
  * that is not a valid 101), other; timed_out: still in flight (the old
  * connection's close, the new one's connect, upgrade or echo) when nothing
  * progressed for --stall-ms. The first failure of each reason is told.
+ *
+ * Beside them, the kernel's counters of this network namespace over the storm
+ * (/proc/net/netstat, TcpExt; anything else on the machine's loopback counts
+ * too): ListenOverflows (a SYN or a handshake's last ACK dropped with the
+ * accept queue full: the client's kernel sends it again after 1 s, 3 s, ...;
+ * each retry counted), ListenDrops, and TCPReqQFullDoCookies (SYN cookies
+ * sent, the SYN queue full).
  */
 #include "cap.h"
 #include "conn.h"
@@ -49,6 +56,11 @@ struct slot {
 	uint64_t t_back;	/* since the storm began */
 };
 
+/* TcpExt counters read at the marks before and storm */
+static const char *const tcpext_name[] = { "ListenOverflows", "ListenDrops", "TCPReqQFullDoCookies" };
+static const char *const tcpext_key[] = { "listen_overflows", "listen_drops", "syn_cookies" };
+#define N_TCPEXT (sizeof(tcpext_name) / sizeof(tcpext_name[0]))
+
 static struct {
 	const struct opts *o;
 	struct cap_conn **live;
@@ -62,6 +74,31 @@ static struct {
 	char first[W_N][200];
 	char unexpected[256];
 } S;
+
+/* The TcpExt counters now (-1 each where /proc/net/netstat does not say). */
+static void tcpext(long long out[N_TCPEXT])
+{
+	char names[8192], values[8192], *np, *vp, *n, *v;
+	FILE *f = fopen("/proc/net/netstat", "r");
+	unsigned i;
+
+	for (i = 0; i < N_TCPEXT; i++)
+		out[i] = -1;
+	if (!f)
+		return;
+	while (fgets(names, sizeof(names), f) && fgets(values, sizeof(values), f)) {
+		if (strncmp(names, "TcpExt:", 7))
+			continue;
+		n = strtok_r(names, " \n", &np);
+		v = strtok_r(values, " \n", &vp);
+		while ((n = strtok_r(NULL, " \n", &np)) && (v = strtok_r(NULL, " \n", &vp)))
+			for (i = 0; i < N_TCPEXT; i++)
+				if (!strcmp(n, tcpext_name[i]))
+					out[i] = atoll(v);
+		break;
+	}
+	fclose(f);
+}
 
 static void progress(void)
 {
@@ -302,6 +339,7 @@ void run_storm(const struct opts *o)
 	struct cap_result res;
 	char extra[3072], n[32], s[32];
 	uint64_t *times, until;
+	long long kernel0[N_TCPEXT], kernel1[N_TCPEXT];
 	unsigned i, k;
 	double storm_s;
 
@@ -334,6 +372,7 @@ void run_storm(const struct opts *o)
 
 	start_barrier();
 	mark("before");
+	tcpext(kernel0);
 
 	evloop_phase("storm: %s connections closed and reopened", thousands(S.n, n));
 	S.storm = 1;
@@ -348,6 +387,7 @@ void run_storm(const struct opts *o)
 	if (*S.unexpected)
 		fail("%s", S.unexpected);
 	storm_s = S.back ? (double)(S.t_back - S.t0) / 1e9 : 0.0;
+	tcpext(kernel1);
 
 	mark("storm");
 	evloop_phase("settle, %llu ms", (unsigned long long)o->settle_ms);
@@ -373,6 +413,9 @@ void run_storm(const struct opts *o)
 	free(times);
 	for (i = 0; i < W_N; i++)
 		append(extra, sizeof(extra), ", \"%s\": %u", why_key[i], S.counts[i]);
+	for (i = 0; i < N_TCPEXT; i++)
+		if (kernel0[i] >= 0 && kernel1[i] >= 0)
+			append(extra, sizeof(extra), ", \"%s\": %lld", tcpext_key[i], kernel1[i] - kernel0[i]);
 	for (i = 0; i < W_N; i++)
 		if (*S.first[i]) {
 			char q[256];

@@ -17,7 +17,7 @@ def storm_sample(back: int, n: int, before_kib: int, peak_kib: int, after_kib: i
              "after": {"t_s": 5.0, "server_cpu_s": 2.1, "server_rss_kib": after_kib, "server_peak_rss_kib": after_kib}}
     return Sample(rep=1, messages=back, seconds=2.5, extra={
         "connections": n, "back": back, "failed": n - back, "storm_s": 2.5, "back_p50_s": 1.25, "back_p99_s": 2.4,
-        "open_s": 1.0, "closed_s": 0.5, **{r: 0 for r in ("refused", "reset", "closed", "bad_upgrade", "other",
+        "open_s": 1.0, "closed_s": 0.5, "listen_overflows": 4242, "syn_cookies": 0, **{r: 0 for r in ("refused", "reset", "closed", "bad_upgrade", "other",
                                                           "timed_out")}, **failed,
         **({"first_refused": "connection 7: connect: Connection refused"} if failed.get("refused") else {}),
         "marks": marks})
@@ -62,6 +62,9 @@ def test_storm_rows() -> None:
     assert rows["lws"][7] == "10.0 → 10.0 (+0.0): back"
     assert rows["bun"][2] == "not all: 2.50 s" and rows["bun"][4] == "10 refused"
     assert rows["bun"][7] == "10.0 → 40.0 (+30.0): kept"
+    timelines = [b for b in blocks(run()) if not isinstance(b, (str, Grid))][0].blocks[0].items
+    assert "the kernel over the storm: 4,242 accept-queue overflows" in timelines[0]
+    assert "first failures: refused: connection 7: connect: Connection refused" in timelines[0]  # bun sorts first
 
 
 def test_vanish_rows() -> None:

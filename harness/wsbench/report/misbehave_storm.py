@@ -27,6 +27,10 @@ from ..ranking import label
 HEAD_STORM = "**Reconnect storms: every connection closed at once and reopened**"
 HEAD_VANISH = "**Peers that vanish: does the server notice a client gone without FIN or RST**"
 REASONS = ("refused", "reset", "closed", "bad_upgrade", "other", "timed_out")
+# the kernel's TcpExt counters over the storm (the loadgen's result; the whole namespace's)
+KERNEL = (("listen_overflows", "accept-queue overflows (ListenOverflows: a SYN or a handshake's last ACK dropped "
+           "with the accept queue full, sent again later; each retry counted)"),
+          ("syn_cookies", "SYN cookies (the SYN queue full)"))
 # RSS after the settle counts as back at its level before within this much (either bound)
 RETURN_MIB, RETURN_SHARE = 2.0, 0.05
 
@@ -121,9 +125,11 @@ def _storm_row(grid: Grid, run: Run, cell: Cell, evidence: list[str]) -> None:
              tones={2: "ok" if all_back else "failed", **({7: tone} if tone else {})})
     first = samples[0].extra
     named = [f"{r}: {first[f'first_{r}']}" for r in REASONS if first.get(f"first_{r}")]
+    kernel = [f"{first[k]:,} {what}" for k, what in KERNEL if isinstance(first.get(k), int)]
     evidence.append(f"{who}, N = {n:,}: opened in {_num(first.get('open_s'), 2, ' s')}; closes all done at "
                     f"{_num(first.get('closed_s'), 2, ' s')}, all back at {_num(first.get('storm_s'), 2, ' s')} "
                     f"(p99 {_num(first.get('back_p99_s'), 2, ' s')})"
+                    + (f"; the kernel over the storm: {', '.join(kernel)}" if kernel else "")
                     + (f"; first failures: {'; '.join(named)}" if named else ""))
 
 
