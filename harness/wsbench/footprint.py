@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import statistics
 import subprocess
 import time
 from dataclasses import dataclass
@@ -207,7 +206,3 @@ def _sysroot_package(inside: Path, spec: ArchSpec) -> str | None:
             name, version = deb.name.split("_")[:2]
             return f"{name} {version.replace('%3a', ':')}"
     return None
-
-
-def median_kib(values: list[int] | None) -> float | None:
-    return statistics.median(values) if values else None
