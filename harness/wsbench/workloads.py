@@ -377,8 +377,10 @@ def _vanishing(where: str, kind: str, table: dict[str, Any]) -> None:
 
 def _on_its_own_server(where: str, values: dict[str, Any]) -> None:
     """Server arguments and an RSS cap (the cap kills the server) need a server started for
-    each sample."""
+    each sample (a vanishing peer's cell starts its own: server arguments go with it)."""
     for name in ("server_args", "server_rss_cap_mib"):
+        if name == "server_args" and values.get("vanish"):
+            continue
         if values.get(name) and not values.get("fresh_server"):
             raise WsbenchError(f"{where}: {name} needs fresh_server = true (a server started for each sample)")
 

@@ -7,6 +7,7 @@
 // its `perMessageDeflate` (true: Bun's defaults; a compressor: what compresses the sends).
 import { readFileSync } from 'node:fs';
 import { deflateLine, parseDeflate } from '../deflate.mjs';
+import { parseIdleDefaults } from '../idle.mjs';
 import { parseBroadcastLimit } from '../limit.mjs';
 import { parseHost, parsePort } from '../port.mjs';
 import { parseTls, tlsLine } from '../tls.mjs';
@@ -80,9 +81,9 @@ server = serve({
     // closeOnBackpressureLimit (Bun picks the close: read from the wire, docs/misbehave.md).
     backpressureLimit: limit ?? 4294967295,
     closeOnBackpressureLimit: limit !== null,
-    // No idle timeout and no server pings: nothing but echoes on the wire.
-    idleTimeout: 0,
-    sendPings: false,
+    // No idle timeout and no server pings: nothing but echoes on the wire; with
+    // --idle-defaults (servers/README.md item 18) Bun's own (idleTimeout 120 s, pings on).
+    ...(parseIdleDefaults(argv) ? {} : { idleTimeout: 0, sendPings: false }),
     open(ws) {
       if (TLS_LINE) process.stdout.write(TLS_LINE);
       // Bun.serve does not tell the header it answered with; ws.extensions is what it agreed.

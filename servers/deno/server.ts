@@ -7,6 +7,7 @@
 // With the TLS arguments: Deno.serve's cert and key (Deno's rustls), wss:// only; Deno needs
 // read permission for the two files. Deno tells nothing of what a connection negotiated
 // (nor its rustls version), so no WSBENCH-TLS line is printed.
+import { parseIdleDefaults } from "../idle.mjs";
 import { LIMIT_CLOSE_CODE, LIMIT_CLOSE_REASON, parseBroadcastLimit } from "../limit.mjs";
 import { parseHost, parsePort } from "../port.mjs";
 import { parseTls } from "../tls.mjs";
@@ -75,6 +76,7 @@ function broadcastLimit(): number | null {
   }
 }
 const limit = broadcastLimit();
+const IDLE = parseIdleDefaults(Deno.args) ? {} : { idleTimeout: 0 };
 
 function publish(data: Data): void {
   for (const [sub, early] of subscribers) {
@@ -112,9 +114,9 @@ serve({
   if ((req.headers.get("upgrade") ?? "").toLowerCase() !== "websocket") {
     return new Response("WebSocket upgrade expected\n", { status: 426 });
   }
-  // idleTimeout 0: no server pings and no idle close. Deno never negotiates
-  // permessage-deflate.
-  const { socket, response } = Deno.upgradeWebSocket(req, { idleTimeout: 0 });
+  // idleTimeout 0: no server pings and no idle close; with --idle-defaults (servers/README.md
+  // item 18) Deno's own. Deno never negotiates permessage-deflate.
+  const { socket, response } = Deno.upgradeWebSocket(req, IDLE);
   socket.binaryType = "arraybuffer";
   socket.onerror = (e) => console.error(`connection error: ${(e as ErrorEvent).message ?? e}`);
   if (new URL(req.url).pathname === "/broadcast") {

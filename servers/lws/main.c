@@ -1,7 +1,7 @@
 /*
  * lws-echo: the native reference echo server of wsbench (see servers/README.md).
  *
- *   lws-echo --port N [--host ADDR] [--no-coalesce] [--broadcast-limit BYTES] [--tls-cert FILE --tls-key FILE]
+ *   lws-echo --port N [--host ADDR] [--no-coalesce] [--broadcast-limit BYTES] [--idle-defaults] [--tls-cert FILE --tls-key FILE]
  *   lws-echo --version
  *
  * --port 0 lets the kernel pick a free port. --no-coalesce sends one write per
@@ -54,10 +54,10 @@ struct args {
 static void usage(void)
 {
 #ifdef WSBENCH_PMD
-	fprintf(stderr, "usage: lws-echo-deflate --port N [--host ADDR] [--no-coalesce] [--broadcast-limit BYTES] [--tls-cert FILE --tls-key FILE]"
+	fprintf(stderr, "usage: lws-echo-deflate --port N [--host ADDR] [--no-coalesce] [--broadcast-limit BYTES] [--idle-defaults] [--tls-cert FILE --tls-key FILE]"
 		" [--deflate] | --version\n");
 #else
-	fprintf(stderr, "usage: lws-echo --port N [--host ADDR] [--no-coalesce] [--broadcast-limit BYTES] [--tls-cert FILE --tls-key FILE]"
+	fprintf(stderr, "usage: lws-echo --port N [--host ADDR] [--no-coalesce] [--broadcast-limit BYTES] [--idle-defaults] [--tls-cert FILE --tls-key FILE]"
 		" | --version\n");
 #endif
 	exit(2);
@@ -137,6 +137,8 @@ static void parse_args(int argc, char **argv, struct args *a)
 			a->key = v;
 		else if ((v = option(argc, argv, &i, "--broadcast-limit")))
 			bcast_limit = parse_limit(v);
+		else if (!strcmp(argv[i], "--idle-defaults"))
+			continue; /* item 18: lws-echo sets no timeout or ping of its own: libwebsockets' defaults always apply */
 		else if (!strcmp(argv[i], "--no-coalesce"))
 			echo_coalesce = 0;
 		else if (pmd_arg(argc, argv, &i))

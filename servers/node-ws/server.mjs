@@ -2,6 +2,8 @@
 // package, with or without its bufferutil add-on (the catalog's node-ws-native and
 // node-ws, WS_NO_BUFFER_UTIL=1), and /broadcast. Contract: servers/README.md.
 //   node_modules/node20/bin/node servers/node-ws/server.mjs --port 0 [--host ADDR] [--tls-cert FILE --tls-key FILE]
+//     [--idle-defaults]: accepted and changes nothing (servers/README.md item 18): ws has no
+//     idle timeout and sends no pings unless the application does, and this script does neither
 //     [--broadcast-limit BYTES]
 //     [--deflate [--deflate-threshold N] [--deflate-{server,client}-no-context-takeover]
 //      [--deflate-{server,client}-max-window-bits 9..15]]

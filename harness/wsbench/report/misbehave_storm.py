@@ -152,16 +152,25 @@ def _storms(run: Run) -> list[Block]:
             grid, Details("The storms' timelines (first repetition)", [Bullets(evidence)])]
 
 
+def _idle_handling(cell: Cell) -> str:
+    """How the server ran: its runtime's own idle defaults (--idle-defaults, servers/README.md
+    item 18) or what our script sets (the benchmarks' setting)."""
+    if any("--idle-defaults" in (s.extra.get("server_args") or []) for s in cell.samples):
+        return "the runtime's defaults (--idle-defaults)"
+    return "as benchmarked (the script's settings)"
+
+
 def _vanish_row(grid: Grid, run: Run, cell: Cell) -> None:
     who = label(run, "servers", cell.server)
     default = DEFAULT_KEEPALIVE.get(cell.server.split("/")[0], "–")
+    ran = _idle_handling(cell)
     why = _not_run(cell)
     if why is not None:
-        grid.add([who, why, "", "", default], tones={1: "none" if cell.na else "failed"})
+        grid.add([who, ran, why, "", "", default], tones={2: "none" if cell.na else "failed"})
         return
     found = [s.extra["vanish"] for s in cell.ok_samples if "end_state" in (s.extra.get("vanish") or {})]
     if not found:
-        grid.add([who, "no reading", "", "", default], tones={1: "failed"})
+        grid.add([who, ran, "no reading", "", "", default], tones={2: "failed"})
         return
     freed = [f["freed_s"] for f in found if isinstance(f.get("freed_s"), (int, float))]
     bound = found[0].get("bound_s")
@@ -179,11 +188,11 @@ def _vanish_row(grid: Grid, run: Run, cell: Cell) -> None:
     if end.get("end_unacked_bytes"):
         wire += f", {end['end_unacked_bytes']} B unacknowledged"
     keepalive = "on" if any(f.get("keepalive") for f in found) else "off"
-    grid.add([who, verdict, wire, keepalive, default], tones={1: tone})
+    grid.add([who, ran, verdict, wire, keepalive, default], tones={2: tone})
 
 
 def _vanished(run: Run) -> list[Block]:
-    grid = Grid(["server", "a vanished peer's connection", "sent towards it (from the wire)",
+    grid = Grid(["server", "idle handling", "a vanished peer's connection", "sent towards it (from the wire)",
                  "TCP keep-alive on its socket", "its runtime's default keep-alive (docs) and what the script sets"])
     for cell in run.cells:
         if any("vanish" in s.extra for s in cell.samples):  # vanish.py records its bound first, even on failure
