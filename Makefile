@@ -8,7 +8,9 @@
 # `make bench-docker` runs the suite with the servers in containers (docker-compose.yml;
 # a private Docker engine, host network only). `make setup-arm` cross-builds the QuickJS
 # client for armhf and `make test-arm` runs its tests under qemu-arm (docs/arm.md);
-# `make test-arm-sanitize` runs them on an armhf build with ASan and UBSan.
+# `make test-arm-sanitize` runs them on an armhf build with ASan and UBSan. `make setup-openssl`
+# builds trixie's OpenSSL into build/prefix-openssl and the QuickJS module against it, beside
+# the system's (opt-in: docs/quickjs-websocket.md, "Full TLS handshakes: the library's share").
 
 SHELL := /bin/bash
 WSBENCH := .venv/bin/wsbench
@@ -18,7 +20,7 @@ SUITE ?= quick
 ARGS ?=
 FUZZ_SECONDS ?= 300
 
-.PHONY: setup bench test test-stress test-asan setup-arm test-arm test-arm-sanitize fuzz report profile gate gate-update lint-workflows list clean docker-setup docker-base docker-images bench-docker
+.PHONY: setup bench test test-stress test-asan setup-arm setup-openssl test-arm test-arm-sanitize fuzz report profile gate gate-update lint-workflows list clean docker-setup docker-base docker-images bench-docker
 
 setup:
 	@scripts/setup-apt.sh
@@ -95,6 +97,12 @@ test-arm-sanitize: setup-arm
 	@scripts/setup-arm-sanitize.sh
 	@QJSWS_TEST_ARM_ROOT=$(CURDIR)/build/arm/san/root QJSWS_TEST_ASAN_ROOT=$(CURDIR)/build/arm/san/root \
 		$(PYTEST) -q -rs --timeout=900 quickjs-websocket/tests
+
+# Not part of make setup: OpenSSL from Debian trixie's source package (OPENSSL_VER in
+# scripts/pins.sh) in build/prefix-openssl, the QuickJS module linked against it in
+# build/openssl/root (scripts/setup-openssl.sh); the system's OpenSSL is not touched.
+setup-openssl: setup
+	@scripts/setup-openssl.sh
 
 # every fuzz target for FUZZ_SECONDS; corpora grow in build/fuzz/corpus, crashes in build/fuzz/crashes
 fuzz: setup

@@ -19,3 +19,12 @@ QJS_SHA=ec81da5b3249ed648dbc7df4a1654988910e66a118d9b71cb63534216efcfbbe
 # whatever go the machine has: the same bytes everywhere.
 K6_VER=v1.8.1
 K6_TOOLCHAIN=go1.25.12
+
+# OpenSSL from trixie's source package, for make setup-openssl alone (scripts/setup-openssl.sh:
+# opt-in, build/prefix-openssl; the system's OpenSSL stays what everything else links).
+# 3.5.9-1~deb13u1 is listed too, but the mirror serves no files for it (404).
+OPENSSL_VER=3.5.7-1~deb13u2
+OPENSSL_UPSTREAM=3.5.7
+OPENSSL_ORIG=openssl_3.5.7.orig.tar.gz
+OPENSSL_SHA=a8c0d28a529ca480f9f36cf5792e2cd21984552a3c8e4aa11a24aa31aeac98e8
+OPENSSL_DEB_SHA=593a47654ead460a3b609503733f80bef552ff0802799d3b47784faacc50809f
