@@ -65,6 +65,9 @@ def test_cells_cover_the_owned_code() -> None:
         for w in ("text_11", "bin_32", "bin_4k", "bin_64k", "frag4_4k"):
             assert f"{program}/{w}" in names
     assert "qjs/text_1m" in names
+    # full TLS handshakes over wss:// (the TLS server args, the client trusting the test CA)
+    tls_handshakes = next(c for c in cells.CELLS if c.name == "qjs/tls_handshakes")
+    assert tls_handshakes.tls and tls_handshakes.workload == "handshakes" and tls_handshakes.scheme == "wss"
     assert [c.name for c in cells.select(["loadgen"])] == [f"loadgen/{w}" for w in cells.ECHO_WORKLOADS]
     with pytest.raises(WsbenchError, match="unknown gate cell 'qjs/nope'"):
         cells.select(["qjs/nope"])
