@@ -14,9 +14,9 @@
 #       build/openssl/root/build/clients -> build/clients (the echo checks: no OpenSSL), so
 #               build/prefix/bin/qjs build/openssl/root/clients/quickjs.mjs runs the client
 #               on it (its imports are relative)
-# The step ends by running that client once over wss:// against lws-echo and checking the
-# library the connection reports and that /proc/PID/maps of the qjs process holds one
-# libssl and one libcrypto, both from build/prefix-openssl.
+# The step ends by running that client over wss:// against lws-echo (3 connections) and
+# checking that /proc/PID/maps of the qjs process holds one libssl and one libcrypto, both
+# from build/prefix-openssl (scripts/openssl_check.py).
 #
 # OPENSSLDIR is the system's /usr/lib/ssl (as Debian's own build): the same openssl.cnf
 # and CA store. The build is niced (19) and runs OPENSSL_JOBS (default 2) jobs.
