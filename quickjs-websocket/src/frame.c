@@ -34,6 +34,7 @@ typedef struct oblk {
 #define OBLK_ROUND 4096 /* a larger block's capacity, rounded up: reusable by near sizes */
 #define RXBUF_SIZE (256 * 1024)
 #define OWN_FLUSH_AT (256 * 1024)
+#define PEEK_LEN 10 /* a server frame's longest header (no mask key) */
 
 struct spares {
     oblk *std;                    /* kept blocks of OBLK_CAP */
@@ -53,7 +54,7 @@ static struct {
     struct fr_up up;
     struct fr *dirty;             /* connections to flush (and maybe kill) after service */
     struct fr *map[LOOP_FD_MAX];  /* fd -> connection we read (fr_read_all) */
-    uint64_t writes, reads;
+    uint64_t writes, reads, sunk;
 } F = { .rndpos = 256 };
 
 void fr_init(const struct fr_up *up)
@@ -506,7 +507,20 @@ void fr_read(struct fr *f)
             return;
     }
     for (i = 0; i < 16 && tp_live(t) && !f->kill_pending; i++) {
-        ssize_t n = t->ops->read(t, F.rxbuf, RXBUF_SIZE);
+        uint8_t *p = F.rxbuf;
+        size_t want = RXBUF_SIZE, owed = 0;
+        uint8_t *d = F.up.sink ? F.up.sink(f, &owed) : NULL;
+        ssize_t n;
+        if (d) {
+            p = d;
+            want = owed;
+        } else if ((t->ops->flags & TP_SMALL_READS) && (f->peek || owed)) {
+            /* large frames come: the rest of this one and the next one's
+             * header only, so that the next payload can be read into its
+             * message (what else the transport holds stays there) */
+            want = owed < RXBUF_SIZE - PEEK_LEN ? owed + PEEK_LEN : RXBUF_SIZE;
+        }
+        n = t->ops->read(t, p, want);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -522,10 +536,13 @@ void fr_read(struct fr *f)
             return;
         }
         F.reads++;
-        F.up.rx(f, F.rxbuf, (size_t)n); /* stops at a failure or a close frame (kill_pending) */
+        if (d)
+            F.sunk++;
+        f->peek = d != NULL;
+        F.up.rx(f, p, (size_t)n); /* stops at a failure or a close frame (kill_pending) */
         /* a short read emptied the socket; a transport may still hold bytes
          * no POLLIN will announce */
-        if ((size_t)n < RXBUF_SIZE && !(t->ops->pending && t->ops->pending(t)))
+        if ((size_t)n < want && !(t->ops->pending && t->ops->pending(t)))
             return;
     }
 }
@@ -712,4 +729,9 @@ uint64_t fr_writes(void)
 uint64_t fr_reads(void)
 {
     return F.reads;
+}
+
+uint64_t fr_sunk(void)
+{
+    return F.sunk;
 }

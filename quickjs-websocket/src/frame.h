@@ -58,6 +58,8 @@ struct fr {
     int linger;          /* a failure's close frame: 1 end our side once it is written,
                           * 2 ended: reading to the peer's end, 3 the end came */
     struct pmd_conn *pmd; /* permessage-deflate agreed (upgrade.c), else NULL */
+    int peek;            /* the last read went into a message (fr_up.sink): a transport
+                          * with TP_SMALL_READS reads the next frame's header alone */
 };
 
 static inline struct fr *fr_of(struct tp *t)
@@ -71,6 +73,12 @@ struct fr_up {
     /* bytes read from the socket, and the frames that came with the 101: parse
      * and deliver (the binding's receive path) */
     void (*rx)(struct fr *f, const uint8_t *p, size_t n);
+    /* where the next bytes read may go instead of the read buffer: the rest of
+     * a large frame's payload, straight into its message (opt "rxdirect"):
+     * the place and *n, how many bytes at most; or NULL, and *n what a large
+     * frame in progress still owes (too little to read into: 0 when none).
+     * What is read there goes to rx() as ever (which then copies nothing) */
+    uint8_t *(*sink)(struct fr *f, size_t *n);
     /* the 101 is in: the connection is open (the state machine; upgrade.c) */
     void (*opened)(struct fr *f);
 };
@@ -122,6 +130,8 @@ void fr_tick(void);
 /* counters (pool_stats()) */
 uint64_t fr_writes(void);
 uint64_t fr_reads(void);
+/* of them, reads straight into a message (fr_up.sink) */
+uint64_t fr_sunk(void);
 /* the output blocks kept for reuse: how many, their capacity in bytes */
 void fr_spares(size_t *blocks, size_t *bytes);
 

@@ -6,7 +6,7 @@
  * (created by init()).  Each connection is a JS "conn" object wrapping a
  * struct conn.  websocket.js provides the browser API on top of this.
  *
- * The fifteen optimizations (and permessage-deflate, switch "deflate") can be switched off at run time with the environment
+ * The eighteen optimizations (and permessage-deflate, switch "deflate") can be switched off at run time with the environment
  * variable QJSWS_DISABLE (comma separated short names, or "all"); see
  * README.md.  The switch state is read once, at module load.
  */

@@ -10,7 +10,7 @@
 const char *const opt_names[OPT_COUNT] = {
     "join", "buffered", "pool", "scheduler", "transfer",
     "fragbuf", "strsend", "batch", "eventpool", "urlparse", "framing", "strrecv", "connect",
-    "direct", "tls", "deflate",
+    "direct", "tls", "deflate", "tlsgather", "rxdirect", "cipher",
 };
 
 unsigned g_opts = OPT_ALL;

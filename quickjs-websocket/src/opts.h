@@ -24,9 +24,12 @@ enum {
     OPT_EVENTPOOL = 1 << 8, OPT_URLPARSE = 1 << 9, OPT_FRAMING = 1 << 10, OPT_STRRECV = 1 << 11,
     OPT_CONNECT = 1 << 12, OPT_DIRECT = 1 << 13, OPT_TLS = 1 << 14,
     /* not an optimization: permessage-deflate offered when asked for (off: never) */
-    OPT_DEFLATE = 1 << 15, OPT_ALL = (1 << 16) - 1,
+    OPT_DEFLATE = 1 << 15,
+    /* wss:// on our TLS transport (tp_tls.c, tls_bio.c) */
+    OPT_TLSGATHER = 1 << 16, OPT_RXDIRECT = 1 << 17, OPT_CIPHER = 1 << 18,
+    OPT_ALL = (1 << 19) - 1,
 };
-#define OPT_COUNT 16
+#define OPT_COUNT 19
 
 extern unsigned g_opts; /* set once, at module load */
 #define OPT(x) (g_opts & (x))

@@ -127,8 +127,9 @@ static inline __attribute__((always_inline)) int conn_deliver(conn *c, const uin
         goto check_fail;
     }
 
-    if (first && final && !c->rxlen) {
-        /* whole message in one chunk: one copy, straight from lws' buffer */
+    if (first && final && !c->rxlen && in != c->rx) {
+        /* whole message in one chunk: one copy, straight from lws' buffer
+         * (or the read buffer; but read into the accumulator: none) */
         if (binary)
             deliver_message(c, array_buffer_copy(ctx, in, len));
         else
@@ -157,7 +158,7 @@ static inline __attribute__((always_inline)) int conn_deliver(conn *c, const uin
         c->rx = nb;
         c->rxcap = ncap;
     }
-    if (len)
+    if (len && in != c->rx + c->rxlen) /* (else read there: conn_rx_sink) */
         memcpy(c->rx + c->rxlen, in, len);
     c->rxlen += len;
     if (c->t16_stream) {
@@ -342,6 +343,55 @@ void conn_rx(struct fr *f, const uint8_t *p, size_t n)
     conn *c = conn_of_fr(f);
     if (!f->kill_pending && !c->sm.fail_code)
         wsp_feed(&c->rxp, p, n, &rx_cb, c);
+}
+
+/*
+ * Opt "rxdirect": once a large frame's header came, the rest of its payload
+ * is read straight into the message's accumulator instead of into the read
+ * buffer and then copied (frame.c reads it, conn_rx parses it in place:
+ * conn_deliver finds the bytes already where they belong, and a binary
+ * message's accumulator becomes its ArrayBuffer).  The accumulator is sized
+ * here for a message's first frame (what its header announced, which the size
+ * limit checked: rx_frame), and by conn_deliver for the frames after (what
+ * came + what the frame owes).  Only uncompressed data frames of an open
+ * connection that joins in C, and only what fits.
+ */
+#define SINK_MIN 4096 /* smaller rests are read with what follows them */
+
+uint8_t *conn_rx_sink(struct fr *f, size_t *n)
+{
+    conn *c = conn_of_fr(f);
+    const struct wsp *w = &c->rxp;
+    size_t room;
+    *n = 0;
+    if (!OPT(OPT_RXDIRECT) || !w->in_payload || w->f_op >= 8 || f->pmd || c->sm.state != ST_OPEN ||
+        !OPT(OPT_JOIN) || f->kill_pending || c->sm.fail_code)
+        return NULL;
+    if (w->f_left < SINK_MIN) {
+        if (!w->msg_first && c->msg_len + w->f_left >= SINK_MIN)
+            *n = (size_t)w->f_left; /* (the end of a large frame) */
+        return NULL;
+    }
+    if (w->msg_first) { /* the message's first bytes: its accumulator from 0 */
+        if (c->rxcap < w->f_left) {
+            size_t cap = wsp_rx_cap(0, (size_t)w->f_left, 1, c->rxcap, g_max_message);
+            uint8_t *nb = realloc(c->rx, cap ? cap : 1);
+            if (!nb)
+                return NULL; /* (conn_deliver finds out, and fails the connection) */
+            c->rx = nb;
+            c->rxcap = cap;
+        }
+        c->rxlen = 0;
+    } else if (!c->rx) {
+        return NULL;
+    }
+    room = c->rxcap - c->rxlen;
+    if (room < SINK_MIN) {
+        *n = (size_t)w->f_left;
+        return NULL;
+    }
+    *n = w->f_left < room ? (size_t)w->f_left : room;
+    return c->rx + c->rxlen;
 }
 
 /* lws path: a chunk lws parsed */

@@ -8,6 +8,9 @@
 
 /* bytes our framing read (fr_up.rx): parse and deliver */
 void conn_rx(struct fr *f, const uint8_t *p, size_t n);
+/* fr_up.sink: where the rest of the current frame's payload may be read
+ * straight into its message (opt "rxdirect"), or NULL */
+uint8_t *conn_rx_sink(struct fr *f, size_t *n);
 /* a chunk of a data message lws parsed (tp_up.lws.receive): < 0 failed */
 int rx_lws_receive(struct tp *t, const uint8_t *p, size_t n, int first, int final, int binary,
                    size_t remain);

@@ -77,7 +77,7 @@ static const struct tp_up tp_up = {
     },
 };
 
-static const struct fr_up fr_up = { .rx = conn_rx, .opened = sm_fr_opened };
+static const struct fr_up fr_up = { .rx = conn_rx, .sink = conn_rx_sink, .opened = sm_fr_opened };
 
 static const struct sm_up sm_up = {
     .open = ev_sm_open, .error = ev_sm_error, .close = ev_sm_close, .detach = conn_detach_sm,
@@ -280,6 +280,7 @@ JSValue js_pool_stats(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
     JS_SetPropertyStr(ctx, o, "ticks", JS_NewInt64(ctx, (int64_t)g_ticks));
     JS_SetPropertyStr(ctx, o, "own_writes", JS_NewInt64(ctx, (int64_t)fr_writes()));
     JS_SetPropertyStr(ctx, o, "own_reads", JS_NewInt64(ctx, (int64_t)fr_reads()));
+    JS_SetPropertyStr(ctx, o, "own_sunk", JS_NewInt64(ctx, (int64_t)fr_sunk()));
     JS_SetPropertyStr(ctx, o, "out_spares", JS_NewInt64(ctx, (int64_t)spares));
     JS_SetPropertyStr(ctx, o, "out_spare_bytes", JS_NewInt64(ctx, (int64_t)spare_bytes));
     JS_SetPropertyStr(ctx, o, "connections", JS_NewInt32(ctx, jsconn_count()));
@@ -288,6 +289,7 @@ JSValue js_pool_stats(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
     JS_SetPropertyStr(ctx, o, "tls_write_wants_read", JS_NewInt64(ctx, (int64_t)ts.wr_want_read));
     JS_SetPropertyStr(ctx, o, "tls_staged", JS_NewInt64(ctx, (int64_t)ts.staged));
     JS_SetPropertyStr(ctx, o, "tls_kept", JS_NewInt64(ctx, (int64_t)ts.kept));
+    JS_SetPropertyStr(ctx, o, "tls_held_out", JS_NewInt64(ctx, (int64_t)ts.held_out));
     JS_SetPropertyStr(ctx, o, "tls_handshakes", JS_NewInt64(ctx, (int64_t)ts.handshakes));
     JS_SetPropertyStr(ctx, o, "tls_resumed", JS_NewInt64(ctx, (int64_t)ts.resumed));
     return o;

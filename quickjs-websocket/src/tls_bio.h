@@ -14,12 +14,18 @@
 
 #pragma GCC visibility push(hidden)
 
-/* a session's side of the BIO (embedded in the session): its socket, and its
- * unread bytes moved out of the shared buffer when another session read */
+/* a session's side of the BIO (embedded in the session): its socket, its
+ * unread bytes moved out of the shared buffer when another session read, and
+ * the records of its last gathered burst that the socket did not take */
 struct tls_bio {
     int fd;
+    int gather;    /* records go to the shared output buffer (tls_bio_gather) */
+    int full;      /* a send() found the socket full (cleared by the transport at POLLOUT) */
     uint8_t *kept; /* or NULL */
     size_t kept_off, kept_len;
+    uint8_t *out;  /* unsent records (or NULL), written before anything else */
+    size_t out_off, out_len;
+    uint64_t written, sent; /* record bytes OpenSSL wrote to the BIO; of them, sent */
 };
 
 /* lost(b, err) is called, during another session's read, when b's unread
@@ -35,6 +41,16 @@ BIO *tls_bio_new(struct tls_bio *b);
 int tls_bio_held(const struct tls_bio *b);
 /* b's unread bytes, wherever they are, dropped (its socket's end) */
 void tls_bio_drop(struct tls_bio *b);
+/* the records OpenSSL writes from now on are gathered in an output buffer,
+ * one for the process, and sent together by tls_bio_flush (or once it is
+ * full): one send() per burst instead of one per record */
+void tls_bio_gather(struct tls_bio *b);
+/* the end of a burst: the gathered records and any held ones sent; what the
+ * socket does not take is held for b (b->out), sent before b's next bytes.
+ * 0 all sent, -1 and errno (EAGAIN: some held; anything else: broken) */
+int tls_bio_flush(struct tls_bio *b);
+/* how often a burst's records were held over (pool_stats()) */
+uint64_t tls_bio_held_out(void);
 /* how often unread bytes were moved out of the shared buffer (pool_stats()) */
 uint64_t tls_bio_kept(void);
 

@@ -90,6 +90,12 @@ struct tp_ops {
  * writable notification (lws' writable callback), not at the end of the next
  * service call */
 #define TP_WRITABLE_KILLS 1u
+/* a read of a few bytes costs no system call of its own (TLS: records are
+ * read into a buffer, and decrypted, whole): after a read into a message
+ * (fr_up.sink), or near the end of a large frame, our framing reads only the
+ * frame's rest and the next frame's header, so that a large payload is read
+ * straight into its message from its first record on */
+#define TP_SMALL_READS 2u
 
 struct framer {
     /* one message: 0 (written, queued or, once closing, dropped), -1 out of memory */

@@ -20,7 +20,7 @@ void tp_tls_destroy(void);
  * blocks in the staging buffer, unread bytes moved out of the shared read
  * buffer into their connection's own (another connection read) */
 struct tls_stats {
-    uint64_t rd_want_write, wr_want_read, staged, kept;
+    uint64_t rd_want_write, wr_want_read, staged, kept, held_out;
     uint64_t handshakes, resumed; /* handshakes done, and of them resumed sessions */
 };
 void tp_tls_stats(struct tls_stats *st);

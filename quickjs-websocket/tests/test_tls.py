@@ -369,6 +369,8 @@ def test_key_updates_while_writes_are_blocked(tls_peer_exe, variant):
         assert lines and int(lines[0].split()[1]) >= 6, peer.lines
         if not variant:
             assert res["pool"]["tls_staged"] > 0, res["pool"]  # records joined across blocks
+            # a burst's records the full socket did not take, held and sent at POLLOUT
+            assert res["pool"]["tls_held_out"] > 0, res["pool"]
     finally:
         peer.stop()
 
@@ -399,3 +401,46 @@ def test_renegotiation_refused(tls_peer_exe, variant):
             assert ended[0] == "RENEG-REFUSED no renegotiation", peer.lines
     finally:
         peer.stop()
+
+
+# the client program for test_large_payloads_read_into_their_message: messages of several
+# sizes sent at once, every echo compared whole (url: an echo server)
+LARGE_JS = r"""
+const sizes = [70000, 5000, 1 << 20, 65536, 11, 300000, 4097]
+const text = textPattern(100000), wide = 'é€'.repeat(20000) + 'x'
+const ws = new WebSocket(url)
+ws.binaryType = 'arraybuffer'
+const bad = []
+let i = 0
+ws.onopen = () => {
+  sizes.forEach((n, k) => ws.send(pattern(n, k)))
+  ws.send(text)
+  ws.send(wide)
+}
+ws.onmessage = (e) => {
+  const ok = i < sizes.length ? sameBytes(e.data, pattern(sizes[i], i))
+    : e.data === (i === sizes.length ? text : wide)
+  if (!ok) bad.push(i)
+  if (++i === sizes.length + 2) ws.close()
+}
+ws.onclose = (e) => done({ got: i, bad, close: { code: e.code, wasClean: e.wasClean }, pool: poolStats() })
+"""
+
+
+@pytest.mark.parametrize("direct", ["on", "off"])
+def test_large_payloads_read_into_their_message(peer_factory, direct):
+    """Switch rxdirect: the rest of a large frame's payload is read straight into its
+    message (after its header, or after the part a read brought), over ws:// and over
+    wss:// (where the payload comes in 16 KiB records, split across reads, and the reader
+    takes the next frame's header alone).  Binary messages from 4,097 B to 1 MiB, an
+    11-byte one between them, a 100 KB ASCII text and a 60 KB one that is not: every echo
+    intact, and reads into messages happened (none with the switch off)."""
+    env = {} if direct == "on" else {"QJSWS_DISABLE": "rxdirect"}
+    peer = peer_factory("python")
+    res = run_qjs(LARGE_JS, peer.url, env_extra=env)
+    assert res["got"] == 9 and res["bad"] == [], res
+    assert res["close"]["wasClean"] is True, res
+    if direct == "on":
+        assert res["pool"]["own_sunk"] > 0, res["pool"]
+    else:
+        assert res["pool"]["own_sunk"] == 0, res["pool"]
