@@ -6,7 +6,7 @@ of each object.
                      [--qjs LABEL=ROOT ...] [--count N] [--warmup N] [--repeat N] [--work DIR]
                      [--groups LIST] [--json FILE]
 
-NAME (repeatable; default: qjs, qjs-openssl, loadgen):
+NAME (repeatable; default: all four, or none when --qjs is given):
   qjs          the QuickJS client (build/prefix/bin/qjs clients/quickjs.mjs) on the system's
                OpenSSL, as the gate's qjs cells run it
   qjs-openssl  the same client with the module built against build/prefix-openssl
