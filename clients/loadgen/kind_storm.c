@@ -148,21 +148,21 @@ static enum why classify(const char *why)
 
 /* --- the reconnections ------------------------------------------------------ */
 
-static unsigned slot_of(const struct conn *c)
+static unsigned storm_slot(const struct conn *c)
 {
 	return (unsigned)((const struct slot *)c->user - S.slot);
 }
 
 static void new_open(struct conn *c)
 {
-	S.slot[slot_of(c)].stage = S_ECHO;
+	S.slot[storm_slot(c)].stage = S_ECHO;
 	conn_send_ref(c, S.frame, S.frame_len);
 	progress();
 }
 
 static void new_message(struct conn *c, int opcode, uint64_t len)
 {
-	unsigned i = slot_of(c);
+	unsigned i = storm_slot(c);
 	uint64_t now = now_ns();
 
 	if (S.slot[i].stage != S_ECHO || !is_probe(c, opcode, len)) {
@@ -178,7 +178,7 @@ static void new_message(struct conn *c, int opcode, uint64_t len)
 
 static void new_error(struct conn *c, const char *why)
 {
-	unsigned i = slot_of(c);
+	unsigned i = storm_slot(c);
 
 	if (S.slot[i].stage == S_CONNECTING || S.slot[i].stage == S_ECHO)
 		count_failure(i, classify(why), why);
@@ -186,7 +186,7 @@ static void new_error(struct conn *c, const char *why)
 
 static void new_closed(struct conn *c)
 {
-	unsigned i = slot_of(c);
+	unsigned i = storm_slot(c);
 	char why[96];
 
 	if (S.slot[i].stage != S_CONNECTING && S.slot[i].stage != S_ECHO)
