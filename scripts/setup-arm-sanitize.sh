@@ -1,30 +1,37 @@
 #!/usr/bin/env bash
 # make test-arm-sanitize (not part of make setup or make setup-arm): the armhf qjs and module
-# built with AddressSanitizer and UndefinedBehaviorSanitizer by the cross compiler, beside
-# the plain armhf build (scripts/setup-arm.sh), everything under build/arm/san/:
-#       build/arm/san/prefix/bin/qjs                qjs, ASan + UBSan (armhf)
-#       build/arm/san/prefix/lib/                   the cross toolchain's armhf sanitizer
+# built with UndefinedBehaviorSanitizer (scripts/setup-arm-sanitize.sh undefined, the
+# default: build/arm/ubsan/) or with AddressSanitizer and UBSan (address,undefined:
+# build/arm/asan/) by the cross compiler, beside the plain armhf build (scripts/setup-arm.sh);
+# in build/arm/<san>/:
+#       prefix/bin/qjs                qjs with the sanitizers (armhf)
+#       prefix/lib/                   the cross toolchain's armhf sanitizer
 #                                                   runtimes (libasan.so.8, libubsan.so.1 and
 #                                                   libstdc++.so.6, which both need), found
 #                                                   through qjs' RPATH $ORIGIN/../lib (an RPATH,
 #                                                   not a RUNPATH: it also serves the runtimes'
 #                                                   own dependencies)
-#       build/arm/san/root/build/quickjs-websocket/{lws.so,websocket.js}   the module, ASan + UBSan
-#       build/arm/san/root/build/clients/wsbench_check.so                  the adapter's checks
-#       build/arm/san/root/{quickjs-websocket,clients} -> the source tree
+#       root/build/quickjs-websocket/{lws.so,websocket.js}   the module with the sanitizers
+#       root/build/clients/wsbench_check.so                  the adapter's checks
+#       root/{quickjs-websocket,clients} -> the source tree
 # The runtimes come from Debian's libasan8-armhf-cross and libubsan1-armhf-cross, which
 # gcc-arm-linux-gnueabihf depends on (scripts/setup-apt.sh arm). libwebsockets, OpenSSL and
 # zlib stay the plain armhf build's (build/arm/prefix, build/arm/sysroot). As for make
 # test-asan: QuickJS' own code may report UB and go on (the tests fail on any report); ours
 # stops at the first (-fno-sanitize-recover=undefined). Run scripts/setup-arm.sh first.
-# Logs: build/logs/arm-san-*.log; stamps: build/stamps/arm-san-*.
+# Logs: build/logs/arm-{ubsan,asan}-*.log; stamps: build/stamps/arm-{ubsan,asan}-*.
 set -euo pipefail
 STEP_NAME=setup-arm-sanitize
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$ROOT/scripts/pins.sh"
 
 ARM=$ROOT/build/arm
-SAN=$ARM/san
+SANITIZERS=${1:-undefined}
+case $SANITIZERS in
+    undefined) SAN=$ARM/ubsan ;;
+    address,undefined) SAN=$ARM/asan ;;
+    *) fail "build with sanitizers '$SANITIZERS' (undefined or address,undefined)" ;;
+esac
 PREFIX=$SAN/prefix
 TRIPLET=arm-linux-gnueabihf
 CROSS=$TRIPLET-
@@ -35,8 +42,8 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 # uint64_t) sits at 4-byte offsets in its own blocks (a bytecode's cpool: quickjs.c's
 # OP_push_const8, free_function_bytecode, mark_children report "load of misaligned address
 # ... requires 8 byte alignment" at start-up), which ARMv7's LDRD accepts; ours keeps it.
-SAN_QJS="-fsanitize=address,undefined -fno-sanitize=alignment -fno-omit-frame-pointer -g -O1"
-SAN_OURS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1"
+SAN_QJS="-fsanitize=$SANITIZERS -fno-sanitize=alignment -fno-omit-frame-pointer -g -O1"
+SAN_OURS="-fsanitize=$SANITIZERS -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1"
 # where qjs finds the runtimes (cc-wrap's sh turns \$ into $)
 SAN_LINK='-Wl,--disable-new-dtags,-rpath,\$ORIGIN/../lib'
 RUNTIMES=(libasan.so.8 libubsan.so.1 libstdc++.so.6)
@@ -51,16 +58,17 @@ require() {
     done
 }
 
+STAMP=arm-${SAN##*/}
 QJS_KEY="quickjs $QJS_UPSTREAM $(hash_of "$QJS_SRC/quickjs.c") $SAN_QJS $SAN_LINK $(${CROSS}gcc -dumpfullversion)"
 build_quickjs() {
-    stamp_is arm-san-quickjs "$QJS_KEY" && [[ -x $PREFIX/bin/qjs ]] && return
-    say "cross-building qjs with ASan + UBSan"
+    stamp_is "$STAMP-quickjs" "$QJS_KEY" && [[ -x $PREFIX/bin/qjs ]] && return
+    say "cross-building qjs with -fsanitize=$SANITIZERS"
     mkdir -p "$PREFIX/bin" "$PREFIX/lib"
     qjs_copy "$QJS_SRC" "$SAN" "${CROSS}gcc" "$SAN_QJS $SAN_LINK"
-    quietly arm-san-quickjs "build qjs" make -C "$SAN/src/quickjs" -j"$JOBS" CROSS_PREFIX="$CROSS" \
+    quietly "$STAMP-quickjs" "build qjs" make -C "$SAN/src/quickjs" -j"$JOBS" CROSS_PREFIX="$CROSS" \
         CC="$SAN/cc-wrap" qjs
-    quietly arm-san-quickjs "install qjs" install -m755 "$SAN/src/quickjs/qjs" "$PREFIX/bin/"
-    stamp_set arm-san-quickjs "$QJS_KEY"
+    quietly "$STAMP-quickjs" "install qjs" install -m755 "$SAN/src/quickjs/qjs" "$PREFIX/bin/"
+    stamp_set "$STAMP-quickjs" "$QJS_KEY"
 }
 
 install_runtimes() {
@@ -75,10 +83,10 @@ build_module() {
     ln -sfn ../../../../quickjs-websocket "$SAN/root/quickjs-websocket"
     ln -sfn ../../../../clients "$SAN/root/clients"
     # (its Makefile appends to CFLAGS: given in the environment)
-    quietly arm-san-module "build quickjs-websocket (armhf, ASan + UBSan)" env CFLAGS="$SAN_OURS" \
+    quietly "$STAMP-module" "build quickjs-websocket (armhf, -fsanitize=$SANITIZERS)" env CFLAGS="$SAN_OURS" \
         make -C "$ROOT/quickjs-websocket" CC="${CROSS}gcc" PREFIX="$ARM/prefix" SYSROOT="$ARM/sysroot" \
         OUT="$SAN/root/build/quickjs-websocket" OBJDIR="$SAN/obj/quickjs-websocket"
-    quietly arm-san-module "build wsbench_check.so (armhf, ASan + UBSan)" env CFLAGS="$SAN_OURS" \
+    quietly "$STAMP-module" "build wsbench_check.so (armhf, -fsanitize=$SANITIZERS)" env CFLAGS="$SAN_OURS" \
         make -C "$ROOT/clients/quickjs-check" CC="${CROSS}gcc" PREFIX="$ARM/prefix" OUT="$SAN/root/build/clients"
 }
 

@@ -25,9 +25,11 @@ ARM_ROOT = os.environ.get("QJSWS_TEST_ARM_ROOT")
 ARM_SYSROOT = ROOT / "build" / "arm" / "sysroot"
 # what runs a program built for the target: nothing on x86-64, qemu-arm on armhf
 TARGET_RUN = ["qemu-arm", "-L", str(ARM_SYSROOT)] if ARM_ROOT else []
-# make test-arm-sanitize (scripts/setup-arm-sanitize.sh) sets both to build/arm/san/root: the
-# armhf qjs and module built with ASan + UBSan, under qemu-arm, with the ASan allowances and
-# the sanitizer-report check of make test-asan. Each tree's qjs is in ../prefix/bin.
+# make test-arm-sanitize (scripts/setup-arm-sanitize.sh) points ARM_ROOT at build/arm/ubsan/root
+# (UBSan) with QJSWS_TEST_UBSAN=1, or at build/arm/asan/root with ASAN_ROOT there too (ASan +
+# UBSan: the ASan allowances of make test-asan apply); either way a sanitizer report fails
+# the run that printed it. Each tree's qjs is in ../prefix/bin.
+SANITIZED = bool(ASAN_ROOT) or os.environ.get("QJSWS_TEST_UBSAN") == "1"
 if ARM_ROOT:
     QJS = Path(ARM_ROOT).parent / "prefix" / "bin" / "qjs"
     MODULE = Path(ARM_ROOT) / "build" / "quickjs-websocket" / "lws.so"
@@ -41,6 +43,7 @@ else:
     MODULE = ROOT / "build" / "quickjs-websocket" / "lws.so"
     RUN_JS = HERE / "js" / "run.js"
 PYTHON = ROOT / ".venv" / "bin" / "python"
+SANITIZED_ARM_SLOWER = 4  # make test-arm-sanitize: run_qjs's time limits, multiplied
 # wss:// (make setup: scripts/setup-tls.sh): the peers present the test server certificate
 # (testkit.wss.cert_args), the client trusts the test CA only
 
@@ -128,9 +131,14 @@ def run_qjs(mode, url, *args, env_extra=None, timeout=120, wrapper=None, qjs_arg
         # and returning NULL, such an allocation fails as glibc's does there (the module's 1009)
         env.setdefault("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=1" +
                        (":allocator_may_return_null=1:max_allocation_size_mb=1024" if ARM_ROOT else ""))
+    if SANITIZED:
         env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1")
     if ARM_ROOT and wrapper:
         pytest.skip("valgrind cannot run an armhf guest under qemu-arm")
+    if ARM_ROOT and SANITIZED:
+        # the sanitizers' checks under qemu-arm: the 3,000-message TLS bursts of test_tls
+        # (about 60 MB each way) took more than their 60 s; every time limit is 4 times as long
+        timeout *= SANITIZED_ARM_SLOWER
     env.setdefault("QJSWS_TEST_TIMEOUT", str(int((timeout - 5) * 1000)))
     argv = (list(wrapper or []) + TARGET_RUN + [str(QJS)] + list(qjs_args) + [str(RUN_JS), mode, url] +
             [str(a) for a in args])
@@ -145,7 +153,7 @@ def run_qjs(mode, url, *args, env_extra=None, timeout=120, wrapper=None, qjs_arg
     finally:
         if proc.poll() is None:
             kill_group(proc)
-    if ASAN_ROOT:
+    if SANITIZED:
         for bad in ("ERROR: AddressSanitizer", "runtime error:"):
             assert bad not in err, "sanitizer report from qjs %s:\n%s" % (mode, err[-6000:])
     lines = [l for l in out.splitlines() if l.startswith("{")]
