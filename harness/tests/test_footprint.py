@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from wsbench import footprint, qemu_guest, runner
+from wsbench import footprint_measure as footprint, qemu_guest, runner
 from wsbench.catalog import Program, load_catalog
 from wsbench.model import ArchFootprint, Cell, FileSize, Footprint, MappedFile, ProgramRecord, Run, Sample
 from wsbench.report import footprint as report_footprint

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn, Sequence
 
-from . import __version__, footprint, procs, report
+from . import __version__, footprint_measure as footprint, procs, report
 from .cluster import options as cluster_options
 from .conformance.schedule import DEFAULT_JOBS
 from .errors import WsbenchError

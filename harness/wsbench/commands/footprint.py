@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from .. import footprint, runner
+from .. import footprint_measure as footprint, runner
 from ..catalog import load_catalog
 from ..errors import WsbenchError
 from ..model import now

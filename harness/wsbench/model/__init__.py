@@ -1,6 +1,6 @@
 """The one results model: a ``Run`` of ``Cell``s of ``Sample``s, its programs and settings
 (run.py), its side sections, one file each (conformance.py, server_conformance.py, deflate_conformance.py, profiles.py,
-startup.py, gate.py, counts.py, footprint.py), a program's conformance summary (program_checks.py), the schema's version
+startup.py, gate.py, counts.py, arch_footprint.py), a program's conformance summary (program_checks.py), the schema's version
 and history (schema.py), and the run file, written and read back of any readable version
 (runfile.py). Every command loads a results file through
 ``read_json``.
@@ -12,7 +12,7 @@ Layering: the model imports nothing of the harness but ``metrics``, ``stats`` an
 from .conformance import VERDICT_MARKS, CaseRecord, Conformance, Verdict
 from .counts import ArchCounts, InstructionCounts
 from .deflate_conformance import DeflateConformance
-from .footprint import ArchFootprint, FileSize, Footprint, MappedFile
+from .arch_footprint import ArchFootprint, FileSize, Footprint, MappedFile
 from .gate import (EXIT_CANNOT_RUN, EXIT_PASS, EXIT_REGRESSION, FAILING, CellCount, DeterministicBaseline, Finding,
                    Gate, GateBaseline, GateReport, Outcome, WallBaseline, gate_from_json)
 from .profiles import PASSES, OverheadRuns, PassResult, ProfileCell, Profiles, SideBreakdown, TopFrame

@@ -1,6 +1,6 @@
 """A run: its ``Cell``s of ``Sample``s, its programs (``ProgramRecord``), its ``Settings``,
 and its side sections (conformance.py, server_conformance.py, profiles.py, startup.py, gate.py,
-counts.py, footprint.py); a program's
+counts.py, arch_footprint.py); a program's
 conformance summary is program_checks.py. Nothing here
 runs a process or reads a file (runfile.py reads and writes them)."""
 
@@ -14,7 +14,7 @@ from ..metrics import METRICS
 from ..stats import Summary, summarize
 from .conformance import Conformance
 from .counts import InstructionCounts
-from .footprint import Footprint
+from .arch_footprint import Footprint
 from .deflate_conformance import DeflateConformance
 from .gate import Gate
 from .profiles import Profiles

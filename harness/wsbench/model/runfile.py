@@ -11,7 +11,7 @@ from typing import Any, Callable, TypeVar
 from ..errors import WsbenchError
 from .conformance import Conformance
 from .counts import InstructionCounts
-from .footprint import Footprint
+from .arch_footprint import Footprint
 from .deflate_conformance import DeflateConformance
 from .gate import gate_from_json
 from .profiles import Profiles

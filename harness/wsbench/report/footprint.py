@@ -12,7 +12,7 @@ import statistics
 from dataclasses import dataclass
 
 from ..doc import Block, Grid, Section
-from ..footprint import ARCHES
+from ..footprint_measure import ARCHES
 from ..model import Cell, Run
 from ..ranking import label
 from .capacity import fit
