@@ -25,6 +25,7 @@ from ..deflate import TWIN
 from ..doc import Block, Chart, Grid, Section
 from ..ranking import label, median_of
 from ..model import Cell, Run
+from .cell_state import kind_of
 
 MIN_POINTS = 3  # of at least two different numbers of connections
 
@@ -71,10 +72,6 @@ def fit(points: list[tuple[int, float]]) -> tuple[float, float, float] | None:
     return slope, intercept, 1.0 - ss_res / ss_tot if ss_tot > 0 else 1.0
 
 
-def _kind(run: Run, workload: str) -> str | None:
-    return run.workloads.get(workload, {}).get("kind")
-
-
 def base_name(server: str) -> str:
     """A server's name without the deflate axis' suffix."""
     return server[:-len(TWIN)] if server.endswith(TWIN) else server
@@ -111,7 +108,7 @@ def memory_fits(run: Run) -> list[Fit]:
     ref_client = run.settings.get("reference_client") or _reference(run, "client")
     groups: dict[tuple[str, str, bool, bool], list[Cell]] = {}
     for c in run.cells:
-        if _kind(run, c.workload) != "idle":
+        if kind_of(run, c.workload) != "idle":
             continue
         how = (compressed(run, c.server), warm(run, c.workload))
         if c.client == ref_client:
@@ -132,7 +129,7 @@ def _reference(run: Run, side: str) -> str | None:
     """The reference program as the run's cells show it: the server (with its deflate twin,
     as one) or client that takes part in the most idle cells (the scoped suite pairs
     everything with it)."""
-    idle = [c for c in run.cells if _kind(run, c.workload) == "idle"]
+    idle = [c for c in run.cells if kind_of(run, c.workload) == "idle"]
     names = [base_name(c.server) if side == "server" else c.client for c in idle]
     return max(sorted(set(names)), key=names.count) if names else None
 
@@ -182,7 +179,7 @@ def _open_and_idle(run: Run) -> list[Block]:
     grid = Grid(["workload", "client", "server", "connections held", "opens/s", "server CPU share idle",
                  "client CPU share idle", "server KiB/conn (before → held)", "stopped"], right={3, 4, 5, 6, 7})
     for cell in run.cells:
-        if _kind(run, cell.workload) != "idle" or not cell.samples:
+        if kind_of(run, cell.workload) != "idle" or not cell.samples:
             continue
         stopped = next((s.extra.get("stopped") for s in cell.samples if s.extra.get("stopped")), None)
         grid.add([cell.workload, label(run, "clients", cell.client), label(run, "servers", cell.server),

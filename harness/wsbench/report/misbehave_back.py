@@ -15,6 +15,7 @@ from .. import backpressure
 from ..doc import Block, Bullets, Details, Grid
 from ..model import Cell, Run
 from ..ranking import label
+from .cell_state import not_run
 
 HEAD = "**A server that stops reading: does bufferedAmount tell the truth?**"
 TONE = {"truthful": "ok", "under-reports": "failed", "over-reports": "non-strict"}
@@ -26,16 +27,6 @@ def _mib(value: Any) -> str:
 
 def _ms(value: Any) -> str:
     return f"{value:,.0f}" if isinstance(value, (int, float)) else "–"
-
-
-def _not_run(cell: Cell) -> str | None:
-    if cell.na:
-        return f"n/a: {cell.na}"
-    if cell.blocked:
-        return f"blocked: {cell.blocked}"
-    if not cell.ok_samples:
-        return f"failed: {cell.errors[0]}" if cell.errors else "no sample"
-    return None
 
 
 def _verdict(judged: list[dict[str, Any]]) -> str:
@@ -71,7 +62,7 @@ def blocks(run: Run) -> list[Block]:
         if run.workloads.get(cell.workload, {}).get("kind") != "backpressure":
             continue
         who = label(run, "clients", cell.client)
-        why = _not_run(cell)
+        why = not_run(cell)
         if why is not None:
             grid.add([cell.workload, who, "–", "–", "–", why], tones={5: "none"})
             continue

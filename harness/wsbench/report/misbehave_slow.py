@@ -25,6 +25,7 @@ from typing import Any
 from ..doc import Block, Bullets, Details, Grid
 from ..model import Cell, Run, Sample
 from ..ranking import label
+from .cell_state import kind_of, not_run
 
 HEAD = "**Slow consumers: what each server does with a subscriber that stops reading**"
 SHAPE = ("connections", "rate", "size", "duration_ms")  # a baseline has these and slow = 0
@@ -180,26 +181,12 @@ def _shape(run: Run, workload: str) -> tuple[Any, ...]:
     return tuple(params.get(k) for k in SHAPE)
 
 
-def _kind(run: Run, workload: str) -> str | None:
-    return run.workloads.get(workload, {}).get("kind")
-
-
-def _not_run(cell: Cell) -> str | None:
-    if cell.na:
-        return f"n/a: {cell.na}"
-    if cell.blocked:
-        return f"blocked: {cell.blocked}"
-    if not cell.ok_samples:
-        return f"failed: {cell.errors[0]}" if cell.errors else "no sample"
-    return None
-
-
 def _baseline(run: Run, cell: Cell) -> str:
     """The healthy latency on the same server with no slow subscriber (the workload of the
     same shape and slow = 0)."""
     for other in run.cells:
         params = run.workloads.get(other.workload, {}).get("params") or {}
-        if (other.server == cell.server and other.client == cell.client and _kind(run, other.workload) == "slow"
+        if (other.server == cell.server and other.client == cell.client and kind_of(run, other.workload) == "slow"
                 and params.get("slow") == 0 and _shape(run, other.workload) == _shape(run, cell.workload)
                 and other.ok_samples):
             return _latency(other.ok_samples)
@@ -236,10 +223,10 @@ def blocks(run: Run) -> list[Block]:
     evidence: list[str] = []
     for cell in run.cells:
         params = run.workloads.get(cell.workload, {}).get("params") or {}
-        if _kind(run, cell.workload) != "slow" or not params.get("slow"):
+        if kind_of(run, cell.workload) != "slow" or not params.get("slow"):
             continue
         who = label(run, "servers", cell.server)
-        why = _not_run(cell)
+        why = not_run(cell)
         if why is not None:
             grid.add([who, "–", cell.workload, why], tones={3: "none"})
             continue

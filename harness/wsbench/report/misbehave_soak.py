@@ -12,12 +12,9 @@ from ..doc import Block, Grid
 from ..model import Cell, Run
 from ..ranking import label
 from .. import soakfit
+from .cell_state import kind_of, not_run
 
 HEAD = "**Soak drift**"
-
-
-def _kind(run: Run, workload: str) -> str | None:
-    return run.workloads.get(workload, {}).get("kind")
 
 
 def _interval(s: soakfit.Slope, digits: int = 0) -> str:
@@ -29,26 +26,16 @@ def _side(run: Run, cell: Cell) -> str:
     return "client" if run.workloads.get(cell.workload, {}).get("scope") == "clients" else "server"
 
 
-def _not_run(cell: Cell) -> str | None:
-    if cell.na:
-        return f"n/a: {cell.na}"
-    if cell.blocked:
-        return f"blocked: {cell.blocked}"
-    if not cell.ok_samples:
-        return f"failed: {cell.errors[0]}" if cell.errors else "no sample"
-    return None
-
-
 def _cycles(run: Run) -> list[Block]:
     grid = Grid(["workload", "side", "program", "against", "cycles fitted", "B per cycle (95 % interval)",
                  "fds per 1,000 cycles (95 % interval)", "verdict"], right={4, 5, 6})
     for cell in run.cells:
-        if _kind(run, cell.workload) != "cycles":
+        if kind_of(run, cell.workload) != "cycles":
             continue
         side = _side(run, cell)
         who = label(run, "clients" if side == "client" else "servers", cell.client if side == "client" else cell.server)
         other = label(run, "servers" if side == "client" else "clients", cell.server if side == "client" else cell.client)
-        why = _not_run(cell)
+        why = not_run(cell)
         if why is not None:
             grid.add([cell.workload, side, who, other, "–", "–", "–", why])
             continue
@@ -77,10 +64,10 @@ def _hold(run: Run) -> list[Block]:
     grid = Grid(["workload", "server", "connections", "held s", "server RSS B per connection per minute "
                  "(95 % interval)", "server fds per minute", "verdict"], right={2, 3, 4, 5})
     for cell in run.cells:
-        if _kind(run, cell.workload) != "pinghold":
+        if kind_of(run, cell.workload) != "pinghold":
             continue
         server = label(run, "servers", cell.server)
-        why = _not_run(cell)
+        why = not_run(cell)
         if why is not None:
             grid.add([cell.workload, server, "–", "–", "–", "–", why])
             continue

@@ -23,6 +23,7 @@ from typing import Any
 from ..doc import Block, Bullets, Details, Grid
 from ..model import Cell, Run, Sample
 from ..ranking import label
+from .cell_state import kind_of, not_run
 
 HEAD_STORM = "**Reconnect storms: every connection closed at once and reopened**"
 HEAD_VANISH = "**Peers that vanish: does the server notice a client gone without FIN or RST**"
@@ -47,20 +48,6 @@ DEFAULT_KEEPALIVE = {
     "deno": "Deno.upgradeWebSocket: idleTimeout 30 s (pings, closed without a pong); servers/deno sets "
             "idleTimeout 0",
 }
-
-
-def _kind(run: Run, workload: str) -> str | None:
-    return run.workloads.get(workload, {}).get("kind")
-
-
-def _not_run(cell: Cell) -> str | None:
-    if cell.na:
-        return f"n/a: {cell.na}"
-    if cell.blocked:
-        return f"blocked: {cell.blocked}"
-    if not cell.ok_samples:
-        return f"failed: {cell.errors[0]}" if cell.errors else "no sample"
-    return None
 
 
 def _median(values: list[float]) -> float | None:
@@ -101,7 +88,7 @@ def _returned(before: float | None, after: float | None) -> tuple[str, str | Non
 def _storm_row(grid: Grid, run: Run, cell: Cell, evidence: list[str]) -> None:
     who = label(run, "servers", cell.server)
     n = (run.workloads.get(cell.workload, {}).get("params") or {}).get("connections")
-    why = _not_run(cell)
+    why = not_run(cell)
     if why is not None:
         grid.add([who, f"{n:,}" if isinstance(n, int) else "?", why], tones={2: "none" if cell.na else "failed"})
         return
@@ -137,7 +124,7 @@ def _storms(run: Run) -> list[Block]:
     grid = Grid(["server", "N", "all back in", "half back in", "not back (reason)", "server CPU in the storm",
                  "server peak RSS in the storm MiB", "server RSS MiB before → after settle"], right={2, 3, 5, 6})
     evidence: list[str] = []
-    cells = [c for c in run.cells if _kind(run, c.workload) == "storm"]
+    cells = [c for c in run.cells if kind_of(run, c.workload) == "storm"]
     for cell in sorted(cells, key=lambda c: (c.server, (run.workloads[c.workload].get("params") or {})
                                               .get("connections") or 0)):
         _storm_row(grid, run, cell, evidence)
@@ -164,7 +151,7 @@ def _vanish_row(grid: Grid, run: Run, cell: Cell) -> None:
     who = label(run, "servers", cell.server)
     default = DEFAULT_KEEPALIVE.get(cell.server.split("/")[0], "–")
     ran = _idle_handling(cell)
-    why = _not_run(cell)
+    why = not_run(cell)
     if why is not None:
         grid.add([who, ran, why, "", "", default], tones={2: "none" if cell.na else "failed"})
         return
