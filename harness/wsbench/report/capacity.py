@@ -89,7 +89,11 @@ def warm(run: Run, workload: str) -> bool:
 
 
 def _held_points(cells: list[Cell], side: str) -> list[tuple[int, float]]:
-    key = f"{side}_rss_kib"
+    return held_points(cells, f"{side}_rss_kib")
+
+
+def held_points(cells: list[Cell], key: str) -> list[tuple[int, float]]:
+    """(connections held, the reading ``key`` at the mark ``held``) of every sample that ended well."""
     out = []
     for cell in cells:
         for s in cell.ok_samples:

@@ -15,7 +15,7 @@ from ..doc import Block, Grid, Section
 from ..footprint_measure import ARCHES
 from ..model import Cell, Run
 from ..ranking import label
-from .capacity import fit
+from .capacity import fit, held_points
 from .tls import TWIN as TLS_TWIN
 
 
@@ -51,7 +51,7 @@ def connection_fits(run: Run) -> list[ConnFit]:
         for scheme in ("ws", "wss"):
             cells = [c for c in run.cells if c.client == client and _idle(run, c) and _scheme(c) == scheme]
             for figure, key in (("guest", "client_guest_rss_kib"), ("process", "client_rss_kib")):
-                points = _points(cells, key)
+                points = held_points(cells, key)
                 line = fit(points)
                 if line is not None:
                     out.append(ConnFit(client, scheme, figure, line[0], line[2], sorted(points)))
@@ -64,17 +64,6 @@ def _idle(run: Run, cell: Cell) -> bool:
 
 def _scheme(cell: Cell) -> str:
     return "wss" if cell.server.endswith(TLS_TWIN) else "ws"
-
-
-def _points(cells: list[Cell], key: str) -> list[tuple[int, float]]:
-    out = []
-    for cell in cells:
-        for s in cell.ok_samples:
-            held = ((s.extra.get("marks") or {}).get("held") or {}).get(key)
-            n = s.extra.get("connections")
-            if isinstance(held, (int, float)) and isinstance(n, int) and n > 0:
-                out.append((n, float(held)))
-    return out
 
 
 def sections(run: Run) -> list[Section]:
