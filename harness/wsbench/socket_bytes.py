@@ -64,8 +64,20 @@ def port_of(url: str) -> int | None:
 
 def read(port: int) -> Reading | str:
     """The server's established connections on ``port`` and their counters, or why not."""
+    out = ss_established(f"( sport = :{port} )")
+    return parse_ss(out.text) if isinstance(out, SsOutput) else out
+
+
+@dataclass(frozen=True)
+class SsOutput:
+    text: str
+
+
+def ss_established(selector: str) -> SsOutput | str:
+    """``ss -tinH`` of the established TCP connections ``selector`` names (an ss filter),
+    or why it could not be run, in one line."""
     try:
-        done = subprocess.run(["ss", "-tinH", "state", "established", f"( sport = :{port} )"],
+        done = subprocess.run(["ss", "-tinH", "state", "established", selector],
                               capture_output=True, text=True, timeout=SS_TIMEOUT_S)
     except FileNotFoundError:
         return "ss (iproute2) is not installed"
@@ -73,7 +85,7 @@ def read(port: int) -> Reading | str:
         return f"ss took more than {SS_TIMEOUT_S:.0f} s"
     if done.returncode != 0:
         return f"ss exited {done.returncode}: {done.stderr.strip()[:200]}"
-    return parse_ss(done.stdout)
+    return SsOutput(done.stdout)
 
 
 def phase(start: Reading | str, end: Reading | str, messages: int) -> dict[str, Any] | str:

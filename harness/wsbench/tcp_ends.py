@@ -20,10 +20,10 @@ Used at the backpressure kind's marks (harness/wsbench/backpressure.py)."""
 from __future__ import annotations
 
 import re
-import subprocess
 from typing import Any
 
-SS_TIMEOUT_S = 10.0
+from .socket_bytes import SsOutput, ss_established
+
 _COUNTERS = ("bytes_received", "bytes_acked", "bytes_sent", "bytes_retrans", "notsent")
 _COUNTER = re.compile(r"\b(" + "|".join(_COUNTERS) + r"):(\d+)")
 
@@ -68,16 +68,8 @@ def parse(text: str, port: int) -> dict[str, Any]:
 
 def read(port: int) -> dict[str, Any] | str:
     """Both ends of every established connection to ``port``, or why they cannot be read."""
-    try:
-        done = subprocess.run(["ss", "-tinH", "state", "established", f"( sport = :{port} or dport = :{port} )"],
-                              capture_output=True, text=True, timeout=SS_TIMEOUT_S)
-    except FileNotFoundError:
-        return "ss (iproute2) is not installed"
-    except subprocess.TimeoutExpired:
-        return f"ss took more than {SS_TIMEOUT_S:.0f} s"
-    if done.returncode != 0:
-        return f"ss exited {done.returncode}: {done.stderr.strip()[:200]}"
-    return parse(done.stdout, port)
+    out = ss_established(f"( sport = :{port} or dport = :{port} )")
+    return parse(out.text, port) if isinstance(out, SsOutput) else out
 
 
 def handed(end: dict[str, int]) -> int:
