@@ -245,6 +245,7 @@ static int bio_read(BIO *b, char *p, int n)
             }
             B.in_owner = NULL;
             r = recv(s->fd, B.in, TLS_RBUF, MSG_DONTWAIT);
+            s->drained = r < TLS_RBUF;
             if (r <= 0) {
                 if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
                     BIO_set_retry_read(b);

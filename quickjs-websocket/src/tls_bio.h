@@ -21,6 +21,7 @@ struct tls_bio {
     int fd;
     int gather;    /* records go to the shared output buffer (tls_bio_gather) */
     int full;      /* a send() found the socket full (cleared by the transport at POLLOUT) */
+    int drained;   /* the last recv() took less than it asked for: the socket was empty */
     uint8_t *kept; /* or NULL */
     size_t kept_off, kept_len;
     uint8_t *out;  /* unsent records (or NULL), written before anything else */

@@ -427,6 +427,17 @@ static ssize_t ended(struct tls *s)
     return -1;
 }
 
+/* The error queue empty before an SSL_read or SSL_write, as SSL_get_error()
+ * needs.  Every failure here empties it after itself, so it nearly always is:
+ * looking costs a tenth of clearing its 16 slots every time (ERR_clear_error,
+ * about 840 instructions a call on OpenSSL 3.5.7, once per read and once per
+ * write: 5 % of a 32-byte round trip over wss://). */
+static inline void err_empty(void)
+{
+    if (ERR_peek_error())
+        ERR_clear_error();
+}
+
 static ssize_t tls_read(struct tp *t, void *buf, size_t n)
 {
     struct tls *s = t->tls;
@@ -438,12 +449,23 @@ static ssize_t tls_read(struct tp *t, void *buf, size_t n)
     if (s->end)
         return ended(s);
     s->more = 0;
-    ERR_clear_error();
+    err_empty();
     while (got < n) {
         size_t k;
         int e;
         if (SSL_read_ex(s->ssl, (char *)buf + got, n - got, &k)) {
             got += k;
+            /* the BIO's last recv() emptied the socket and neither it nor
+             * OpenSSL holds a byte more: stop, as a short read over ws://
+             * does, instead of one more recv() only to hear EAGAIN (the
+             * loop's POLLIN is level-triggered: it announces what comes) */
+            if (got < n && s->sock.drained && !tls_bio_held(&s->sock) && !SSL_has_pending(s->ssl)) {
+                if (s->rd != POLLIN) {
+                    s->rd = POLLIN;
+                    watch(t);
+                }
+                return (ssize_t)got;
+            }
             continue;
         }
         e = SSL_get_error(s->ssl, 0);
@@ -574,7 +596,7 @@ static ssize_t tls_writev(struct tp *t, const struct iovec *iov, int n)
     confirmed = total;
     if (gather && !(i == n - 1 && iov[i].iov_len - off <= TLS_RECORD))
         tls_bio_gather(&s->sock); /* (more than one record: else one send() anyway) */
-    ERR_clear_error();
+    err_empty();
     while (i < n) {
         const uint8_t *p = (const uint8_t *)iov[i].iov_base + off;
         size_t len = iov[i].iov_len - off;

@@ -291,6 +291,29 @@ def test_tls_set_up_at_the_first_wss_connection(peer_factory, scheme):
         assert any("ca.pem" in l for l in tls), opened
 
 
+
+def test_one_read_of_the_socket_per_round_trip(peer_factory, scheme):
+    """One message in flight at a time (the latency kind): each echo takes one recv() of
+    the socket, over wss:// as over ws://. The TLS transport stops reading when the BIO's
+    last recv() emptied the socket and neither the BIO nor OpenSSL holds a byte more,
+    instead of one more recv() only to hear EAGAIN (src/tp_tls.c, tls_read)."""
+    if not shutil.which("strace"):
+        pytest.skip("strace not installed")
+    need_client()
+    peer = peer_factory("lws")
+    n = 200
+    trace = subprocess.run(["strace", "-f", "-e", "trace=recvfrom,recvmsg,read", "-e", "signal=none", "-qq",
+                            "-o", "/dev/stderr", *TARGET_RUN, str(QJS), "clients/quickjs.mjs", "--url", peer.url,
+                            "--kind", "latency", "--type", "binary", "--size", "32", "--count", str(n),
+                            "--warmup", "0"],
+                           cwd=ARM_ROOT or ROOT, capture_output=True, text=True, timeout=60,
+                           env={"PATH": "/usr/bin:/bin", "QJSWS_CA_FILE": str(CA_FILE),
+                                "ASAN_OPTIONS": "detect_leaks=0"})
+    assert trace.returncode == 0, trace.stderr[-2000:]
+    reads = [l for l in trace.stderr.splitlines() if "recvfrom(" in l or "recvmsg(" in l]
+    # the echoes, and a few for the upgrade, the TLS handshake and the close
+    assert n <= len(reads) <= n + 12, (len(reads), reads[-20:])
+
 # the client program for this test, run by run.js (qjs_runs.run_qjs)
 # two connections at once: the first one's messages come in the write of its 101
 # (peer_raw /pings?...&msg=M), and at its first message the second one (rest[0])
