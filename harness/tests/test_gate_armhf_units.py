@@ -91,6 +91,27 @@ def test_armhf_without_setup_arm_is_refused_in_one_line_naming_it(monkeypatch: p
         invocation._arch(invocation.Options(baseline=tmp_path / "gate.json", arch="armhf"))
 
 
+
+def test_an_armhf_module_older_than_its_sources_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A source changed after make setup-arm: the counts would be the old code's."""
+    import os
+    monkeypatch.setattr(qemu, "ROOT", tmp_path)
+    module = tmp_path / qemu.MODULE
+    module.parent.mkdir(parents=True)
+    module.write_bytes(b"")
+    (tmp_path / "quickjs-websocket/src").mkdir(parents=True)
+    (tmp_path / "wsproto").mkdir()
+    for rel in ("quickjs-websocket/src/tp_tls.c", "quickjs-websocket/src/tls_bio.h", "wsproto/wsproto.h"):
+        (tmp_path / rel).write_text("")
+        os.utime(tmp_path / rel, (1000, 1000))
+    assert qemu.stale() is None
+    os.utime(tmp_path / "quickjs-websocket/src/tp_tls.c", None)  # now: after the module
+    os.utime(module, (2000, 2000))
+    assert qemu.stale() == (f"{qemu.MODULE} is older than quickjs-websocket/src/tp_tls.c (run: make setup-arm)")
+    os.utime(tmp_path / "wsproto/wsproto.h", None)
+    assert qemu.stale() == (f"{qemu.MODULE} is older than quickjs-websocket/src/tp_tls.c and 1 more "
+                            "(run: make setup-arm)")
+
 @pytest.mark.parametrize("opts, says", [
     ({"only": "wall"}, "--arch armhf has no wall gate"),
     ({"base": "HEAD~1"}, "no --base"),

@@ -62,10 +62,11 @@ class Cell:
     tls: bool = False  # over wss:// (the qjs client against lws-echo in TLS mode)
     command: tuple[str, ...] = ()  # the client's fixed command line (armhf), else the build's
     env: tuple[tuple[str, str], ...] = ()  # the client's environment added (an ablation's QJSWS_DISABLE)
+    suffix: str = ""  # after the workload in the name: a qjs cell in another mode (_pingpong)
 
     @property
     def name(self) -> str:
-        return f"{self.program}/{'tls_' if self.tls else ''}{self.workload}"
+        return f"{self.program}/{'tls_' if self.tls else ''}{self.workload}{self.suffix}"
 
     @property
     def scheme(self) -> str:
@@ -124,7 +125,14 @@ CELLS: tuple[Cell, ...] = tuple(
     # full TLS handshakes (no resumption), connect to close in sequence: about 5.9 million
     # instructions each, OpenSSL's 98 % of them (docs/quickjs-websocket.md, "Full TLS
     # handshakes: the library's share")
-    + [Cell("qjs", "handshakes", (200, 20), (20, 5), tls=True)])
+    + [Cell("qjs", "handshakes", (200, 20), (20, 5), tls=True)]
+    # one message in flight (--mode pingpong): every echo a read and a write of its own, so a
+    # cost per read or per write (a system call, OpenSSL's per-record work) counts whole here
+    # where a burst spreads it over the messages of a read. (Not the latency kind: its
+    # histogram's buckets depend on the times measured, and so did its count, 3.9 % apart
+    # over three runs of 1,000 round trips.)
+    + [Cell("qjs", "bin_32", (5000, 1000), (100, 50), mode="pingpong", tls=tls, suffix="_pingpong")
+       for tls in (False, True)])
 
 # Cells the armhf gate leaves out: the full TLS handshakes are OpenSSL's work almost alone
 # (bookworm's armhf build, here under qemu-arm -singlestep); not yet counted there, so the

@@ -86,6 +86,23 @@ def missing() -> str | None:
     for rel in (*ARMHF_QJS, PLUGIN, CHECKS, MODULE, SYSROOT):
         if not (ROOT / rel).exists():
             return f"{rel} is missing (run: make setup-arm)"
+    return stale()
+
+
+# the sources the armhf module is built from (quickjs-websocket/Makefile's, with the
+# protocol room's header-only parts)
+MODULE_SOURCES = ("quickjs-websocket/src", "wsproto")
+
+
+def stale() -> str | None:
+    """The armhf module older than a source it is built from: counting it would count the
+    code as it was (make setup-arm rebuilds it; the x86 build is rebuilt by make setup)."""
+    built = (ROOT / MODULE).stat().st_mtime
+    newer = sorted(str(f.relative_to(ROOT)) for d in MODULE_SOURCES for f in (ROOT / d).glob("*.[ch]")
+                   if f.stat().st_mtime > built)
+    if newer:
+        more = f" and {len(newer) - 1} more" if len(newer) > 1 else ""
+        return f"{MODULE} is older than {newer[0]}{more} (run: make setup-arm)"
     return None
 
 
