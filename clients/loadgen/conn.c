@@ -873,7 +873,12 @@ static void tls_on_readable(struct conn *c)
 			return;
 		if (st == TLS_MORE)
 			continue;
-		if (st == TLS_BLOCKED)
+		if (st == TLS_BLOCKED && c->qcount)
+			/* output queued (an echo's reply): the flush below sets writability
+			 * from what it could write (write_queue); set here too, it was set
+			 * and cleared again on every echo, two epoll_ctl per round trip */
+			set_events(c, tls_wants_out(c->fd, 0));
+		else if (st == TLS_BLOCKED)
 			tls_events(c);
 		else if (c->state == C_CLOSING)
 			finish(c);

@@ -73,6 +73,23 @@ def test_every_echo_kind_over_wss(lws: Server, args: list[str]) -> None:
     assert_tls_field(res["tls"], handshakes=conns)
 
 
+
+def test_a_round_trip_over_wss_changes_no_epoll_interest(lws: Server, tmp_path: Path) -> None:
+    """One message in flight: the reply is queued while the echo is read, and the flush
+    that follows writes it; writability was set for it there and cleared by the flush, two
+    epoll_ctl per round trip (conn.c, tls_on_readable). Now none after the connection's
+    set-up. (What a round trip still makes: clients/loadgen/README.md, "TLS".)"""
+    if not shutil.which("strace"):
+        pytest.skip("strace not installed")
+    n = 300
+    counts = tmp_path / "strace.txt"
+    code, res, _ = loadgen(lws.url(), "--kind", "latency", "--type", "binary", "--size", "32", "--count", str(n),
+                           "--warmup", "0", prefix=["strace", "-f", "-qq", "-c", "-e", "trace=epoll_ctl",
+                                                    "-o", str(counts)])
+    assert code == 0 and res["messages"] == n, res
+    calls = [int(l.split()[3]) for l in counts.read_text().splitlines() if l.rstrip().endswith(" epoll_ctl")]
+    assert len(calls) == 1 and calls[0] <= 10, counts.read_text()
+
 def test_fragments_and_prepared_messages_over_wss(lws: Server) -> None:
     code, res, _ = loadgen(lws.url("/?fragments=4"), "--type", "binary", "--size", "4096", "--count", "2000")
     assert code == 0 and res["messages"] == 2000, res
