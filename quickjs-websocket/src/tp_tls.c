@@ -208,6 +208,15 @@ static void watch(struct tp *t)
     tp_tcp_watch(t, ev ? ev : POLLIN, &tls_handler);
 }
 
+/* what a read (s->rd) or a write (s->wr) now waits for; re-registered if it changed */
+static void wait_for(struct tp *t, short *what, short events)
+{
+    if (*what != events) {
+        *what = events;
+        watch(t);
+    }
+}
+
 /* the session of the current socket, set up for the host */
 static int session(struct tp *t, const char **why)
 {
@@ -460,10 +469,7 @@ static ssize_t tls_read(struct tp *t, void *buf, size_t n)
              * does, instead of one more recv() only to hear EAGAIN (the
              * loop's POLLIN is level-triggered: it announces what comes) */
             if (got < n && s->sock.drained && !tls_bio_held(&s->sock) && !SSL_has_pending(s->ssl)) {
-                if (s->rd != POLLIN) {
-                    s->rd = POLLIN;
-                    watch(t);
-                }
+                wait_for(t, &s->rd, POLLIN);
                 return (ssize_t)got;
             }
             continue;
@@ -473,10 +479,7 @@ static ssize_t tls_read(struct tp *t, void *buf, size_t n)
             short rd = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
             if (rd == POLLOUT)
                 T.st.rd_want_write++;
-            if (rd != s->rd) {
-                s->rd = rd;
-                watch(t);
-            }
+            wait_for(t, &s->rd, rd);
             if (got)
                 return (ssize_t)got;
             errno = EAGAIN;
@@ -500,10 +503,7 @@ static ssize_t tls_read(struct tp *t, void *buf, size_t n)
      * read, and so does POLLIN, as ever */
     if (tls_bio_held(&s->sock) || SSL_has_pending(s->ssl)) {
         s->more = 1;
-        if (s->rd != (POLLIN | POLLOUT)) {
-            s->rd = POLLIN | POLLOUT;
-            watch(t);
-        }
+        wait_for(t, &s->rd, POLLIN | POLLOUT);
     }
     return (ssize_t)got;
 }
@@ -521,10 +521,7 @@ static ssize_t write1(struct tp *t, const void *p, size_t len)
     size_t k;
     int e;
     if (SSL_write_ex(s->ssl, p, len, &k)) {
-        if (s->wr != POLLOUT) {
-            s->wr = POLLOUT;
-            watch(t);
-        }
+        wait_for(t, &s->wr, POLLOUT);
         return (ssize_t)k;
     }
     e = SSL_get_error(s->ssl, 0);
@@ -532,10 +529,7 @@ static ssize_t write1(struct tp *t, const void *p, size_t len)
         short wr = e == SSL_ERROR_WANT_WRITE ? POLLOUT : POLLIN;
         if (wr == POLLIN)
             T.st.wr_want_read++;
-        if (wr != s->wr) {
-            s->wr = wr;
-            watch(t);
-        }
+        wait_for(t, &s->wr, wr);
         errno = EAGAIN;
         return -1;
     }
