@@ -88,10 +88,6 @@ def warm(run: Run, workload: str) -> bool:
     return bool(run.workloads.get(workload, {}).get("params", {}).get("warm"))
 
 
-def _held_points(cells: list[Cell], side: str) -> list[tuple[int, float]]:
-    return held_points(cells, f"{side}_rss_kib")
-
-
 def held_points(cells: list[Cell], key: str) -> list[tuple[int, float]]:
     """(connections held, the reading ``key`` at the mark ``held``) of every sample that ended well."""
     out = []
@@ -121,7 +117,7 @@ def memory_fits(run: Run) -> list[Fit]:
             groups.setdefault(("client", c.client, *how), []).append(c)
     out = []
     for (side, name, packed, warmed), cells in sorted(groups.items()):
-        points = _held_points(cells, side)
+        points = held_points(cells, f"{side}_rss_kib")
         line = fit(points)
         if line is not None:
             slope, intercept, r2 = line

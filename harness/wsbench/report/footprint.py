@@ -16,6 +16,7 @@ from ..footprint_measure import ARCHES
 from ..model import Cell, Run
 from ..ranking import label
 from .capacity import fit, held_points
+from .cell_state import kind_of
 from .tls import TWIN as TLS_TWIN
 
 
@@ -59,7 +60,7 @@ def connection_fits(run: Run) -> list[ConnFit]:
 
 
 def _idle(run: Run, cell: Cell) -> bool:
-    return run.workloads.get(cell.workload, {}).get("kind") == "idle"
+    return kind_of(run, cell.workload) == "idle"
 
 
 def _scheme(cell: Cell) -> str:

@@ -15,7 +15,7 @@ from .. import backpressure
 from ..doc import Block, Bullets, Details, Grid
 from ..model import Cell, Run
 from ..ranking import label
-from .cell_state import not_run
+from .cell_state import kind_of, not_run
 
 HEAD = "**A server that stops reading: does bufferedAmount tell the truth?**"
 TONE = {"truthful": "ok", "under-reports": "failed", "over-reports": "non-strict"}
@@ -59,7 +59,7 @@ def blocks(run: Run) -> list[Block]:
                 right={2, 3, 4, 8})
     evidence: list[str] = []
     for cell in run.cells:
-        if run.workloads.get(cell.workload, {}).get("kind") != "backpressure":
+        if kind_of(run, cell.workload) != "backpressure":
             continue
         who = label(run, "clients", cell.client)
         why = not_run(cell)
