@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import subprocess
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, TypeVar
 from urllib.parse import urlsplit
 
 SS_TIMEOUT_S = 10.0
@@ -64,18 +64,15 @@ def port_of(url: str) -> int | None:
 
 def read(port: int) -> Reading | str:
     """The server's established connections on ``port`` and their counters, or why not."""
-    out = ss_established(f"( sport = :{port} )")
-    return parse_ss(out.text) if isinstance(out, SsOutput) else out
+    return ss_established(f"( sport = :{port} )", parse_ss)
 
 
-@dataclass(frozen=True)
-class SsOutput:
-    text: str
+T = TypeVar("T")
 
 
-def ss_established(selector: str) -> SsOutput | str:
-    """``ss -tinH`` of the established TCP connections ``selector`` names (an ss filter),
-    or why it could not be run, in one line."""
+def ss_established(selector: str, parse: Callable[[str], T]) -> T | str:
+    """``parse`` of ``ss -tinH``'s lines for the established TCP connections ``selector``
+    names (an ss filter), or why ss could not be run, in one line."""
     try:
         done = subprocess.run(["ss", "-tinH", "state", "established", selector],
                               capture_output=True, text=True, timeout=SS_TIMEOUT_S)
@@ -85,7 +82,7 @@ def ss_established(selector: str) -> SsOutput | str:
         return f"ss took more than {SS_TIMEOUT_S:.0f} s"
     if done.returncode != 0:
         return f"ss exited {done.returncode}: {done.stderr.strip()[:200]}"
-    return SsOutput(done.stdout)
+    return parse(done.stdout)
 
 
 def phase(start: Reading | str, end: Reading | str, messages: int) -> dict[str, Any] | str:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .socket_bytes import SsOutput, ss_established
+from .socket_bytes import ss_established
 
 _COUNTERS = ("bytes_received", "bytes_acked", "bytes_sent", "bytes_retrans", "notsent")
 _COUNTER = re.compile(r"\b(" + "|".join(_COUNTERS) + r"):(\d+)")
@@ -68,8 +68,7 @@ def parse(text: str, port: int) -> dict[str, Any]:
 
 def read(port: int) -> dict[str, Any] | str:
     """Both ends of every established connection to ``port``, or why they cannot be read."""
-    out = ss_established(f"( sport = :{port} or dport = :{port} )")
-    return parse(out.text, port) if isinstance(out, SsOutput) else out
+    return ss_established(f"( sport = :{port} or dport = :{port} )", lambda text: parse(text, port))
 
 
 def handed(end: dict[str, int]) -> int:
