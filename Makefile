@@ -8,9 +8,10 @@
 # `make bench-docker` runs the suite with the servers in containers (docker-compose.yml;
 # a private Docker engine, host network only). `make setup-arm` cross-builds the QuickJS
 # client for armhf and `make test-arm` runs its tests under qemu-arm (docs/arm.md);
-# `make test-arm-sanitize` runs them on an armhf build with UBSan (ARM_SANITIZE=address,undefined: and ASan). `make setup-openssl`
-# builds trixie's OpenSSL into build/prefix-openssl and the QuickJS module against it, beside
-# the system's (opt-in: docs/quickjs-websocket.md, "Full TLS handshakes: the library's share").
+# `make test-arm-sanitize` runs them on an armhf build with UBSan (with
+# ARM_SANITIZE=address,undefined, ASan too). `make setup-openssl` builds trixie's OpenSSL
+# into build/prefix-openssl and the QuickJS module against it, beside the system's (opt-in:
+# docs/quickjs-websocket.md, "Full TLS handshakes: the library's share").
 
 SHELL := /bin/bash
 WSBENCH := .venv/bin/wsbench
